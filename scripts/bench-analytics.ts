@@ -7,11 +7,20 @@
 // Options: --users N, --days N, --events N (target total; scales the turns per session),
 // --concurrency N (ingest batches in flight, default 2), --batch N (events per ingest call,
 // default 10000), --requests N (per endpoint, default 100), --without-ids (events without
-// event_id: skips the idempotency claims), --keep (keep the database), --json.
+// event_id: skips the idempotency claims), --keep (keep the database), --reuse NAME (a database
+// an earlier run kept: no generating or ingest, only the rollup and the reads), --json.
+//
+// Reads go through node:http and are timed to the last byte received, not decoded: /tokens is
+// timed twice, as text and compressed (what a client that sends `Accept-Encoding: deflate`, as
+// browsers, curl --compressed and fetch do, receives); the time a client takes to inflate it is
+// printed beside it.
 //
 // Database: a fresh database on DATABASE_URL's (or TEST_DATABASE_URL's) server, dropped at the
 // end; without either, an in-memory PGlite (far slower: one transaction at a time).
+import { Agent, get as httpGet } from "node:http";
 import { cpus } from "node:os";
+import { inflateSync } from "node:zlib";
+import type { Kysely } from "kysely";
 import { parseArgs } from "node:util";
 import type { Database } from "../services/database.js";
 import { migrations } from "../services/migrations.js";
@@ -22,7 +31,10 @@ import { ingestEvents } from "../services/analytics/ingest.js";
 import { rollupRange } from "../services/analytics/rollup.js";
 import { createApiKey, createOrganization, newId } from "../services/organization/queries.js";
 import { loadConfig } from "../services/platform/config.js";
+import { openDatabase } from "../services/platform/db.js";
 import { MemoryKeyValueStore } from "../services/platform/kv-memory.js";
+import { migrateToLatest } from "../services/platform/migrator.js";
+import { IN_MEMORY_DATA_DIR } from "../services/platform/pglite.js";
 import { createLogger } from "../services/platform/logger.js";
 import { startServer } from "../services/server.js";
 import { createTestDatabase } from "../test/support/database.js";
@@ -37,6 +49,7 @@ const { values: args } = parseArgs({
     requests: { type: "string", default: "100" },
     "without-ids": { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
+    reuse: { type: "string" },
     json: { type: "boolean", default: false },
   },
 });
@@ -61,10 +74,47 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
 }
 
+/** GET, the body as received (not decoded). */
+function rawGet(url: string, headers: Record<string, string>): Promise<{ status: number; encoding: string | undefined; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = httpGet(url, { headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode!, encoding: res.headers["content-encoding"], body: Buffer.concat(chunks) }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+  });
+}
+const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+
+/** A database an earlier run kept (--keep), migrated to the latest schema. */
+async function openKeptDatabase(serverUrl: string | undefined, name: string, logger: ReturnType<typeof createLogger>) {
+  if (!serverUrl) throw new Error("--reuse needs DATABASE_URL");
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const database = await openDatabase<Database>({ databaseUrl: url.toString(), dataDir: IN_MEMORY_DATA_DIR, logger });
+  await migrateToLatest(database.db, migrations, logger);
+  return { ...database, name, drop: () => database.close() };
+}
+
+/** The benchmark organization of a kept database, and a new API key of its owner. */
+async function keptOrganization(db: Kysely<Database>): Promise<{ orgId: string; key: string }> {
+  const owner = await db
+    .selectFrom("users")
+    .innerJoin("organizations", "organizations.id", "users.org_id")
+    .select(["users.id as userId", "users.org_id as orgId"])
+    .where("organizations.name", "=", "Benchmark Org")
+    .where("users.role", "=", "owner")
+    .executeTakeFirstOrThrow();
+  const { key } = await createApiKey(db, owner.orgId, owner.userId);
+  return { orgId: owner.orgId, key };
+}
+
 async function main() {
   const serverUrl = process.env.DATABASE_URL || process.env.TEST_DATABASE_URL || undefined;
   const logger = createLogger("warn", true);
-  const database = await createTestDatabase<Database>(migrations, { serverUrl, logger });
+  const database = args.reuse ? await openKeptDatabase(serverUrl, args.reuse, logger) : await createTestDatabase<Database>(migrations, { serverUrl, logger });
   log(`database: ${database.kind}${database.name ? ` (${database.name})` : ""}; ${cpus().length} CPUs`);
   try {
     const db = database.db;
@@ -72,48 +122,55 @@ async function main() {
     const yesterday = addDays(today, -1);
     const days = eachDay(addDays(yesterday, -(DAYS - 1)), yesterday);
 
-    const orgId = (await createOrganization(db, { name: "Benchmark Org", plan: "enterprise" })).id;
-    // Bulk users: 1,000 per statement.
-    const users = Array.from({ length: USERS }, (_, i) => ({ id: newId(), email: `dev${i}@bench.example` }));
-    for (let i = 0; i < users.length; i += 1000) {
-      await db
-        .insertInto("users")
-        .values(users.slice(i, i + 1000).map((u, j) => ({ id: u.id, org_id: orgId, email: u.email, role: i + j === 0 ? "owner" : "member", first_name: "Dev", last_name: String(i + j), metadata: "{}" })))
-        .execute();
-    }
-    const { key } = await createApiKey(db, orgId, users[0]!.id);
-
-    // Scale the generator to the target: count a sample's events at intensity 1.
-    const sampleUsers = users.slice(0, Math.min(200, users.length));
-    let sample = 0;
-    for (const batch of generateTelemetry({ orgId, users: sampleUsers, days: days.slice(0, 14), seed: SEED, idPrefix: "" })) sample += batch.length;
-    const perUserDay = sample / (sampleUsers.length * Math.min(14, days.length));
-    const intensity = Math.max(0.05, TARGET / (perUserDay * USERS * DAYS));
-    log(`generator: ${perUserDay.toFixed(1)} events per user and day at intensity 1; using intensity ${intensity.toFixed(2)}`);
-
-    // Ingest: one day of events is generated (untimed), then ingested in batches (timed).
-    const opts = { orgId, users, seed: SEED, intensity, idPrefix: args["without-ids"] ? "" : "bench" };
+    let orgId: string;
+    let key: string;
     let ingested = 0;
     let ingestMs = 0;
     let generateMs = 0;
-    for (const d of days) {
-      let t = performance.now();
-      const dayEvents: IncomingEvent[] = [];
-      for (const userDay of generateTelemetry({ ...opts, days: [d] })) for (const e of userDay) dayEvents.push(e);
-      generateMs += performance.now() - t;
-      t = performance.now();
-      let next = 0;
-      const worker = async () => {
-        while (next < dayEvents.length) {
-          const batch = dayEvents.slice(next, (next += BATCH));
-          const res = await ingestEvents(db, batch);
-          if (res.rejected.length > 0) throw new Error(`unexpected rejection: ${JSON.stringify(res.rejected[0])}`);
-          ingested += res.accepted;
-        }
-      };
-      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-      ingestMs += performance.now() - t;
-      log(`  ${d}: ${dayEvents.length} events; total ${ingested} (${Math.round(ingested / (ingestMs / 1000))} ev/s)`);
+    if (args.reuse) {
+      ({ orgId, key } = await keptOrganization(db));
+      log(`reusing ${args.reuse}: organization ${orgId}`);
+    } else {
+      orgId = (await createOrganization(db, { name: "Benchmark Org", plan: "enterprise" })).id;
+      // Bulk users: 1,000 per statement.
+      const users = Array.from({ length: USERS }, (_, i) => ({ id: newId(), email: `dev${i}@bench.example` }));
+      for (let i = 0; i < users.length; i += 1000) {
+        await db
+          .insertInto("users")
+          .values(users.slice(i, i + 1000).map((u, j) => ({ id: u.id, org_id: orgId, email: u.email, role: i + j === 0 ? "owner" : "member", first_name: "Dev", last_name: String(i + j), metadata: "{}" })))
+          .execute();
+      }
+      ({ key } = await createApiKey(db, orgId, users[0]!.id));
+
+      // Scale the generator to the target: count a sample's events at intensity 1.
+      const sampleUsers = users.slice(0, Math.min(200, users.length));
+      let sample = 0;
+      for (const batch of generateTelemetry({ orgId, users: sampleUsers, days: days.slice(0, 14), seed: SEED, idPrefix: "" })) sample += batch.length;
+      const perUserDay = sample / (sampleUsers.length * Math.min(14, days.length));
+      const intensity = Math.max(0.05, TARGET / (perUserDay * USERS * DAYS));
+      log(`generator: ${perUserDay.toFixed(1)} events per user and day at intensity 1; using intensity ${intensity.toFixed(2)}`);
+
+      // Ingest: one day of events is generated (untimed), then ingested in batches (timed).
+      const opts = { orgId, users, seed: SEED, intensity, idPrefix: args["without-ids"] ? "" : "bench" };
+      for (const d of days) {
+        let t = performance.now();
+        const dayEvents: IncomingEvent[] = [];
+        for (const userDay of generateTelemetry({ ...opts, days: [d] })) for (const e of userDay) dayEvents.push(e);
+        generateMs += performance.now() - t;
+        t = performance.now();
+        let next = 0;
+        const worker = async () => {
+          while (next < dayEvents.length) {
+            const batch = dayEvents.slice(next, (next += BATCH));
+            const res = await ingestEvents(db, batch);
+            if (res.rejected.length > 0) throw new Error(`unexpected rejection: ${JSON.stringify(res.rejected[0])}`);
+            ingested += res.accepted;
+          }
+        };
+        await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+        ingestMs += performance.now() - t;
+        log(`  ${d}: ${dayEvents.length} events; total ${ingested} (${Math.round(ingested / (ingestMs / 1000))} ev/s)`);
+      }
     }
 
     // Rollup: every day of the organization, as `agentplane rollup --from --to` does.
@@ -127,27 +184,36 @@ async function main() {
     const server = await startServer(config, logger, { database, kv: new MemoryKeyValueStore(), workers: false });
     const range = `startDate=${days[0]}&endDate=${yesterday}`;
     const latency: Record<string, { p50: number; p99: number; bytes: number }> = {};
+    let inflateMs = 0;
     try {
-      for (const [name, path] of [
-        [`/tokens (${DAYS} days)`, `/api/v1/analytics/tokens?${range}`],
-        [`/tokens?group_by=model (${DAYS} days)`, `/api/v1/analytics/tokens?${range}&group_by=model`],
-        [`/activity (${DAYS} days)`, `/api/v1/analytics/activity?${range}`],
-        [`/users?limit=100 (${DAYS} days)`, `/api/v1/analytics/users?${range}&limit=100`],
+      const browser = "gzip, deflate, br";
+      for (const [name, path, acceptEncoding] of [
+        [`/tokens (${DAYS} days), as text`, `/api/v1/analytics/tokens?${range}`, "identity"],
+        [`/tokens (${DAYS} days), compressed`, `/api/v1/analytics/tokens?${range}`, browser],
+        [`/tokens?group_by=model (${DAYS} days)`, `/api/v1/analytics/tokens?${range}&group_by=model`, browser],
+        [`/activity (${DAYS} days)`, `/api/v1/analytics/activity?${range}`, browser],
+        [`/users?limit=100 (${DAYS} days)`, `/api/v1/analytics/users?${range}&limit=100`, browser],
       ] as const) {
         const times: number[] = [];
-        let bytes = 0;
+        let body: Buffer = Buffer.alloc(0);
+        let encoding: string | undefined;
         for (let i = 0; i < REQUESTS + 3; i++) {
           const start = performance.now();
-          const res = await fetch(server.restUrl + path, { headers: { authorization: `Bearer ${key}` } });
-          const body = await res.arrayBuffer();
+          const res = await rawGet(server.restUrl + path, { authorization: `Bearer ${key}`, "accept-encoding": acceptEncoding });
           const ms = performance.now() - start;
-          if (res.status !== 200) throw new Error(`${path}: HTTP ${res.status} ${Buffer.from(body).toString().slice(0, 200)}`);
-          bytes = body.byteLength;
+          if (res.status !== 200) throw new Error(`${path}: HTTP ${res.status} ${res.body.toString().slice(0, 200)}`);
+          body = res.body;
+          encoding = res.encoding;
           if (i >= 3) times.push(ms); // the first three warm up
         }
+        if (encoding === "deflate") {
+          const t0 = performance.now();
+          inflateSync(body);
+          inflateMs = performance.now() - t0;
+        }
         times.sort((a, b) => a - b);
-        latency[name] = { p50: percentile(times, 0.5), p99: percentile(times, 0.99), bytes };
-        log(`${name}: p50 ${latency[name].p50.toFixed(1)} ms, p99 ${latency[name].p99.toFixed(1)} ms, ${bytes} bytes`);
+        latency[name] = { p50: percentile(times, 0.5), p99: percentile(times, 0.99), bytes: body.length };
+        log(`${name}: p50 ${latency[name].p50.toFixed(1)} ms, p99 ${latency[name].p99.toFixed(1)} ms, ${body.length} bytes${encoding ? ` (${encoding})` : ""}`);
       }
     } finally {
       await server.stop();
@@ -165,6 +231,7 @@ async function main() {
       generateSeconds: +(generateMs / 1000).toFixed(1),
       rollupEventsPerSecond: Math.round(rolled.events / (rollupMs / 1000)),
       rollupSeconds: +(rollupMs / 1000).toFixed(1),
+      inflateMs: +inflateMs.toFixed(1),
       latencyMs: Object.fromEntries(Object.entries(latency).map(([k, v]) => [k, { p50: +v.p50.toFixed(1), p99: +v.p99.toFixed(1), bytes: v.bytes }])),
     };
     if (args.json) process.stdout.write(JSON.stringify(result) + "\n");
@@ -174,7 +241,8 @@ async function main() {
           `events ingested:   ${ingested} (${USERS} users, ${DAYS} days, event ids ${result.eventIds ? "on" : "off"})`,
           `ingest:            ${result.ingestEventsPerSecond} events/s (${result.ingestSeconds} s; generating took another ${result.generateSeconds} s)`,
           `rollup:            ${result.rollupEventsPerSecond} events/s (${result.rollupSeconds} s)`,
-          ...Object.entries(result.latencyMs).map(([k, v]) => `${(k + ":").padEnd(34)} p50 ${v.p50} ms, p99 ${v.p99} ms (${v.bytes} bytes)`),
+          ...Object.entries(result.latencyMs).map(([k, v]) => `${(k + ":").padEnd(40)} p50 ${v.p50} ms, p99 ${v.p99} ms (${v.bytes} bytes)`),
+          `inflating the compressed /tokens:        ${result.inflateMs} ms (in the client, once)`,
         ].join("\n") + "\n",
       );
     }

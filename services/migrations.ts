@@ -8,6 +8,7 @@ import * as organization0004 from "./organization/migrations/0004_organization_c
 import * as readiness0005 from "./readiness/migrations/0005_readiness.js";
 import * as analytics0006 from "./analytics/migrations/0006_analytics.js";
 import * as analytics0007 from "./analytics/migrations/0007_analytics_rendered_rows.js";
+import * as analytics0010 from "./analytics/migrations/0010_analytics_tokens_deflated.js";
 
 export const migrations: Record<string, Migration> = {
   "0001_organization": organization0001,
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   "0005_readiness": readiness0005,
   "0006_analytics": analytics0006,
   "0007_analytics_rendered_rows": analytics0007,
+  "0010_analytics_tokens_deflated": analytics0010,
 };

@@ -93,8 +93,11 @@ export async function startServer(config: Config, logger: Logger, options: Start
     authInterceptor(createAuthenticator(database.db, { secret: config.jwtSecret, jwksUrl: config.jwksUrl }), policies),
     rateLimitInterceptor(kv),
   ];
+  // Each module's implementations are built once and shared by every router (the gRPC server and
+  // the in-process edge), with whatever state they keep.
+  const moduleRoutes = modules.map((module) => module.routes(platform));
   const routes = (router: ConnectRouter) => {
-    for (const module of modules) module.routes(platform)(router);
+    for (const register of moduleRoutes) register(router);
     router.service(Health, createHealthService(probe, served.map((s) => s.service.typeName)));
   };
 

@@ -8,6 +8,7 @@ import type { Database } from "../database.js";
 import { requireRole } from "../platform/auth.js";
 import { principalOf, type Principal } from "../platform/context.js";
 import { invalidArgument } from "../platform/errors.js";
+import { renderedResponseSlot } from "../platform/rendered-response.js";
 import type { Logger } from "../platform/logger.js";
 import { CACHE_CONTROL, etagOf, etagOfParts, matchesIfNoneMatch } from "./caching.js";
 import { addDays, dayOf, parseDayRange, type DayRange } from "./dates.js";
@@ -15,13 +16,19 @@ import { ingestEvents } from "./ingest.js";
 import { readActivityDays, readProductivityDays, readRenderedTokens, readTokensByModel, readToolsDays, readUsersPage, type RenderedUserDay } from "./queries.js";
 import { parseRollupRange } from "./rollup-range.js";
 import { rollupRange } from "./rollup.js";
+import { DeflatedDayCache, loadTokensParts, planTokens, readTokensDigests } from "./tokens-body.js";
 import { activityGroupRows, activityRows, productivityRows, renderedTokensRows, tokensGroupRows, toolsGroupRows, toolsRows } from "./rows.js";
 
 export interface AnalyticsDeps {
   db: Kysely<Database>;
   /** The clock (tests pin it); analytics cover days before today's UTC date. */
   now?: () => number;
+  /** Compressed /tokens day rows kept in memory (tokens-body.ts); one per process. */
+  tokensCache?: DeflatedDayCache;
 }
+
+/** Default bound of the compressed /tokens rows kept in memory. */
+export const TOKENS_CACHE_BYTES = 64 * 1024 * 1024;
 
 export interface TelemetryDeps extends AnalyticsDeps {
   logger?: Logger;
@@ -98,15 +105,27 @@ function userDayRow(r: RenderedUserDay) {
 
 export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl<typeof AnalyticsService>> {
   const now = deps.now ?? Date.now;
+  const tokensCache = deps.tokensCache ?? new DeflatedDayCache(TOKENS_CACHE_BYTES);
   return {
     async getTokens(req, ctx) {
       const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
       if (groupBy(req.groupBy, "model")) return envelope(ctx, principal, range, tokensGroupRows(await readTokensByModel(deps.db, principal.orgId, range)));
-      // The rows were rendered by the rollup: the ETag comes from their digests, and the data
-      // is parsed once from their joined text.
-      const rows = renderedTokensRows(range, await readRenderedTokens(deps.db, principal.orgId, range));
+      // The rows were rendered by the rollup: the ETag comes from their digests.
       const meta = { orgId: principal.orgId, startDate: range.start, endDate: range.end };
-      if (notModified(ctx, etagOfParts(["tokens", JSON.stringify(meta), ...rows.digests]))) return { data: [], meta };
+      const etagOf = (digests: readonly string[]) => etagOfParts(["tokens", JSON.stringify(meta), ...digests]);
+      const slot = renderedResponseSlot(ctx);
+      if (slot !== undefined) {
+        // The in-process edge splices the stored rows in as they are; the digests alone decide a 304.
+        const plan = planTokens(range, await readTokensDigests(deps.db, principal.orgId, range), slot.acceptsDeflate);
+        // A compressed answer is another representation of the same data: a weak validator.
+        const etag = etagOf(plan.digests);
+        if (notModified(ctx, plan.deflated ? `W/${etag}` : etag)) return { data: [], meta };
+        slot.rendered = { jsonName: "data", parts: await loadTokensParts(deps.db, tokensCache, principal.orgId, plan) };
+        return { data: [], meta };
+      }
+      // Any other caller gets messages, parsed once from the rows' joined text.
+      const rows = renderedTokensRows(range, await readRenderedTokens(deps.db, principal.orgId, range));
+      if (notModified(ctx, etagOf(rows.digests))) return { data: [], meta };
       return { data: JSON.parse(rows.json) as JsonObject[], meta };
     },
 
@@ -143,6 +162,12 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
         nextCursor: page.hasMore ? page.lastUserId! : "",
       };
       if (notModified(ctx, etagOfParts(["users", JSON.stringify(meta), page.rowsJson]))) return { data: [], meta };
+      const slot = renderedResponseSlot(ctx);
+      if (slot !== undefined) {
+        // The in-process edge prints the rows as the rollup rendered them.
+        slot.rendered = { jsonName: "data", parts: [`[${page.rowsJson}]`] };
+        return { data: [], meta };
+      }
       const rows = JSON.parse(`[${page.rowsJson}]`) as RenderedUserDay[];
       return { data: rows.map(userDayRow), meta };
     },

@@ -11,9 +11,14 @@ export const analyticsModule: ServiceModule = {
     { service: AnalyticsService, policy: API_KEY_ONLY },
     { service: TelemetryService, policy: INTERNAL },
   ],
-  routes: (platform) => (router) => {
-    router.service(AnalyticsService, createAnalyticsService({ db: platform.db }));
-    router.service(TelemetryService, createTelemetryService({ db: platform.db, logger: platform.logger }));
+  routes: (platform) => {
+    // Built once, so the gRPC server and the in-process edge share one cache of /tokens rows.
+    const analytics = createAnalyticsService({ db: platform.db });
+    const telemetry = createTelemetryService({ db: platform.db, logger: platform.logger });
+    return (router) => {
+      router.service(AnalyticsService, analytics);
+      router.service(TelemetryService, telemetry);
+    };
   },
   // The daily rollup (and catch-up of missed days at start).
   start: async (platform) => startRollupScheduler(platform.db, platform.logger),

@@ -169,10 +169,11 @@ export async function readUsersPage(
   if (page.length === 0) return { rowsJson: "", hasMore: false, lastUserId: undefined };
   const first = page[0]!;
   const last = page[page.length - 1]!;
-  const rows = await sql<{ rows: string | null }>`
-    select string_agg(row_json, ',' order by user_id, day) as rows
-    from analytics_user_daily
+  // The rows in primary-key order, joined here: string_agg(... order by) would sort them again.
+  const rows = await sql<{ row_json: string }>`
+    select row_json from analytics_user_daily
     where org_id = ${orgId} and user_id between ${first} and ${last}
-      and day between ${range.start}::date and ${range.end}::date`.execute(db);
-  return { rowsJson: rows.rows[0]?.rows ?? "", hasMore, lastUserId: last };
+      and day between ${range.start}::date and ${range.end}::date
+    order by user_id, day`.execute(db);
+  return { rowsJson: rows.rows.map((r) => r.row_json).join(","), hasMore, lastUserId: last };
 }

@@ -12,6 +12,7 @@
 import { sql, type RawBuilder } from "kysely";
 import type { Executor } from "../database.js";
 import { AUTONOMY_MODES } from "./events.js";
+import { compressTokensRows } from "./tokens-compression.js";
 
 /** Bits of analytics_user_daily.clients. */
 export const CLIENT_BITS = { "terminal-ui": 1, web: 2, "non-interactive-cli": 4 } as const;
@@ -371,6 +372,7 @@ export async function rollupDays(db: Executor, orgId: string, days: readonly str
   await insertUserModelRows(db, c);
   await insertUserRows(db, c);
   const events = await insertDayRows(db, c);
+  await compressTokensRows(db, orgId, c.days);
   await sql`delete from analytics_pending_days where org_id = ${orgId} and day = any(${c.days}::date[])`.execute(db);
   return events;
 }

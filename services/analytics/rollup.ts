@@ -116,10 +116,12 @@ export async function rollupOrganization(
 /**
  * Refreshes the planner's statistics of the aggregate tables after a rollup rewrote many of their
  * rows: the endpoints' range reads (and /users paging by user ID) only pick the right index with
- * current statistics. A sample of each table; cheap next to the rollup.
+ * current statistics. And vacuums them: the rollup replaces a day's rows, so until the visibility
+ * map is set again /users' index-only page scan visits the heap for every row (4x slower), and
+ * autovacuum may take its time. Cheap next to the rollup. Must run outside a transaction.
  */
 export async function analyzeAggregates(db: Kysely<Database>): Promise<void> {
-  await sql`analyze analytics_daily, analytics_user_daily, analytics_user_model_daily`.execute(db);
+  await sql`vacuum (analyze) analytics_daily, analytics_user_daily, analytics_user_model_daily`.execute(db);
 }
 
 /** Brings the active-user counts of [from, to] up to date (quiet days after activity get rows). */

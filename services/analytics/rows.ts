@@ -15,7 +15,7 @@ function fill<T extends { day: string }>(range: DayRange, stored: readonly T[], 
 }
 
 /** The /tokens row of a day without model usage or without a rollup: zeros, empty breakdowns. */
-function zeroTokensRow(date: string): string {
+export function zeroTokensRow(date: string): string {
   return JSON.stringify({ date, billable_tokens: 0, input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, by_model: [], by_user: [] });
 }
 

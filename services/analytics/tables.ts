@@ -133,6 +133,10 @@ export interface DailyTable {
   tokens_json: string | null;
   /** md5 of tokens_json: the /tokens ETag is computed from these, not from megabytes of JSON. */
   tokens_md5: string | null;
+  /** tokens_json compressed by the rollup (migration 0010); null until the day is rolled up again. */
+  tokens_deflate: Buffer | null;
+  tokens_adler32: Count | null;
+  tokens_bytes: number | null;
   tool_calls: Count;
   by_tool: Json<unknown[]>;
   mcp_users_with_mcp: Count;

@@ -9,8 +9,10 @@
 // the JSON (de)serialisation.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { DescService } from "@bufbuild/protobuf";
-import { Code, ConnectError, type Transport } from "@connectrpc/connect";
+import { Code, ConnectError, createContextValues, type Transport } from "@connectrpc/connect";
 import type { Logger } from "pino";
+import { kRenderedResponse, type RenderedResponseSlot } from "../platform/rendered-response.js";
+import { acceptsDeflate } from "./accept-encoding.js";
 import { announcesBody, readJsonBody } from "./body.js";
 import { ClientGoneError, EdgeHttpError } from "./errors.js";
 import { forwardRequestHeaders, requestIdFrom } from "./headers.js";
@@ -92,12 +94,19 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
         deadline = setTimeout(() => abort.abort(new ConnectError(`the request did not complete within ${timeoutMs} ms`, Code.DeadlineExceeded)), timeoutMs);
       }
       const headers = forwardRequestHeaders(req.headers, requestId);
+      // A handler running in this process may hand back pre-rendered JSON through this slot
+      // (platform/rendered-response.ts); a remote one never sees it.
+      let slot: RenderedResponseSlot = { acceptsDeflate: false };
+      const deflate = acceptsDeflate(req.headers["accept-encoding"]);
       const result = await untilAborted(
-        withUpstreamRetries(() => transport.unary(route.method, abort.signal, timeoutMs, headers, input), abort.signal),
+        withUpstreamRetries(() => {
+          slot = { acceptsDeflate: deflate };
+          return transport.unary(route.method, abort.signal, timeoutMs, headers, input, createContextValues().set(kRenderedResponse, slot));
+        }, abort.signal),
         abort.signal,
       );
       if (abort.signal.aborted) throw abort.signal.reason;
-      writeSuccess(res, route, result, requestId, logger);
+      writeSuccess(res, route, result, requestId, logger, slot);
     } catch (err) {
       const parts = describeError(err);
       const gone = abort.signal.reason instanceof ClientGoneError || err instanceof ClientGoneError || res.destroyed;

@@ -4,6 +4,8 @@ import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
 import { toJson, toJsonString, type DescMessage, type JsonObject, type Message } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import type { Logger } from "pino";
+import { bodyLength, inflatePart, zlibStream, type BodyPart } from "../platform/deflate-parts.js";
+import type { RenderedResponseSlot } from "../platform/rendered-response.js";
 import { EdgeHttpError, errorBody } from "./errors.js";
 import { copyResponseMetadata } from "./headers.js";
 import type { Route } from "./routes.js";
@@ -28,7 +30,47 @@ function serialize(route: Route, output: DescMessage, message: Message): string 
   return JSON.stringify(json[route.responseField.jsonName] ?? null);
 }
 
-export function writeSuccess(res: ServerResponse, route: Route, result: RpcResult, requestId: string, logger: Logger): void {
+/**
+ * The body when the handler rendered the first field itself (platform/rendered-response.ts): the
+ * field's parts spliced in front of the rest of the message, printed as usual.
+ */
+function renderedBody(route: Route, output: DescMessage, message: Message, slot: RenderedResponseSlot): BodyPart[] {
+  const rendered = slot.rendered!;
+  const first = output.fields[0];
+  const json = toJson(output, message, JSON_OPTIONS) as JsonObject;
+  const left = json[rendered.jsonName];
+  // A handler bug, not a client error: the response would silently lose or duplicate data.
+  if (route.responseField !== undefined || first?.jsonName !== rendered.jsonName || !Array.isArray(left) || left.length !== 0) {
+    throw new Error(`${route.method.name}: a rendered field must be the response's first field, left empty`);
+  }
+  delete json[rendered.jsonName];
+  const rest = JSON.stringify(json);
+  return [`{${JSON.stringify(rendered.jsonName)}:`, ...rendered.parts, rest === "{}" ? "}" : `,${rest.slice(1)}`];
+}
+
+/** Writes a pre-rendered body, compressed or as text. */
+function writeParts(res: ServerResponse, status: number, headers: OutgoingHttpHeaders, parts: readonly BodyPart[], deflate: boolean): void {
+  headers["content-type"] = "application/json";
+  headers["vary"] = "Accept-Encoding";
+  let chunks: ReadonlyArray<string | Buffer>;
+  if (deflate) {
+    chunks = zlibStream(parts);
+    headers["content-encoding"] = "deflate";
+    headers["content-length"] = chunks.reduce((n, c) => n + c.length, 0);
+    // Another coding is another representation: a strong validator would promise the same bytes.
+    const etag = headers["etag"];
+    if (typeof etag === "string" && !etag.startsWith("W/")) headers["etag"] = `W/${etag}`;
+  } else {
+    chunks = parts.map((p) => (typeof p === "string" ? p : inflatePart(p)));
+    headers["content-length"] = bodyLength(parts);
+  }
+  res.writeHead(status, headers);
+  res.cork(); // end() uncorks: the parts leave in as few socket writes as possible
+  for (const c of chunks) res.write(c);
+  res.end();
+}
+
+export function writeSuccess(res: ServerResponse, route: Route, result: RpcResult, requestId: string, logger: Logger, slot?: RenderedResponseSlot): void {
   const headers: OutgoingHttpHeaders = {};
   copyResponseMetadata(result.header, headers);
   copyResponseMetadata(result.trailer, headers);
@@ -44,6 +86,13 @@ export function writeSuccess(res: ServerResponse, route: Route, result: RpcResul
     // These statuses never carry a body (RFC 9110 §6.4.1).
     res.writeHead(status, headers);
     res.end();
+    return;
+  }
+  if (slot?.rendered !== undefined) {
+    const parts = renderedBody(route, route.method.output, result.message, slot);
+    // Only bodies holding parts compressed ahead of time are sent compressed: compressing text
+    // per request would cost more CPU than the transfer saves on the networks we serve.
+    writeParts(res, status, headers, parts, slot.acceptsDeflate && parts.some((p) => typeof p !== "string"));
     return;
   }
   const body = serialize(route, route.method.output, result.message);

@@ -1,0 +1,124 @@
+// The /tokens data array for the in-process REST edge (platform/rendered-response.ts): the
+// rows the rollup rendered, spliced in as text or, for a client that takes deflate, as the
+// compressed copies the rollup stored (migration 0010). Compressed days are kept in a bounded
+// in-memory cache: a past day's row never changes unless the day is rolled up again, which
+// changes its digest, part of the cache key.
+import { sql } from "kysely";
+import type { Executor } from "../database.js";
+import type { BodyPart, DeflatedPart } from "../platform/deflate-parts.js";
+import { eachDay, type DayRange } from "./dates.js";
+import { zeroTokensRow } from "./rows.js";
+
+/** A rolled-up day of the range with a /tokens row: its digest, and whether a compressed copy exists. */
+export interface TokensDayDigest {
+  day: string;
+  tokens_md5: string;
+  compressed: boolean;
+}
+
+export async function readTokensDigests(db: Executor, orgId: string, range: DayRange): Promise<TokensDayDigest[]> {
+  const result = await sql<TokensDayDigest>`
+    select day, tokens_md5, tokens_deflate is not null as compressed from analytics_daily
+    where org_id = ${orgId} and day between ${range.start}::date and ${range.end}::date and tokens_json is not null
+    order by day`.execute(db);
+  return result.rows;
+}
+
+async function readTexts(db: Executor, orgId: string, days: readonly string[]): Promise<Map<string, string>> {
+  if (days.length === 0) return new Map();
+  const result = await sql<{ day: string; tokens_json: string }>`
+    select day, tokens_json from analytics_daily
+    where org_id = ${orgId} and day = any(${days}::date[]) and tokens_json is not null`.execute(db);
+  return new Map(result.rows.map((r) => [r.day, r.tokens_json]));
+}
+
+async function readDeflated(db: Executor, orgId: string, days: readonly string[]): Promise<Map<string, { md5: string; part: DeflatedPart }>> {
+  if (days.length === 0) return new Map();
+  const result = await sql<{ day: string; tokens_md5: string; tokens_deflate: Buffer; tokens_adler32: number; tokens_bytes: number }>`
+    select day, tokens_md5, tokens_deflate, tokens_adler32, tokens_bytes from analytics_daily
+    where org_id = ${orgId} and day = any(${days}::date[]) and tokens_deflate is not null`.execute(db);
+  return new Map(result.rows.map((r) => [r.day, { md5: r.tokens_md5, part: { deflated: r.tokens_deflate, adler32: Number(r.tokens_adler32), length: r.tokens_bytes } }]));
+}
+
+/** Least recently used compressed day rows, bounded by their total size in bytes. */
+export class DeflatedDayCache {
+  private readonly entries = new Map<string, DeflatedPart>();
+  private bytes = 0;
+
+  constructor(readonly maxBytes: number) {}
+
+  static key(orgId: string, day: string, md5: string): string {
+    return `${orgId}/${day}/${md5}`;
+  }
+
+  get(key: string): DeflatedPart | undefined {
+    const part = this.entries.get(key);
+    if (part !== undefined) {
+      // Most recently used last: Map iteration follows insertion order.
+      this.entries.delete(key);
+      this.entries.set(key, part);
+    }
+    return part;
+  }
+
+  set(key: string, part: DeflatedPart): void {
+    const size = part.deflated.length;
+    if (size > this.maxBytes || this.entries.has(key)) return;
+    this.entries.set(key, part);
+    this.bytes += size;
+    for (const [oldest, old] of this.entries) {
+      if (this.bytes <= this.maxBytes) break;
+      this.entries.delete(oldest);
+      this.bytes -= old.deflated.length;
+    }
+  }
+
+  get size(): number {
+    return this.bytes;
+  }
+}
+
+/** What a range's answer is made of: each day's digest (the ETag's parts) and whether it will be compressed. */
+export interface TokensPlan {
+  range: DayRange;
+  days: readonly TokensDayDigest[];
+  /** The ETag parts: each day's digest, or its date when it has no row. */
+  digests: string[];
+  /** The body carries compressed parts: the edge will send it deflated. */
+  deflated: boolean;
+}
+
+export function planTokens(range: DayRange, days: readonly TokensDayDigest[], acceptsDeflate: boolean): TokensPlan {
+  const byDay = new Map(days.map((d) => [d.day, d]));
+  const digests = eachDay(range.start, range.end).map((date) => byDay.get(date)?.tokens_md5 ?? `zero ${date}`);
+  return { range, days, digests, deflated: acceptsDeflate && days.some((d) => d.compressed) };
+}
+
+/** The JSON array of the plan's rows as parts: stored compressed copies where planned, else text. */
+export async function loadTokensParts(db: Executor, cache: DeflatedDayCache, orgId: string, plan: TokensPlan): Promise<BodyPart[]> {
+  const compressed = new Map<string, DeflatedPart>();
+  const missing: string[] = [];
+  if (plan.deflated) {
+    for (const d of plan.days) {
+      if (!d.compressed) continue;
+      const hit = cache.get(DeflatedDayCache.key(orgId, d.day, d.tokens_md5));
+      if (hit !== undefined) compressed.set(d.day, hit);
+      else missing.push(d.day);
+    }
+    for (const [day, { md5, part }] of await readDeflated(db, orgId, missing)) {
+      cache.set(DeflatedDayCache.key(orgId, day, md5), part);
+      compressed.set(day, part);
+    }
+  }
+  // Text for the rest, and for a day whose compressed copy vanished meanwhile (rolled up again).
+  const texts = await readTexts(db, orgId, plan.days.filter((d) => !compressed.has(d.day)).map((d) => d.day));
+  const parts: BodyPart[] = ["["];
+  eachDay(plan.range.start, plan.range.end).forEach((date, i) => {
+    if (i > 0) parts.push(",");
+    const part = compressed.get(date) ?? texts.get(date);
+    // A day without a row (or whose row went away meanwhile) prints the zero row.
+    parts.push(part ?? zeroTokensRow(date));
+  });
+  parts.push("]");
+  return parts;
+}

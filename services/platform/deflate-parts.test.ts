@@ -1,0 +1,59 @@
+import { randomBytes } from "node:crypto";
+import { inflateSync } from "node:zlib";
+import { describe, expect, it } from "vitest";
+import { adler32, adler32Combine, bodyLength, bodyText, deflatePart, inflatePart, storedPart, zlibStream, type BodyPart } from "./deflate-parts.js";
+
+const inflate = (chunks: Buffer[]) => inflateSync(Buffer.concat(chunks)).toString("utf8");
+
+describe("adler32", () => {
+  it("matches the published value", () => {
+    // RFC 1950's checksum of "Wikipedia", the example everyone quotes.
+    expect(adler32(Buffer.from("Wikipedia"))).toBe(0x11e60398);
+    expect(adler32(Buffer.alloc(0))).toBe(1);
+  });
+
+  it("combines the checksums of two pieces into the checksum of both", () => {
+    for (const [n, m] of [[0, 10], [10, 0], [1, 1], [5551, 5553], [100_000, 70_000], [65521, 65521 * 3 + 7]]) {
+      const a = randomBytes(n!);
+      const b = randomBytes(m!);
+      expect(adler32Combine(adler32(a), adler32(b), b.length)).toBe(adler32(Buffer.concat([a, b])));
+    }
+  });
+
+  it("handles bytes of 0xff over long runs (the sums' reduction)", () => {
+    const a = Buffer.alloc(200_000, 0xff);
+    const b = Buffer.alloc(123_457, 0xff);
+    expect(adler32Combine(adler32(a), adler32(b), b.length)).toBe(adler32(Buffer.concat([a, b])));
+  });
+});
+
+describe("zlibStream", () => {
+  const row = (i: number) => JSON.stringify({ date: `2026-03-${String(i).padStart(2, "0")}`, by_user: Array.from({ length: 200 }, (_, u) => ({ user_id: `u${u}`, email: `dév${u}@example.test`, billable_tokens: u * i })) });
+
+  it("concatenates parts compressed ahead of time with text parts into one valid stream", () => {
+    const parts: BodyPart[] = ['{"data":[', deflatePart(row(1)), ",", deflatePart(row(2)), ",", row(3), ",", deflatePart(""), deflatePart(row(4), 9), '],"meta":{}}'];
+    const text = parts.map((p) => (typeof p === "string" ? p : inflatePart(p))).join("");
+    expect(JSON.parse(text).data).toHaveLength(4);
+    expect(inflate(zlibStream(parts))).toBe(text);
+    expect(bodyText(parts)).toBe(text);
+    expect(bodyLength(parts)).toBe(Buffer.byteLength(text));
+  });
+
+  it("is much smaller than the text for repetitive JSON", () => {
+    const parts = Array.from({ length: 20 }, (_, i) => deflatePart(row(i + 1)));
+    const size = zlibStream(parts).reduce((n, c) => n + c.length, 0);
+    expect(size * 4).toBeLessThan(bodyLength(parts));
+  });
+
+  it("stores text parts too long for one stored block in several", () => {
+    const big = randomBytes(150_000).toString("base64"); // 200,000 bytes: four stored blocks
+    const stored = storedPart(Buffer.from(big));
+    expect(inflate(zlibStream(["[", stored, "]"]))).toBe(`[${big}]`);
+    expect(inflate(zlibStream([big]))).toBe(big);
+  });
+
+  it("makes an empty body a valid empty stream", () => {
+    expect(inflate(zlibStream([]))).toBe("");
+    expect(inflate(zlibStream(["", deflatePart("")]))).toBe("");
+  });
+});
