@@ -57,3 +57,15 @@ describe("day arithmetic", () => {
     expect(isDay("2026-02-29")).toBe(false);
   });
 });
+
+describe("eachDay", () => {
+  it("steps over month, year and leap-day boundaries like addDays", () => {
+    for (const [start, end] of [["2026-01-14", "2027-03-02"], ["2028-02-27", "2028-03-01"], ["2026-12-31", "2026-12-31"]] as const) {
+      const expected: string[] = [];
+      for (let d: string = start; d <= end; d = addDays(d, 1)) expected.push(d);
+      expect(eachDay(start, end)).toEqual(expected);
+    }
+    expect(eachDay("2026-03-02", "2026-03-01")).toEqual([]);
+    expect(eachDay("2028-02-28", "2028-03-01")).toEqual(["2028-02-28", "2028-02-29", "2028-03-01"]);
+  });
+});

@@ -27,10 +27,21 @@ export function daysBetween(start: string, end: string): number {
   return Math.round((Date.parse(`${end}T00:00:00Z`) - Date.parse(`${start}T00:00:00Z`)) / DAY_MS);
 }
 
-/** Every day from start through end. */
+const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n));
+
+/**
+ * Every day from start through end. Per request on the analytics read path, so the days are
+ * stepped on one Date and formatted by hand (toISOString per day was a tenth of a /tokens request).
+ */
 export function eachDay(start: string, end: string): string[] {
   const out: string[] = [];
-  for (let d = start; d <= end; d = addDays(d, 1)) out.push(d);
+  const date = new Date(`${start}T00:00:00Z`);
+  for (let d = start; d <= end; ) {
+    out.push(d);
+    date.setUTCDate(date.getUTCDate() + 1);
+    const y = date.getUTCFullYear();
+    d = `${y < 1000 ? String(y).padStart(4, "0") : y}-${pad2(date.getUTCMonth() + 1)}-${pad2(date.getUTCDate())}`;
+  }
   return out;
 }
 

@@ -80,7 +80,8 @@ export class DeflatedDayCache {
 
 /** What a range's answer is made of: each day's digest (the ETag's parts) and whether it will be compressed. */
 export interface TokensPlan {
-  range: DayRange;
+  /** Every day of the range. */
+  dates: string[];
   days: readonly TokensDayDigest[];
   /** The ETag parts: each day's digest, or its date when it has no row. */
   digests: string[];
@@ -90,8 +91,9 @@ export interface TokensPlan {
 
 export function planTokens(range: DayRange, days: readonly TokensDayDigest[], acceptsDeflate: boolean): TokensPlan {
   const byDay = new Map(days.map((d) => [d.day, d]));
-  const digests = eachDay(range.start, range.end).map((date) => byDay.get(date)?.tokens_md5 ?? `zero ${date}`);
-  return { range, days, digests, deflated: acceptsDeflate && days.some((d) => d.compressed) };
+  const dates = eachDay(range.start, range.end);
+  const digests = dates.map((date) => byDay.get(date)?.tokens_md5 ?? `zero ${date}`);
+  return { dates, days, digests, deflated: acceptsDeflate && days.some((d) => d.compressed) };
 }
 
 /** The JSON array of the plan's rows as parts: stored compressed copies where planned, else text. */
@@ -113,7 +115,7 @@ export async function loadTokensParts(db: Executor, cache: DeflatedDayCache, org
   // Text for the rest, and for a day whose compressed copy vanished meanwhile (rolled up again).
   const texts = await readTexts(db, orgId, plan.days.filter((d) => !compressed.has(d.day)).map((d) => d.day));
   const parts: BodyPart[] = ["["];
-  eachDay(plan.range.start, plan.range.end).forEach((date, i) => {
+  plan.dates.forEach((date, i) => {
     if (i > 0) parts.push(",");
     const part = compressed.get(date) ?? texts.get(date);
     // A day without a row (or whose row went away meanwhile) prints the zero row.
