@@ -142,7 +142,12 @@ describe("envoy.yaml cross-references", () => {
     ["a mistyped route prefix", (c: Config) => { for (const r of routesOf(c)) r.match.prefix = r.match.prefix.replace("SessionService", "SessionsService"); }, /\(agentplane\.sessions\.v1alpha1\.SessionService\/\w+\): matches no route/],
     ["a route to another module's cluster", (c: Config) => { for (const r of routesOf(c)) if (r.route.cluster === "readiness") r.route.cluster = "analytics"; }, /routes to cluster "analytics", not to "readiness"/],
     ["writes retried on 5xx", (c: Config) => { routesOf(c)[5].route.retry_policy = { retry_on: "5xx,connect-failure", num_retries: 2 }; }, /a write is retried on 5xx/],
-    ["the Lua filter after the transcoder", (c: Config) => { const f = publicEdge(c)!.filters; [f[0], f[1]] = [f[1], f[0]]; }, /the Lua filter must come before the transcoder/],
+    ["the Lua filter after the transcoder", (c: Config) => {
+      const f = publicEdge(c)!.filters;
+      const lua = f.findIndex((x: Config) => x.name === "envoy.filters.http.lua");
+      const transcoder = f.findIndex((x: Config) => x.name === "envoy.filters.http.grpc_json_transcoder");
+      [f[lua], f[transcoder]] = [f[transcoder], f[lua]];
+    }, /the Lua filter must come before the transcoder/],
     ["an admin listener on every interface", (c: Config) => { c.admin.address.socket_address.address = "0.0.0.0"; }, /admin: must listen on localhost only/],
     ["HTTP/1.1 to the pods", (c: Config) => { c.static_resources.clusters[2].typed_extension_protocol_options = undefined; }, /cluster sessions: must speak HTTP\/2/],
     ["a health check of a service the module does not serve", (c: Config) => { c.static_resources.clusters[0].health_checks[0].grpc_health_check.service_name = "agentplane.sessions.v1alpha1.SessionService"; }, /cluster analytics: health-checks agentplane\.sessions\.v1alpha1\.SessionService/],
