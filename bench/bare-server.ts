@@ -1,7 +1,8 @@
-// The floor: the same Postgres read as GetSession (the same repository functions over the same
-// kind of pool) behind a bare node:http handler — no authentication, no rate limit, no Connect
-// router, no transcoding, JSON.stringify of the plain view object. Whatever the edge costs on top
-// of this is the price of the platform. The organization is fixed at start (BARE_ORG_ID).
+// The floor: the same Postgres read as GetSession (the same repository function: one statement for
+// the session and the rest of its tree, over the same kind of pool) behind a bare node:http
+// handler — no authentication, no rate limit, no Connect router, no transcoding, JSON.stringify
+// of the plain view object. Whatever the edge costs on top of this is the price of the platform.
+// The organization is fixed at start (BARE_ORG_ID).
 //
 //   BARE_PORT, BARE_ORG_ID, DATABASE_URL (else the embedded database of DATA_DIR, reached
 //   through the running service's socket)
@@ -9,8 +10,8 @@ import { createServer } from "node:http";
 import { pino } from "pino";
 import type { Database } from "../services/database.js";
 import { openDatabase } from "../services/platform/db.js";
-import { findSession } from "../services/sessions/queries.js";
-import { sessionView } from "../services/sessions/session-views.js";
+import { sessionViewWithTree } from "../services/sessions/session-views.js";
+import { findSessionWithTree } from "../services/sessions/tree-queries.js";
 
 const PATH = /^\/sessions\/([^/?]+)$/;
 
@@ -28,13 +29,13 @@ async function main() {
       res.writeHead(404).end();
       return;
     }
-    findSession(database.db, orgId, decodeURIComponent(match[1]!))
-      .then(async (row) => {
-        if (!row) {
+    findSessionWithTree(database.db, orgId, decodeURIComponent(match[1]!))
+      .then((found) => {
+        if (!found) {
           res.writeHead(404).end();
           return;
         }
-        const body = JSON.stringify(await sessionView(database.db, row));
+        const body = JSON.stringify(sessionViewWithTree(found.row, found.tree));
         res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) }).end(body);
       })
       .catch((err: unknown) => {

@@ -8,15 +8,17 @@ import { principalOf, type Principal } from "../platform/context.js";
 import { parsePageLimit, type CursorStore } from "../platform/cursors.js";
 import { invalidArgument, notFound } from "../platform/errors.js";
 import type { TelemetrySink } from "../platform/telemetry.js";
+import { onConnection, stopIfAbandoned } from "./abandoned.js";
 import { checkAttachments } from "./attachments.js";
 import { claimIdempotencyKey, parseIdempotencyKey, requestHash } from "./idempotency.js";
 import { listRole, messageText, optionalId } from "./inputs.js";
 import { listSessionsPage, type SessionListPosition } from "./list-queries.js";
 import { findMessage, insertAttachments, insertMessages, listMessagesPage, type MessagePosition } from "./message-queries.js";
-import { childSessionIds, findSession, lockSession, lockedNow, newId, touchSession, visibleStatus } from "./queries.js";
-import { sessionListView, sessionView } from "./session-views.js";
+import { childSessionIds, findSession, lockSession, newId, touchSession, visibleStatus, writeTime } from "./queries.js";
+import { sessionListView, sessionView, sessionViewWithTree } from "./session-views.js";
 import { mergeSettings, parseSettingsUpdate } from "./settings.js";
 import { messageEvents } from "./telemetry-events.js";
+import { findSessionWithTree } from "./tree-queries.js";
 import { toMessage, toMessageListItem } from "./views.js";
 
 export interface SessionsDeps {
@@ -35,8 +37,8 @@ function ownerFilter(principal: Principal): string | undefined {
 export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<typeof SessionService>> {
   const { db, cursors, telemetry } = deps;
 
-  async function visibleSession(principal: Principal, sessionId: string) {
-    const row = await findSession(db, principal.orgId, sessionId, ownerFilter(principal));
+  async function visibleSession(principal: Principal, sessionId: string, signal: AbortSignal) {
+    const row = await onConnection(db, signal, (conn) => findSession(conn, principal.orgId, sessionId, ownerFilter(principal)));
     if (!row) throw notFound("session");
     return row;
   }
@@ -50,23 +52,25 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
       const scope = { list: "sessions", filters: { computerId, visibility: ownerId === undefined ? "organization" : "own" } };
       const after = req.cursor ? await cursors.read<SessionListPosition>(principal, scope, req.cursor) : undefined;
       // One extra row tells whether another page follows without a count query.
-      const page = await listSessionsPage(db, { orgId: principal.orgId, ownerId, computerId }, limit + 1, after);
+      const page = await onConnection(db, ctx.signal, (conn) => listSessionsPage(conn, { orgId: principal.orgId, ownerId, computerId }, limit + 1, after));
+      stopIfAbandoned(ctx.signal);
       const rows = page.rows.slice(0, limit);
       const hasMore = page.rows.length > limit;
       const last = rows[rows.length - 1];
       const nextCursor =
         hasMore && last
-          ? await cursors.issue<SessionListPosition>(principal, scope, { ...page.snapshot, at: last.position_at.getTime(), id: last.id })
+          ? await cursors.issue<SessionListPosition>(principal, scope, { ...page.snapshot, at: last.position_ms, id: last.id })
           : "";
-      return { sessions: await sessionListView(db, principal.orgId, rows), pagination: { hasMore, nextCursor } };
+      return { sessions: sessionListView(rows), pagination: { hasMore, nextCursor } };
     },
 
     async getSession(req, ctx) {
       const principal = principalOf(ctx);
       const computerId = optionalId("computerId", req.computerId);
-      const row = await visibleSession(principal, req.sessionId);
-      if (computerId !== undefined && row.computer_id !== computerId) throw notFound("session");
-      return sessionView(db, row);
+      // One statement: the session and the rest of its tree, for its token usage.
+      const found = await onConnection(db, ctx.signal, (conn) => findSessionWithTree(conn, principal.orgId, req.sessionId, ownerFilter(principal)));
+      if (!found || (computerId !== undefined && found.row.computer_id !== computerId)) throw notFound("session");
+      return sessionViewWithTree(found.row, found.tree);
     },
 
     async updateSession(req, ctx) {
@@ -74,6 +78,7 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
       requireRole(principal, WRITERS, "updating a session");
       const patch = parseSettingsUpdate(req.sessionSettings);
       const row = await db.transaction().execute(async (trx) => {
+        stopIfAbandoned(ctx.signal);
         const locked = await lockSession(trx, principal.orgId, req.sessionId, ownerFilter(principal));
         if (!locked) throw notFound("session");
         if (Object.keys(patch).length === 0) return locked;
@@ -84,8 +89,7 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
             throw invalidArgument(`sessionSettings.childInclusiveTokenUsageBySessionId.${clash}`, "is a child session this service tracks; its usage cannot be reported");
           }
         }
-        const at = await lockedNow(trx, locked.updated_at);
-        return touchSession(trx, locked, at, { settings: JSON.stringify(mergeSettings(locked.settings, patch)) });
+        return touchSession(trx, locked, writeTime(locked), { settings: JSON.stringify(mergeSettings(locked.settings, patch)) });
       });
       return sessionView(db, row);
     },
@@ -95,10 +99,10 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
       const limit = parsePageLimit(req.limit);
       const role = listRole(req.role);
       const computerId = optionalId("computerId", req.computerId);
-      const session = await visibleSession(principal, req.sessionId);
+      const session = await visibleSession(principal, req.sessionId, ctx.signal);
       const scope = { list: "sessions.messages", filters: { sessionId: session.id, role, computerId } };
       const after = req.cursor ? await cursors.read<MessagePosition>(principal, scope, req.cursor) : undefined;
-      const rows = await listMessagesPage(db, principal.orgId, { sessionId: session.id, role, computerId }, limit + 1, after);
+      const rows = await onConnection(db, ctx.signal, (conn) => listMessagesPage(conn, principal.orgId, { sessionId: session.id, role, computerId }, limit + 1, after));
       const page = rows.slice(0, limit);
       const hasMore = rows.length > limit;
       const last = page[page.length - 1];
@@ -109,7 +113,7 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
     async getMessage(req, ctx) {
       const principal = principalOf(ctx);
       const computerId = optionalId("computerId", req.computerId);
-      const session = await visibleSession(principal, req.sessionId);
+      const session = await visibleSession(principal, req.sessionId, ctx.signal);
       const row = await findMessage(db, principal.orgId, session.id, req.messageId);
       if (!row || (computerId !== undefined && row.computer_id !== computerId)) throw notFound("message");
       return toMessage(row);
@@ -124,6 +128,7 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
       const computerId = optionalId("computerId", req.computerId);
       const key = idempotencyKeyOf(ctx);
       return db.transaction().execute(async (trx) => {
+        stopIfAbandoned(ctx.signal);
         const session = await lockSession(trx, principal.orgId, req.sessionId, ownerFilter(principal));
         if (!session) throw notFound("session");
         const messageId = newId();
@@ -135,7 +140,7 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
           const first = await claimIdempotencyKey(trx, { orgId: principal.orgId, credentialId: principal.credentialId, key }, hash, result);
           if (first) return first;
         }
-        const at = await lockedNow(trx, session.updated_at);
+        const at = writeTime(session);
         const stored = await insertMessages(trx, { orgId: session.org_id, sessionId: session.id, lastSeq: session.message_count }, at, [
           {
             id: messageId,

@@ -3,23 +3,31 @@
 //
 // updated_at changes whenever a message is posted, so a plain keyset on it would let a session
 // that is updated mid-listing jump over the cursor (seen twice) or be skipped when it jumps from
-// below the cursor to above it. Instead a listing pages over a snapshot: the first page reads the
-// organization's list clock (version V, in the same statement as the page); every session change
-// takes the next clock version under that clock row's lock, so versions commit in order and
-// "changes ≤ V" is exactly what the first page saw. A session's position in the listing is its
-// updated_at as of V: the current one when its list_version ≤ V, else the old_updated_at of the
-// history row whose old_version ≤ V < new_version. Sessions created after V are not in the
-// listing (a fresh listing shows them). Items show their current fields; only their order is
-// that of the snapshot.
+// below the cursor to above it. Instead a listing pages over a snapshot: the first page is read
+// in one statement, whose MVCC snapshot (pg_current_snapshot()) the cursor keeps. Every change
+// that moves a session records the ID of its transaction (touchSession: list_xid on the session,
+// and on the history row the transaction that gave the old position and the one that replaced
+// it), and pg_visible_in_snapshot tells whether the first page saw a change: exactly when that
+// transaction had committed before it. A session's changes commit one after another under its
+// row lock, so the changes a snapshot saw are a prefix of its history. Its position in the
+// listing is therefore its updated_at as of the snapshot: the current one when list_xid is
+// visible, else the old_updated_at of the history row whose old transaction is visible and whose
+// new one is not. Sessions created after the snapshot are not in the listing (a fresh listing
+// shows them). Items show their current fields; only their order is that of the snapshot.
+//
+// (Before migration 0009 a per-organization list clock gave the versions, and its row lock,
+// held until commit, serialised every session write of the organization.)
 import { sql } from "kysely";
 import type { Executor } from "../database.js";
 import { invalidArgument } from "../platform/errors.js";
-import { LIST_HISTORY_RETENTION_MS, type SessionRow } from "./queries.js";
+import { LIST_HISTORY_RETENTION_MS, type SessionRow, type UsageColumns } from "./queries.js";
+import { treeJsonOf, type TreeMemberJson } from "./tree-queries.js";
+import type { SessionListItemSource } from "./views.js";
 
 /** Cursor position: the snapshot and the last item's place in it. */
 export interface SessionListPosition {
-  /** List clock version of the snapshot. */
-  v: number;
+  /** The snapshot (pg_snapshot as text: xmin:xmax:xip,...). */
+  snap: string;
   /** Unix ms at which the snapshot was taken. */
   takenAt: number;
   /** Position (updated_at as of the snapshot, Unix ms) and ID of the last item. */
@@ -37,48 +45,69 @@ export interface SessionListFilter {
   computerId?: string | undefined;
 }
 
+/**
+ * A listed session: the columns its list item and its usage are built from (times as Unix ms:
+ * parsing timestamps into Dates was a good part of a list request's CPU), its position in the
+ * snapshot, and, on the first row of each tree in the page, the rest of that tree (treeJsonOf).
+ */
+export type SessionListRow = SessionListItemSource &
+  Pick<SessionRow, "parent_session_id" | UsageColumns> & {
+    /** updated_at as of the snapshot, Unix ms. */
+    position_ms: number;
+    tree: TreeMemberJson[] | null;
+    snapshot: string;
+    snapshot_taken_ms: number;
+  };
+
 export interface SessionListPage {
-  rows: (SessionRow & { position_at: Date })[];
+  rows: SessionListRow[];
   /** The snapshot the page belongs to. */
-  snapshot: { v: number; takenAt: number };
+  snapshot: { snap: string; takenAt: number };
 }
 
 export async function listSessionsPage(db: Executor, filter: SessionListFilter, limit: number, after?: SessionListPosition): Promise<SessionListPage> {
   if (after && Date.now() - after.takenAt > LIST_SNAPSHOT_MAX_AGE_MS) {
     throw invalidArgument("cursor", "continues a listing that began more than 12 hours ago; start again without a cursor");
   }
-  const snapshotVersion = after
-    ? sql<number>`${after.v}::bigint`
-    : sql<number>`coalesce((select version from session_list_clocks where org_id = ${filter.orgId}), 0)`;
+  // A cursor of the previous release (a clock version) cannot be continued.
+  if (after && typeof after.snap !== "string") throw invalidArgument("cursor", "was issued by an earlier version of the service; start again without a cursor");
+  const snapshot = after ? sql`${after.snap}::pg_snapshot` : sql`pg_current_snapshot()`;
   const owner = filter.ownerId === undefined ? sql`` : sql`and s.user_id = ${filter.ownerId}`;
   const computer = filter.computerId === undefined ? sql`` : sql`and s.computer_id = ${filter.computerId}`;
   const afterCurrent = after ? sql`and (s.updated_at, s.id) < (${new Date(after.at)}::timestamptz, ${after.id})` : sql``;
   const afterHistoric = after ? sql`and (h.old_updated_at, s.id) < (${new Date(after.at)}::timestamptz, ${after.id})` : sql``;
-  // One statement, so the clock, the sessions and their history are read from one snapshot.
-  const result = await sql<SessionRow & { position_at: Date; snapshot_version: number; snapshot_taken_at: Date }>`
-    with snap as (select ${snapshotVersion} as v, clock_timestamp() as taken_at),
+  // One statement, so the sessions, their history and their trees are read in the snapshot the
+  // listing keeps. Only the columns a list item shows are read.
+  const ms = (column: string) => sql`(extract(epoch from ${sql.ref(column)}) * 1000)::float8`;
+  const result = await sql<SessionListRow>`
+    with snap as materialized (select ${snapshot} as s, clock_timestamp() as taken_at),
     unchanged as (
       select s.id, s.updated_at as position_at from sessions s, snap
-      where s.org_id = ${filter.orgId} and s.list_version <= snap.v ${owner} ${computer} ${afterCurrent}
+      where s.org_id = ${filter.orgId} and pg_visible_in_snapshot(s.list_xid, snap.s) ${owner} ${computer} ${afterCurrent}
       order by s.updated_at desc, s.id desc limit ${limit}
     ),
     changed as (
+      -- Transactions below the snapshot's xmin are all visible: the index range skips their rows.
       select s.id, h.old_updated_at as position_at
       from session_list_history h join sessions s on s.id = h.session_id, snap
-      where h.org_id = ${filter.orgId} and h.old_version <= snap.v and h.new_version > snap.v
-        and s.list_version > snap.v ${owner} ${computer} ${afterHistoric}
+      where h.org_id = ${filter.orgId} and h.new_xid >= pg_snapshot_xmin(snap.s)
+        and not pg_visible_in_snapshot(h.new_xid, snap.s) and pg_visible_in_snapshot(h.old_xid, snap.s)
+        and not pg_visible_in_snapshot(s.list_xid, snap.s) ${owner} ${computer} ${afterHistoric}
     ),
     page as (
       select * from (select * from unchanged union all select * from changed) p
       order by position_at desc, id desc limit ${limit}
     )
-    select s.*, page.position_at, snap.v as snapshot_version, snap.taken_at as snapshot_taken_at
+    select s.id, s.parent_session_id, s.title, s.computer_id, s.message_count, s.settings, s.input_tokens, s.output_tokens,
+           s.cache_creation_tokens, s.cache_read_tokens, s.thinking_tokens, s.factory_credits,
+           ${ms("s.created_at")} as created_ms, ${ms("s.updated_at")} as updated_ms, ${ms("s.completed_at")} as completed_ms,
+           ${ms("page.position_at")} as position_ms, snap.s::text as snapshot, ${ms("snap.taken_at")} as snapshot_taken_ms,
+           case when row_number() over (partition by s.root_id order by page.position_at desc, page.id desc) = 1
+                then ${treeJsonOf("s")} end as tree
     from page join sessions s on s.id = page.id, snap
     order by page.position_at desc, page.id desc`.execute(db);
   const first = result.rows[0];
-  const snapshot = after ? { v: after.v, takenAt: after.takenAt } : { v: first ? Number(first.snapshot_version) : 0, takenAt: first ? first.snapshot_taken_at.getTime() : Date.now() };
-  return {
-    rows: result.rows.map(({ snapshot_version: _v, snapshot_taken_at: _t, ...row }) => row),
-    snapshot,
-  };
+  // An empty first page needs no snapshot: it has no next page.
+  const taken = after ? { snap: after.snap, takenAt: after.takenAt } : { snap: first?.snapshot ?? "", takenAt: first?.snapshot_taken_ms ?? Date.now() };
+  return { rows: result.rows, snapshot: taken };
 }

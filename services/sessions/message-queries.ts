@@ -3,7 +3,7 @@
 // A message's seq (1, 2, 3... in its session) is assigned while the transaction holds the
 // session's row lock, so messages of a session commit in seq order and a keyset on seq never
 // skips a message that commits later: anything stored after a reader's position gets a higher
-// seq. created_at is taken under the same lock and never goes backwards (queries.lockedNow), so
+// seq. created_at is taken under the same lock and never goes backwards (queries.writeTime), so
 // seq order is also createdAt order.
 import type { Insertable, Selectable } from "kysely";
 import type { Executor } from "../database.js";

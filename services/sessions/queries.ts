@@ -1,9 +1,9 @@
 // Repository functions for session rows. Each takes an Executor and is scoped by organization.
 //
 // Every change that a client can see on a session (a message, settings, status) goes through
-// `touchSession`, inside the transaction that holds the session's row lock. It takes the next
-// version of the organization's list clock as its last step and records the position the
-// session had before in session_list_history; list-queries.ts pages over that (see there).
+// `touchSession`, inside the transaction that holds the session's row lock. It stamps the session
+// with the writing transaction's ID and records the position the session had before in
+// session_list_history; list-queries.ts pages over that (see there).
 import { randomUUID } from "node:crypto";
 import { sql, type Insertable, type Selectable, type Updateable } from "kysely";
 import type { Executor } from "../database.js";
@@ -23,16 +23,28 @@ export async function findSession(db: Executor, orgId: string, sessionId: string
   return q.executeTakeFirst();
 }
 
+/** A session row locked for a write, with the database clock read in the same statement. */
+export type LockedSession = SessionRow & { locked_at: Date };
+
 /** Like findSession, and takes the row lock until the transaction ends. */
-export async function lockSession(trx: Executor, orgId: string, sessionId: string, ownerId?: string): Promise<SessionRow | undefined> {
-  let q = trx.selectFrom("sessions").selectAll().where("org_id", "=", orgId).where("id", "=", sessionId);
+export async function lockSession(trx: Executor, orgId: string, sessionId: string, ownerId?: string): Promise<LockedSession | undefined> {
+  let q = trx.selectFrom("sessions").selectAll().select(sql<Date>`clock_timestamp()`.as("locked_at")).where("org_id", "=", orgId).where("id", "=", sessionId);
   if (ownerId !== undefined) q = q.where("user_id", "=", ownerId);
   return q.forUpdate().executeTakeFirst();
 }
 
 /** Locks a session by ID alone (runner calls, which prove access with a lease token). */
-export async function lockSessionById(trx: Executor, sessionId: string): Promise<SessionRow | undefined> {
-  return trx.selectFrom("sessions").selectAll().where("id", "=", sessionId).forUpdate().executeTakeFirst();
+export async function lockSessionById(trx: Executor, sessionId: string): Promise<LockedSession | undefined> {
+  return trx.selectFrom("sessions").selectAll().select(sql<Date>`clock_timestamp()`.as("locked_at")).where("id", "=", sessionId).forUpdate().executeTakeFirst();
+}
+
+/**
+ * The time of a write to a locked session, as lockedNow gives it but without another round trip:
+ * the clock read with the lock (if the lock had to wait for a writer, Postgres re-reads the row
+ * and the clock after it), never earlier than the session's last write.
+ */
+export function writeTime(locked: LockedSession): Date {
+  return new Date(Math.max(locked.locked_at.getTime(), locked.updated_at.getTime()));
 }
 
 /**
@@ -45,16 +57,8 @@ export async function lockedNow(trx: Executor, notBefore?: Date): Promise<Date> 
   return new Date(ms);
 }
 
-/** Takes the next version of the organization's list clock (row lock held until commit). */
-export async function nextListVersion(trx: Executor, orgId: string): Promise<number> {
-  const row = await trx
-    .insertInto("session_list_clocks")
-    .values({ org_id: orgId, version: 1 })
-    .onConflict((oc) => oc.column("org_id").doUpdateSet({ version: sql`session_list_clocks.version + 1` }))
-    .returning("version")
-    .executeTakeFirstOrThrow();
-  return Number(row.version);
-}
+/** The ID of the writing transaction (xid8): what a listing's snapshot is compared with. */
+const writingTransaction = () => sql<string>`pg_current_xact_id()`;
 
 export interface NewSession {
   id?: string;
@@ -72,15 +76,20 @@ export interface NewSession {
 
 export async function insertSession(trx: Executor, init: NewSession, extra: Partial<Insertable<SessionsTable>> = {}): Promise<SessionRow> {
   const createdAt = init.createdAt ?? (await lockedNow(trx));
-  // The clock is taken last, right before the insert, so its lock is held as briefly as possible.
-  const version = await nextListVersion(trx, init.orgId);
+  const id = init.id ?? newId();
   return trx
     .insertInto("sessions")
     .values({
-      id: init.id ?? newId(),
+      id,
       org_id: init.orgId,
       user_id: init.userId,
       parent_session_id: init.parentSessionId,
+      // A child belongs to its parent's tree. A parent outside the organization gives null, which
+      // the column refuses: no tree spans two organizations.
+      root_id:
+        init.parentSessionId === null
+          ? id
+          : sql<string>`(select p.root_id from sessions p where p.id = ${init.parentSessionId} and p.org_id = ${init.orgId})`,
       title: init.title,
       computer_id: init.computerId,
       status: "idle",
@@ -89,7 +98,7 @@ export async function insertSession(trx: Executor, init: NewSession, extra: Part
       autonomy_mode: init.autonomyMode,
       created_at: createdAt,
       updated_at: createdAt,
-      list_version: version,
+      list_xid: writingTransaction(),
       ...extra,
     })
     .returningAll()
@@ -98,30 +107,35 @@ export async function insertSession(trx: Executor, init: NewSession, extra: Part
 
 /**
  * Applies `changes` to a session the transaction has locked, moves it to the top of the list
- * (updated_at = `at`) and records its previous list position. Must be the transaction's last
- * write to the session, and nothing slow may follow it (the clock row stays locked until commit).
+ * (updated_at = `at`) and records its previous list position, in one statement. Must be the
+ * transaction's last write to the session. Takes no lock beyond the session's own row: a listing
+ * tells which changes it saw from their transaction IDs (list-queries.ts), so writes to different
+ * sessions of an organization do not wait for each other.
  */
 export async function touchSession(trx: Executor, row: SessionRow, at: Date, changes: Updateable<SessionsTable> = {}): Promise<SessionRow> {
-  const version = await nextListVersion(trx, row.org_id);
-  await trx
-    .insertInto("session_list_history")
-    .values({ org_id: row.org_id, session_id: row.id, old_version: row.list_version, old_updated_at: row.updated_at, new_version: version })
-    .execute();
-  // Only positions superseded long ago are pruned: no live listing can still need them.
-  await trx
-    .deleteFrom("session_list_history")
-    .where("session_id", "=", row.id)
-    .where("superseded_at", "<", new Date(at.getTime() - LIST_HISTORY_RETENTION_MS))
-    .execute();
-  return trx
-    .updateTable("sessions")
-    .set({ ...changes, updated_at: at, list_version: version })
-    .where("id", "=", row.id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const prunedBefore = new Date(at.getTime() - LIST_HISTORY_RETENTION_MS);
+  return (
+    trx
+      .with("recorded", (db) =>
+        db.insertInto("session_list_history").values({
+          org_id: row.org_id,
+          session_id: row.id,
+          old_updated_at: row.updated_at,
+          old_xid: row.list_xid,
+          new_xid: writingTransaction(),
+        }),
+      )
+      // Only positions superseded long ago are pruned: no live listing can still need them.
+      .with("pruned", (db) => db.deleteFrom("session_list_history").where("session_id", "=", row.id).where("superseded_at", "<", prunedBefore))
+      .updateTable("sessions")
+      .set({ ...changes, updated_at: at, list_xid: writingTransaction() })
+      .where("id", "=", row.id)
+      .returningAll()
+      .executeTakeFirstOrThrow()
+  );
 }
 
-type UsageColumns = "input_tokens" | "output_tokens" | "cache_creation_tokens" | "cache_read_tokens" | "thinking_tokens" | "factory_credits";
+export type UsageColumns = "input_tokens" | "output_tokens" | "cache_creation_tokens" | "cache_read_tokens" | "thinking_tokens" | "factory_credits";
 
 export function ownUsageOf(row: Pick<SessionRow, UsageColumns>): StoredTokenUsage {
   return {
@@ -138,33 +152,6 @@ export function ownUsageOf(row: Pick<SessionRow, UsageColumns>): StoredTokenUsag
 export function visibleStatus(row: Pick<SessionRow, "status" | "lease_expires_at">, nowMs = Date.now()): SessionStatus {
   if (row.status === "running" && row.lease_expires_at !== null && row.lease_expires_at.getTime() <= nowMs) return "pending";
   return row.status;
-}
-
-export interface UsageRow {
-  id: string;
-  parent_session_id: string | null;
-  settings: StoredSettings;
-  input_tokens: number;
-  output_tokens: number;
-  cache_creation_tokens: number;
-  cache_read_tokens: number;
-  thinking_tokens: number;
-  factory_credits: number;
-}
-
-/** The given sessions and all their descendants, with what token usage is computed from. */
-export async function loadSessionTrees(db: Executor, orgId: string, rootIds: readonly string[]): Promise<UsageRow[]> {
-  if (rootIds.length === 0) return [];
-  const result = await sql<UsageRow>`
-    with recursive tree as (
-      select id from sessions where org_id = ${orgId} and id in (${sql.join(rootIds)})
-      union
-      select s.id from sessions s join tree t on s.parent_session_id = t.id where s.org_id = ${orgId}
-    )
-    select s.id, s.parent_session_id, s.settings, s.input_tokens, s.output_tokens, s.cache_creation_tokens,
-           s.cache_read_tokens, s.thinking_tokens, s.factory_credits
-    from sessions s join tree t on t.id = s.id`.execute(db);
-  return result.rows;
 }
 
 /** IDs of the direct children this service holds for a session. */

@@ -10,7 +10,7 @@ import type { TelemetrySink } from "../platform/telemetry.js";
 import { AUTONOMY_MODES, CLIENTS, MAX_TITLE_CHARS, oneOf, optionalId, requiredId } from "./inputs.js";
 import { DEFAULT_LEASE_SECONDS, MAX_LEASE_SECONDS, MIN_LEASE_SECONDS, lockNextClaimable, newLeaseToken, renewLease, requireLease } from "./lease-queries.js";
 import { attachmentsOf, insertMessages, messageExists, userMessagesAfter } from "./message-queries.js";
-import { findSession, insertSession, lockSessionById, lockedNow, newId, touchSession } from "./queries.js";
+import { findSession, insertSession, lockSessionById, lockedNow, newId, touchSession, writeTime } from "./queries.js";
 import { checkModelUsage, checkNewMessages } from "./runner-input.js";
 import { sessionView } from "./session-views.js";
 import { parseSettingsUpdate } from "./settings.js";
@@ -142,7 +142,7 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
           }
         }
         if (messages.length === 0 && reports.length === 0) return [];
-        const at = await lockedNow(trx, row.updated_at);
+        const at = writeTime(row);
         const stored = await insertMessages(trx, { orgId: row.org_id, sessionId: row.id, lastSeq: row.message_count }, at, messages);
         const sum = (pick: (u: (typeof reports)[number]["usage"]) => number) => reports.reduce((total, r) => total + pick(r.usage), 0);
         await telemetry.record([...messageEvents(row, stored), ...modelUsageEvents(row, at, newId(), reports)], trx);
@@ -169,7 +169,7 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
         requireLease(locked, token);
         // User messages posted during the run were not handed to it: they make the session pending again.
         const more = (await userMessagesAfter(trx, locked.id, locked.claimed_seq)).length > 0;
-        const at = await lockedNow(trx, locked.updated_at);
+        const at = writeTime(locked);
         return touchSession(trx, locked, at, {
           status: more ? "pending" : "idle",
           completed_at: at,

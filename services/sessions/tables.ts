@@ -39,6 +39,8 @@ export interface SessionsTable {
   /** The user who owns the session. */
   user_id: string;
   parent_session_id: string | null;
+  /** The top-level session of this session's tree (its own ID when it has no parent); never changes. */
+  root_id: ColumnType<string, string, never>;
   title: string | null;
   computer_id: string | null;
   status: SessionStatus;
@@ -59,8 +61,10 @@ export interface SessionsTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   completed_at: NullableTimestamp;
-  /** Position in the organization's list clock; see list-queries.ts. */
-  list_version: number;
+  /** The transaction that last moved the session in the list (Postgres xid8, as text); see list-queries.ts. */
+  list_xid: ColumnType<string, string | undefined, string>;
+  /** Superseded by list_xid (migration 0009); kept for the previous release, never written (defaults to 0). */
+  list_version: ColumnType<number, never, never>;
   /** When the session last became pending: runners claim the longest-waiting first. */
   pending_since: NullableTimestamp;
   lease_token: string | null;
@@ -72,20 +76,23 @@ export interface SessionsTable {
   handled_seq: Counter;
 }
 
+/** Superseded by transaction IDs (migration 0009); kept for the previous release, never written. */
 export interface SessionListClocksTable {
   org_id: string;
-  /** Incremented, under this row's lock, by every change that moves a session in the list. */
   version: number;
 }
 
 export interface SessionListHistoryTable {
   org_id: string;
   session_id: string;
-  /** The list position a session had before a change replaced it... */
-  old_version: number;
+  /** The list position a session had before a change replaced it, and the transaction that gave it that position... */
   old_updated_at: Timestamp;
-  /** ...and the clock version of that change. */
-  new_version: number;
+  old_xid: string;
+  /** ...and the transaction of the change (xid8s, as text). */
+  new_xid: ColumnType<string, string | undefined, string>;
+  /** Superseded by old_xid/new_xid (migration 0009); kept for the previous release, never written. */
+  old_version: ColumnType<number | null, never, never>;
+  new_version: ColumnType<number | null, never, never>;
   superseded_at: Timestamp;
 }
 
