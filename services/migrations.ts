@@ -8,6 +8,7 @@ import * as organization0004 from "./organization/migrations/0004_organization_c
 import * as readiness0005 from "./readiness/migrations/0005_readiness.js";
 import * as analytics0006 from "./analytics/migrations/0006_analytics.js";
 import * as analytics0007 from "./analytics/migrations/0007_analytics_rendered_rows.js";
+import * as analytics0008 from "./analytics/migrations/0008_analytics_event_id_claims.js";
 import * as sessions0009 from "./sessions/migrations/0009_sessions_request_path.js";
 import * as analytics0010 from "./analytics/migrations/0010_analytics_tokens_deflated.js";
 
@@ -19,6 +20,7 @@ export const migrations: Record<string, Migration> = {
   "0005_readiness": readiness0005,
   "0006_analytics": analytics0006,
   "0007_analytics_rendered_rows": analytics0007,
+  "0008_analytics_event_id_claims": analytics0008,
   "0009_sessions_request_path": sessions0009,
   "0010_analytics_tokens_deflated": analytics0010,
 };

@@ -128,8 +128,48 @@ function tokenCount(value: number | undefined, field: string): number {
   return value;
 }
 
+/** Days in each month of a common year (February of a leap year is checked apart). */
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** The value of the two ASCII digits at i, or NaN when either is not a digit. */
+function twoDigits(text: string, i: number): number {
+  const a = text.charCodeAt(i) - 48;
+  const b = text.charCodeAt(i + 1) - 48;
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : NaN;
+}
+
+/**
+ * The Unix ms of the form nearly every client sends, `YYYY-MM-DDTHH:MM:SSZ` or with `.sss`
+ * before the Z, valid fields only, read without a regular expression or Date parsing (ingest
+ * parses millions); undefined for anything else, which parseTimestamp then reads in full.
+ */
+function parseCanonicalUtc(text: string): number | undefined {
+  const length = text.length;
+  if (length !== 20 && length !== 24) return undefined;
+  if (text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(10) !== 84 || text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58 || text.charCodeAt(length - 1) !== 90) return undefined;
+  const y = twoDigits(text, 0) * 100 + twoDigits(text, 2);
+  const mo = twoDigits(text, 5);
+  const d = twoDigits(text, 8);
+  const h = twoDigits(text, 11);
+  const mi = twoDigits(text, 14);
+  const s = twoDigits(text, 17);
+  let ms = 0;
+  if (length === 24) {
+    const m3 = text.charCodeAt(22) - 48;
+    if (text.charCodeAt(19) !== 46 || !(m3 >= 0 && m3 <= 9)) return undefined;
+    ms = twoDigits(text, 20) * 10 + m3;
+  }
+  // NaN fails every comparison, so a non-digit anywhere ends here too.
+  if (!(y >= 1000 && mo >= 1 && mo <= 12 && d >= 1 && h <= 23 && mi <= 59 && s <= 59 && ms >= 0)) return undefined;
+  const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
+  if (d > (mo === 2 && leap ? 29 : MONTH_DAYS[mo - 1]!)) return undefined;
+  return Date.UTC(y, mo - 1, d, h, mi, s, ms);
+}
+
 /** Parses an RFC 3339 timestamp (rejecting impossible dates such as February 30). */
 export function parseTimestamp(text: string): Date | undefined {
+  const canonical = parseCanonicalUtc(text);
+  if (canonical !== undefined) return new Date(canonical);
   const m = RFC3339.exec(text);
   if (!m) return undefined;
   const [, y, mo, d, h, mi, s] = m;

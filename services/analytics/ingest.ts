@@ -6,7 +6,8 @@ import type { Kysely } from "kysely";
 import type { Database, Executor } from "../database.js";
 import { dayOf } from "./dates.js";
 import { validateEvent, type EventRow, type IncomingEvent } from "./events.js";
-import { ensurePartitions, monthOf } from "./partitions.js";
+import { ensurePartitions, monthsOf } from "./partitions.js";
+import { supportsCopy } from "./pg-copy.js";
 import { findMemberships, membershipKey, storeEvents } from "./store.js";
 
 export interface Rejection {
@@ -39,12 +40,27 @@ export async function checkEvents(
     if (v.ok) candidates.push({ index, row: v.row });
     else rejected.push({ index, reason: v.reason });
   });
+  // A batch holds runs of one user's events: the key is built once per run, not per event.
   const pairs = new Map<string, [string, string]>();
-  for (const { row } of candidates) pairs.set(membershipKey(row.orgId, row.userId), [row.orgId, row.userId]);
+  let lastOrg: string | null = null;
+  let lastUser: string | null = null;
+  for (const { row } of candidates) {
+    if (row.orgId === lastOrg && row.userId === lastUser) continue;
+    lastOrg = row.orgId;
+    lastUser = row.userId;
+    pairs.set(membershipKey(lastOrg, lastUser), [lastOrg, lastUser]);
+  }
   const members = await findMemberships(db, [...pairs.values()]);
   const rows: EventRow[] = [];
+  lastOrg = lastUser = null;
+  let member = false;
   for (const { index, row } of candidates) {
-    if (members.has(membershipKey(row.orgId, row.userId))) rows.push(row);
+    if (row.orgId !== lastOrg || row.userId !== lastUser) {
+      lastOrg = row.orgId;
+      lastUser = row.userId;
+      member = members.has(membershipKey(lastOrg, lastUser));
+    }
+    if (member) rows.push(row);
     else rejected.push({ index, reason: notMemberReason(row) });
   }
   rejected.sort((a, b) => a.index - b.index);
@@ -54,8 +70,9 @@ export async function checkEvents(
 export async function ingestEvents(db: Kysely<Database>, events: readonly IncomingEvent[], nowMs = Date.now()): Promise<IngestResult> {
   const { rows, rejected } = await checkEvents(db, events, nowMs);
   if (rows.length === 0) return { accepted: 0, duplicates: 0, rejected };
-  await ensurePartitions(db, rows.map((r) => monthOf(r.occurredAt)));
+  await ensurePartitions(db, monthsOf(rows));
   const today = dayOf(nowMs);
-  const accepted = await db.transaction().execute((trx) => storeEvents(trx, rows, today));
+  const copy = await supportsCopy(db);
+  const accepted = await db.transaction().execute((trx) => storeEvents(trx, rows, today, { copy }));
   return { accepted, duplicates: rows.length - accepted, rejected };
 }

@@ -12,6 +12,25 @@ export function monthOf(instant: Date): string {
   return instant.toISOString().slice(0, 7);
 }
 
+/**
+ * The distinct months of the rows' instants. Rows come in runs of one month: the current month's
+ * bounds are kept, and only an instant outside them is formatted.
+ */
+export function monthsOf(rows: ReadonlyArray<{ occurredAt: Date }>): string[] {
+  const months: string[] = [];
+  let from = Infinity;
+  let to = -Infinity;
+  for (const r of rows) {
+    const ms = r.occurredAt.getTime();
+    if (ms >= from && ms < to) continue;
+    const month = monthOf(r.occurredAt);
+    if (!months.includes(month)) months.push(month);
+    from = Date.parse(`${month}-01T00:00:00Z`);
+    to = Date.parse(`${nextMonth(month)}-01T00:00:00Z`);
+  }
+  return months;
+}
+
 export function partitionName(month: string): string {
   return `analytics_events_${month.replace("-", "_")}`;
 }

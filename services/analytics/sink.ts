@@ -7,7 +7,7 @@ import type { Database, Executor } from "../database.js";
 import type { TelemetryEventInit, TelemetrySink } from "../platform/telemetry.js";
 import { dayOf } from "./dates.js";
 import { checkEvents } from "./ingest.js";
-import { createMissingPartitions, ensurePartitions, monthOf } from "./partitions.js";
+import { createMissingPartitions, ensurePartitions, monthsOf } from "./partitions.js";
 import { storeEvents } from "./store.js";
 
 export function createTelemetrySink(db: Kysely<Database>): TelemetrySink {
@@ -22,8 +22,9 @@ export function createTelemetrySink(db: Kysely<Database>): TelemetrySink {
         const first = rejected[0]!;
         throw new Error(`invalid telemetry event #${first.index}: ${first.reason}` + (rejected.length > 1 ? ` (and ${rejected.length - 1} more)` : ""));
       }
-      const months = rows.map((r) => monthOf(r.occurredAt));
+      const months = monthsOf(rows);
       const today = dayOf(nowMs);
+      // The platform's own events come a few at a time: they go as arrays (store.ts), not COPY.
       if (trx) {
         // Inside the caller's transaction: a partition it creates commits (or not) with it.
         await createMissingPartitions(trx, months);

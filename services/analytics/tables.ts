@@ -45,7 +45,10 @@ export interface EventsTable {
   event_id: string | null;
 }
 
-/** (org_id, event_id) of every stored event that carried an event_id: makes ingest idempotent. */
+/**
+ * (org_id, event_id) of every stored event that carried an event_id: makes ingest idempotent.
+ * Primary key (event_id, org_id), both in the "C" collation (migration 0008).
+ */
 export interface EventIdsTable {
   org_id: string;
   event_id: string;
