@@ -59,6 +59,27 @@ function expect(condition: boolean, what: string): void {
   if (!condition) throw new Error(`check failed: ${what}`);
 }
 
+/** A 90-day /tokens read whose client sends this Accept-Encoding (and gets this Content-Encoding). */
+function tokensCase(id: string, label: string, acceptEncoding: string, contentEncoding: string | null): BenchCase {
+  const path = (ctx: CaseContext) => `/api/v1/analytics/tokens?startDate=${ctx.analyticsRange.startDate}&endDate=${ctx.analyticsRange.endDate}`;
+  const headers = (ctx: CaseContext) => ({ ...bearer(ctx), "accept-encoding": acceptEncoding });
+  return {
+    id,
+    label,
+    read: true,
+    server: "service",
+    target: (ctx) => ({ kind: "http", url: ctx.endpoints.restUrl, method: "GET", paths: [path(ctx)], headers: headers(ctx) }),
+    async check(ctx) {
+      const res = await fetch(ctx.endpoints.restUrl + path(ctx), { headers: headers(ctx) });
+      expect(res.status === 200, `tokens answers 200, not ${res.status}`);
+      expect(res.headers.get("content-encoding") === contentEncoding, `the tokens answer comes with Content-Encoding ${contentEncoding}`);
+      const body = JSON.parse(await res.text()) as Record<string, unknown>; // fetch inflates it
+      const data = body.data as Record<string, unknown>[];
+      expect(Array.isArray(data) && data.length > 0 && data.some((row) => Number(row.billable_tokens) > 0), "90 days of token rows with usage");
+    },
+  };
+}
+
 export const CASES: BenchCase[] = [
   {
     id: "edge-get",
@@ -156,49 +177,11 @@ export const CASES: BenchCase[] = [
       expect(typeof body.messageId === "string" && ["pending", "running", "idle"].includes(body.status as string), "POST returns a messageId and a status");
     },
   },
-  {
-    // As a browser, curl --compressed or fetch asks for it: the answer is the rollup's
-    // compressed day rows, sent as they are stored (README, "Analytics").
-    id: "edge-tokens",
-    label: "GET /api/v1/analytics/tokens (90 days, deflate)",
-    read: true,
-    server: "service",
-    target: (ctx) => ({
-      kind: "http",
-      url: ctx.endpoints.restUrl,
-      method: "GET",
-      paths: [`/api/v1/analytics/tokens?startDate=${ctx.analyticsRange.startDate}&endDate=${ctx.analyticsRange.endDate}`],
-      headers: { ...bearer(ctx), "accept-encoding": BROWSER_ENCODINGS },
-    }),
-    async check(ctx) {
-      const { startDate, endDate } = ctx.analyticsRange;
-      const url = `${ctx.endpoints.restUrl}/api/v1/analytics/tokens?startDate=${startDate}&endDate=${endDate}`;
-      const res = await fetch(url, { headers: { ...bearer(ctx), "accept-encoding": BROWSER_ENCODINGS } });
-      expect(res.headers.get("content-encoding") === "deflate", "the tokens answer comes compressed");
-      const body = JSON.parse(await res.text()) as Record<string, unknown>; // fetch inflates it
-      const data = body.data as Record<string, unknown>[];
-      expect(Array.isArray(data) && data.length > 0 && data.some((row) => Number(row.billable_tokens) > 0), "90 days of token rows with usage");
-    },
-  },
-  {
-    // Not in the default set: the same read by a client that does not take compression.
-    id: "edge-tokens-text",
-    label: "GET /api/v1/analytics/tokens (90 days, as text)",
-    read: true,
-    server: "service",
-    target: (ctx) => ({
-      kind: "http",
-      url: ctx.endpoints.restUrl,
-      method: "GET",
-      paths: [`/api/v1/analytics/tokens?startDate=${ctx.analyticsRange.startDate}&endDate=${ctx.analyticsRange.endDate}`],
-      headers: bearer(ctx),
-    }),
-    async check(ctx) {
-      const { startDate, endDate } = ctx.analyticsRange;
-      const body = await fetchJson(`${ctx.endpoints.restUrl}/api/v1/analytics/tokens?startDate=${startDate}&endDate=${endDate}`, { headers: { ...bearer(ctx), "accept-encoding": "identity" } });
-      expect(Array.isArray(body.data) && (body.data as unknown[]).length > 0, "90 days of token rows");
-    },
-  },
+  // As a browser, curl --compressed or fetch asks for it: the answer is the rollup's compressed
+  // day rows, sent as they are stored (README, "Analytics").
+  tokensCase("edge-tokens", "GET /api/v1/analytics/tokens (90 days, deflate)", BROWSER_ENCODINGS, "deflate"),
+  // Not in the default set: the same read by a client that does not take compression.
+  tokensCase("edge-tokens-text", "GET /api/v1/analytics/tokens (90 days, as text)", "identity", null),
   {
     // Not in the default set: the organization service's user list, which is how the harness
     // was first validated and a second, simpler edge path to compare with.
