@@ -15,7 +15,7 @@ export function etagOf(content: unknown): string {
  * The ETag of a representation given as texts that determine it (JSON fragments, digests of
  * stored fragments): hashing those avoids serializing a large response only to hash it.
  */
-export function etagOfParts(parts: readonly string[]): string {
+export function etagOfParts(parts: ReadonlyArray<string | Buffer>): string {
   const hash = createHash("sha256");
   for (const part of parts) hash.update(part).update("\n");
   return `"${hash.digest("base64url").slice(0, 32)}"`;

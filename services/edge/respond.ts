@@ -4,7 +4,7 @@ import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
 import { toJson, toJsonString, type DescMessage, type JsonObject, type Message } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import type { Logger } from "pino";
-import { bodyLength, inflatePart, zlibStream, type BodyPart } from "../platform/deflate-parts.js";
+import { bodyLength, isDeflated, plainPart, zlibStream, type BodyPart } from "../platform/deflate-parts.js";
 import type { RenderedResponseSlot } from "../platform/rendered-response.js";
 import { EdgeHttpError, errorBody } from "./errors.js";
 import { copyResponseMetadata } from "./headers.js";
@@ -61,7 +61,7 @@ function writeParts(res: ServerResponse, status: number, headers: OutgoingHttpHe
     const etag = headers["etag"];
     if (typeof etag === "string" && !etag.startsWith("W/")) headers["etag"] = `W/${etag}`;
   } else {
-    chunks = parts.map((p) => (typeof p === "string" ? p : inflatePart(p)));
+    chunks = parts.map(plainPart);
     headers["content-length"] = bodyLength(parts);
   }
   res.writeHead(status, headers);
@@ -92,7 +92,7 @@ export function writeSuccess(res: ServerResponse, route: Route, result: RpcResul
     const parts = renderedBody(route, route.method.output, result.message, slot);
     // Only bodies holding parts compressed ahead of time are sent compressed: compressing text
     // per request would cost more CPU than the transfer saves on the networks we serve.
-    writeParts(res, status, headers, parts, slot.acceptsDeflate && parts.some((p) => typeof p !== "string"));
+    writeParts(res, status, headers, parts, slot.acceptsDeflate && parts.some(isDeflated));
     return;
   }
   const body = serialize(route, route.method.output, result.message);

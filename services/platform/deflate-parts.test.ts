@@ -32,8 +32,18 @@ describe("zlibStream", () => {
 
   it("concatenates parts compressed ahead of time with text parts into one valid stream", () => {
     const parts: BodyPart[] = ['{"data":[', deflatePart(row(1)), ",", deflatePart(row(2)), ",", row(3), ",", deflatePart(""), deflatePart(row(4), 9), '],"meta":{}}'];
-    const text = parts.map((p) => (typeof p === "string" ? p : inflatePart(p))).join("");
+    const text = `{"data":[${row(1)},${row(2)},${row(3)},${row(4)}],"meta":{}}`;
     expect(JSON.parse(text).data).toHaveLength(4);
+    expect(inflatePart(parts[1] as ReturnType<typeof deflatePart>)).toBe(row(1));
+    expect(inflate(zlibStream(parts))).toBe(text);
+    expect(bodyText(parts)).toBe(text);
+    expect(bodyLength(parts)).toBe(Buffer.byteLength(text));
+  });
+
+  it("takes parts given as UTF-8 bytes", () => {
+    const bytes = Buffer.from(row(5), "utf8");
+    const parts: BodyPart[] = ["[", bytes, ",", Buffer.from("[1]"), ",", deflatePart(row(6)), "]"];
+    const text = `[${row(5)},[1],${row(6)}]`;
     expect(inflate(zlibStream(parts))).toBe(text);
     expect(bodyText(parts)).toBe(text);
     expect(bodyLength(parts)).toBe(Buffer.byteLength(text));

@@ -20,7 +20,12 @@ export interface DeflatedPart {
   readonly length: number;
 }
 
-export type BodyPart = string | DeflatedPart;
+/** Text, the UTF-8 bytes of text, or a part compressed ahead of time. */
+export type BodyPart = string | Buffer | DeflatedPart;
+
+export function isDeflated(part: BodyPart): part is DeflatedPart {
+  return typeof part !== "string" && !Buffer.isBuffer(part);
+}
 
 const BASE = 65521;
 /** The most bytes that can be summed before the sums must be reduced modulo BASE (zlib's NMAX). */
@@ -116,7 +121,8 @@ export function zlibStream(parts: readonly BodyPart[], level = 1): Buffer[] {
       continue;
     }
     flushText();
-    add(part);
+    if (Buffer.isBuffer(part)) add(part.length < STORE_BELOW ? storedPart(part) : deflatePart(part, level));
+    else add(part);
   }
   flushText();
   const trailer = Buffer.alloc(4);
@@ -127,12 +133,22 @@ export function zlibStream(parts: readonly BodyPart[], level = 1): Buffer[] {
 
 /** The body as text (a compressed part is inflated: only when a client does not take deflate). */
 export function bodyText(parts: readonly BodyPart[]): string {
-  return parts.map((p) => (typeof p === "string" ? p : inflatePart(p))).join("");
+  return parts.map(partText).join("");
+}
+
+/** A part as text or bytes, inflated if it was compressed. */
+export function plainPart(part: BodyPart): string | Buffer {
+  return isDeflated(part) ? inflatePart(part) : part;
+}
+
+function partText(part: BodyPart): string {
+  const p = plainPart(part);
+  return typeof p === "string" ? p : p.toString("utf8");
 }
 
 /** Length of the body's UTF-8 text in bytes. */
 export function bodyLength(parts: readonly BodyPart[]): number {
   let n = 0;
-  for (const p of parts) n += typeof p === "string" ? Buffer.byteLength(p) : p.length;
+  for (const p of parts) n += typeof p === "string" ? Buffer.byteLength(p) : p.length; // a compressed part: its text's length
   return n;
 }
