@@ -345,6 +345,13 @@ describe("pre-rendered responses", () => {
     expect((await raw(path, { "accept-encoding": "deflate;q=0, *" })).headers["content-encoding"]).toBeUndefined();
   });
 
+  it("prints the rendered rows compactly, numbers in their shortest form, as the edge prints messages", async () => {
+    for (const path of [`/tokens?${range()}`, `/users?${range()}&limit=100`]) {
+      const text = (await raw(path, {})).body.toString();
+      expect(text).toBe(JSON.stringify(JSON.parse(text)));
+    }
+  });
+
   it("prints the same JSON as the messages a gRPC client gets", async () => {
     const client = grpcClient(AnalyticsService, server.grpcUrl);
     const auth = { authorization: `Bearer ${owner.key}` };

@@ -173,14 +173,16 @@ async function insertUserRows(db: Executor, c: Chunk): Promise<void> {
       skill_calls, slash_commands, hooks, sessions, messages, user_messages, assistant_messages,
       files_created, files_edited, git_commits, git_prs_created, billable_tokens,
       primary_model, primary_model_tier, delegation_level, languages, clients, row_json)
-    select r.*, json_build_object(
-        'user_id', r.user_id, 'user_email', r.user_email, 'date', r.day, 'tool_calls', r.tool_calls,
-        'billable_tokens', round(r.billable_tokens, 2), 'primary_model', r.primary_model, 'primary_model_tier', r.primary_model_tier,
-        'files_created', r.files_created, 'files_edited', r.files_edited, 'git_commits', r.git_commits, 'git_prs_created', r.git_prs_created,
-        'mcp_calls', r.mcp_calls, 'skill_calls', r.skill_calls, 'slash_commands', r.slash_commands, 'hooks', r.hooks,
-        'sessions', r.sessions, 'messages', r.messages, 'user_messages', r.user_messages, 'assistant_messages', r.assistant_messages,
-        'autonomy_ratio', case when r.user_messages > 0 then r.tool_calls::float8 / r.user_messages else 0 end,
-        'delegation_level', r.delegation_level, 'languages', r.languages)::text
+    -- The row as the edge prints JSON: to_json of a record is compact (json_build_object writes
+    -- " : " and ", "), and float8 prints the shortest digits (numeric kept round()'s trailing zero).
+    select r.*, (select to_json(j) from (select
+        r.user_id, r.user_email, r.day as "date", r.tool_calls,
+        round(r.billable_tokens, 2)::float8 as billable_tokens, r.primary_model, r.primary_model_tier,
+        r.files_created, r.files_edited, r.git_commits, r.git_prs_created,
+        r.mcp_calls, r.skill_calls, r.slash_commands, r.hooks,
+        r.sessions, r.messages, r.user_messages, r.assistant_messages,
+        case when r.user_messages > 0 then r.tool_calls::float8 / r.user_messages else 0 end as autonomy_ratio,
+        r.delegation_level, r.languages) j)::text
     from (
       select ${c.orgId}::text as org_id, c.day, c.user_id, coalesce(u.email, c.user_email) as user_email, c.events, c.tool_calls, c.mcp_calls,
         c.skill_calls, c.slash_commands, c.hooks, c.sessions, c.messages, c.user_messages, c.assistant_messages,

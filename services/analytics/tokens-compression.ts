@@ -1,4 +1,5 @@
-// The rollup's last step for /tokens: each recomputed day's rendered row, compressed once
+// The rollup's last step for /tokens: each recomputed day's rendered row, printed compactly and
+// compressed once
 // (migration 0010), so requests that take deflate send stored bytes (platform/deflate-parts.ts).
 import { sql } from "kysely";
 import type { Executor } from "../database.js";
@@ -11,11 +12,15 @@ export async function compressTokensRows(db: Executor, orgId: string, days: read
     const { rows } = await sql<{ tokens_json: string }>`
       select tokens_json from analytics_daily
       where org_id = ${orgId} and day = ${day}::date and tokens_json is not null and tokens_deflate is null`.execute(db);
-    const text = rows[0]?.tokens_json;
-    if (text === undefined) continue;
+    const rendered = rows[0]?.tokens_json;
+    if (rendered === undefined) continue;
+    // Printed again as the edge prints JSON: Postgres' json_build_object/json_agg write " : " and
+    // ", " and numerics keep trailing zeros; the same values, a tenth fewer bytes.
+    const text = JSON.stringify(JSON.parse(rendered));
     const part = deflatePart(text);
     await sql`
-      update analytics_daily set tokens_deflate = ${part.deflated}, tokens_adler32 = ${part.adler32}, tokens_bytes = ${part.length}
+      update analytics_daily set tokens_json = ${text}, tokens_md5 = md5(${text}::text),
+        tokens_deflate = ${part.deflated}, tokens_adler32 = ${part.adler32}, tokens_bytes = ${part.length}
       where org_id = ${orgId} and day = ${day}::date`.execute(db);
   }
 }
