@@ -7,17 +7,18 @@ import type { AnalyticsService, TelemetryService } from "../../gen/agentplane/an
 import type { Database } from "../database.js";
 import { requireRole } from "../platform/auth.js";
 import { principalOf, type Principal } from "../platform/context.js";
+import { bodyText } from "../platform/deflate-parts.js";
 import { invalidArgument } from "../platform/errors.js";
 import { renderedResponseSlot } from "../platform/rendered-response.js";
 import type { Logger } from "../platform/logger.js";
 import { CACHE_CONTROL, etagOf, etagOfParts, matchesIfNoneMatch } from "./caching.js";
 import { addDays, dayOf, parseDayRange, type DayRange } from "./dates.js";
 import { ingestEvents } from "./ingest.js";
-import { readActivityDays, readProductivityDays, readRenderedTokens, readTokensByModel, readToolsDays, readUsersPage, type RenderedUserDay } from "./queries.js";
+import { readActivityDays, readProductivityDays, readTokensByModel, readToolsDays, readUsersPage, type RenderedUserDay } from "./queries.js";
 import { parseRollupRange } from "./rollup-range.js";
 import { rollupRange } from "./rollup.js";
 import { DeflatedDayCache, loadTokensParts, planTokens, readTokensDigests } from "./tokens-body.js";
-import { activityGroupRows, activityRows, productivityRows, renderedTokensRows, tokensGroupRows, toolsGroupRows, toolsRows } from "./rows.js";
+import { activityGroupRows, activityRows, productivityRows, tokensGroupRows, toolsGroupRows, toolsRows } from "./rows.js";
 
 export interface AnalyticsDeps {
   db: Kysely<Database>;
@@ -112,21 +113,18 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
       if (groupBy(req.groupBy, "model")) return envelope(ctx, principal, range, tokensGroupRows(await readTokensByModel(deps.db, principal.orgId, range)));
       // The rows were rendered by the rollup: the ETag comes from their digests.
       const meta = { orgId: principal.orgId, startDate: range.start, endDate: range.end };
-      const etagOf = (digests: readonly string[]) => etagOfParts(["tokens", JSON.stringify(meta), ...digests]);
+      // The in-process edge splices the stored rows in as they are (compressed when the client
+      // takes it); any other caller gets messages parsed from their text. The digests alone
+      // decide a 304.
       const slot = renderedResponseSlot(ctx);
-      if (slot !== undefined) {
-        // The in-process edge splices the stored rows in as they are; the digests alone decide a 304.
-        const plan = planTokens(range, await readTokensDigests(deps.db, principal.orgId, range), slot.acceptsDeflate);
-        // A compressed answer is another representation of the same data: a weak validator.
-        const etag = etagOf(plan.digests);
-        if (notModified(ctx, plan.deflated ? `W/${etag}` : etag)) return { data: [], meta };
-        slot.rendered = { jsonName: "data", parts: await loadTokensParts(deps.db, tokensCache, principal.orgId, plan) };
-        return { data: [], meta };
-      }
-      // Any other caller gets messages, parsed once from the rows' joined text.
-      const rows = renderedTokensRows(range, await readRenderedTokens(deps.db, principal.orgId, range));
-      if (notModified(ctx, etagOf(rows.digests))) return { data: [], meta };
-      return { data: JSON.parse(rows.json) as JsonObject[], meta };
+      const plan = planTokens(range, await readTokensDigests(deps.db, principal.orgId, range), slot?.acceptsDeflate ?? false);
+      const etag = etagOfParts(["tokens", JSON.stringify(meta), ...plan.digests]);
+      // A compressed answer is another representation of the same data: a weak validator.
+      if (notModified(ctx, plan.deflated ? `W/${etag}` : etag)) return { data: [], meta };
+      const parts = await loadTokensParts(deps.db, tokensCache, principal.orgId, plan);
+      if (slot === undefined) return { data: JSON.parse(bodyText(parts)) as JsonObject[], meta };
+      slot.rendered = { jsonName: "data", parts };
+      return { data: [], meta };
     },
 
     async getTools(req, ctx) {

@@ -26,21 +26,6 @@ export async function readTokensByModel(db: Executor, orgId: string, range: DayR
   return result.rows;
 }
 
-/** A rolled-up day's /tokens row, rendered by the rollup (JSON text), and its digest. */
-export interface RenderedTokensDay {
-  day: string;
-  tokens_json: string;
-  tokens_md5: string;
-}
-
-export async function readRenderedTokens(db: Executor, orgId: string, range: DayRange): Promise<RenderedTokensDay[]> {
-  const result = await sql<RenderedTokensDay>`
-    select day, tokens_json, tokens_md5 from analytics_daily
-    where org_id = ${orgId} and day between ${range.start}::date and ${range.end}::date and tokens_json is not null
-    order by day`.execute(db);
-  return result.rows;
-}
-
 export interface ToolsDay {
   day: string;
   tool_calls: number;

@@ -4,7 +4,7 @@
 // row messages in analytics.proto (TokensRow, TokensGroupRow, ...).
 import type { JsonObject } from "@bufbuild/protobuf";
 import { eachDay, type DayRange } from "./dates.js";
-import type { ActivityDay, ProductivityDay, RenderedTokensDay, TokensByModelDay, ToolsDay } from "./queries.js";
+import type { ActivityDay, ProductivityDay, TokensByModelDay, ToolsDay } from "./queries.js";
 
 /** Byte-order comparison (the "C" collation the database sorts keys with, for ASCII keys). */
 export const byKey = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
@@ -17,23 +17,6 @@ function fill<T extends { day: string }>(range: DayRange, stored: readonly T[], 
 /** The /tokens row of a day without model usage or without a rollup: zeros, empty breakdowns. */
 export function zeroTokensRow(date: string): string {
   return JSON.stringify({ date, billable_tokens: 0, input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, by_model: [], by_user: [] });
-}
-
-/**
- * The /tokens rows of the range as one JSON array text, from the rows the rollup rendered (a
- * day's by_user alone can be hundreds of kilobytes: joining texts is far cheaper than building
- * objects), and the parts its ETag is computed from: each day's digest, or its date when empty.
- */
-export function renderedTokensRows(range: DayRange, stored: readonly RenderedTokensDay[]): { json: string; digests: string[] } {
-  const byDay = new Map(stored.map((d) => [d.day, d]));
-  const rows: string[] = [];
-  const digests: string[] = [];
-  for (const date of eachDay(range.start, range.end)) {
-    const d = byDay.get(date);
-    rows.push(d ? d.tokens_json : zeroTokensRow(date));
-    digests.push(d ? d.tokens_md5 : `zero ${date}`);
-  }
-  return { json: `[${rows.join(",")}]`, digests };
 }
 
 /** group_by=model: billable, input and output tokens per model and day. */

@@ -1,8 +1,8 @@
-// The /tokens data array for the in-process REST edge (platform/rendered-response.ts): the
-// rows the rollup rendered, spliced in as text or, for a client that takes deflate, as the
-// compressed copies the rollup stored (migration 0010). Compressed days are kept in a bounded
-// in-memory cache: a past day's row never changes unless the day is rolled up again, which
-// changes its digest, part of the cache key.
+// The /tokens data array, from the rows the rollup rendered: as text parts (gRPC callers get them
+// parsed into messages; the in-process REST edge splices them in, platform/rendered-response.ts)
+// or, for a client of the edge that takes deflate, as the compressed copies the rollup stored
+// (migration 0010). Compressed days are kept in a bounded in-memory cache: a past day's row never
+// changes unless the day is rolled up again, which changes its digest, part of the cache key.
 import { sql } from "kysely";
 import type { Executor } from "../database.js";
 import type { BodyPart, DeflatedPart } from "../platform/deflate-parts.js";

@@ -108,11 +108,11 @@ export function zlibStream(parts: readonly BodyPart[], level = 1): Buffer[] {
     out.push(p.deflated);
     checksum = adler32Combine(checksum, p.adler32, p.length);
   };
+  const addBytes = (bytes: Buffer) => add(bytes.length < STORE_BELOW ? storedPart(bytes) : deflatePart(bytes, level));
   let text = "";
   const flushText = () => {
     if (text === "") return;
-    const bytes = Buffer.from(text, "utf8");
-    add(bytes.length < STORE_BELOW ? storedPart(bytes) : deflatePart(bytes, level));
+    addBytes(Buffer.from(text, "utf8"));
     text = "";
   };
   for (const part of parts) {
@@ -121,7 +121,7 @@ export function zlibStream(parts: readonly BodyPart[], level = 1): Buffer[] {
       continue;
     }
     flushText();
-    if (Buffer.isBuffer(part)) add(part.length < STORE_BELOW ? storedPart(part) : deflatePart(part, level));
+    if (Buffer.isBuffer(part)) addBytes(part);
     else add(part);
   }
   flushText();
