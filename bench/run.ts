@@ -203,6 +203,10 @@ async function main() {
       GRPC_PORT: String(grpcPort),
       SERVICES: "all",
       SEED_DEMO: "false",
+      // The request paths only: started on this data set, the rollup schedule would first catch
+      // up every day the data set's own rollup did not record as swept, a re-rollup of 90 days
+      // running through the first cases.
+      WORKERS: "false",
       LOG_LEVEL: options.logLevel,
     },
     join(workDir, "service.log"),

@@ -39,7 +39,7 @@ export interface StartOptions {
   database?: DatabaseHandle<Database>;
   /** An already open key-value store (tests); otherwise opened from the configuration. */
   kv?: KeyValueStore;
-  /** Run background workers (schedulers, provisioners). Default true. */
+  /** Run background workers (schedulers, provisioners). Default: config.workers (WORKERS). */
   workers?: boolean;
 }
 
@@ -130,7 +130,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
   }
 
   const workers: Worker[] = [];
-  if (options.workers !== false) for (const module of modules) if (module.start) workers.push(await module.start(platform));
+  if (options.workers ?? config.workers) for (const module of modules) if (module.start) workers.push(await module.start(platform));
 
   const grpcUrl = urlOf(config.host, grpcPort);
   const restUrl = restPort === undefined ? undefined : urlOf(config.host, restPort);

@@ -19,6 +19,12 @@ export interface Config {
   readonly edgeUpstreamUrl: string | undefined;
   /** Create the demo organization on first start with the embedded database. */
   readonly seedDemo: boolean;
+  /**
+   * WORKERS, default true: run the background workers (the analytics rollup schedule, the
+   * computers provisioner, the idempotency-key pruner) beside the services. false serves
+   * requests only, e.g. in API replicas while one deployment runs the workers.
+   */
+  readonly workers: boolean;
   /** REQUEST_TIMEOUT_MS, default 30 000 (Envoy's route timeout in envoy.yaml): the REST edge's deadline per request; past it the answer is 504. */
   readonly requestTimeoutMs: number;
   /** The E2B sandbox API that provisions e2b computers; undefined when E2B_API_KEY is unset. */
@@ -74,6 +80,14 @@ function positiveMs(env: Env, name: string, fallback: number): number {
   if (raw === undefined || raw === "") return fallback;
   if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new ConfigError(name, `must be a positive number of milliseconds, got "${raw}"`);
   return Number(raw);
+}
+
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (raw === "true") return true;
+  if (raw === "false") return false;
+  throw new ConfigError(name, `must be true or false, got "${raw.slice(0, 40)}"`);
 }
 
 /** Expands SERVICES ("all" or a comma list) into module names, rejecting unknown names. */
@@ -135,6 +149,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     edgeUpstreamUrl,
     seedDemo: env.SEED_DEMO !== "false",
+    workers: flag(env, "WORKERS", true),
     requestTimeoutMs: positiveMs(env, "REQUEST_TIMEOUT_MS", 30_000),
     e2b: e2bConfig(env),
   };
