@@ -11,6 +11,7 @@ import * as analytics0007 from "./analytics/migrations/0007_analytics_rendered_r
 import * as analytics0008 from "./analytics/migrations/0008_analytics_event_id_claims.js";
 import * as sessions0009 from "./sessions/migrations/0009_sessions_request_path.js";
 import * as analytics0010 from "./analytics/migrations/0010_analytics_tokens_deflated.js";
+import * as analytics0011 from "./analytics/migrations/0011_analytics_users_digest.js";
 
 export const migrations: Record<string, Migration> = {
   "0001_organization": organization0001,
@@ -23,4 +24,5 @@ export const migrations: Record<string, Migration> = {
   "0008_analytics_event_id_claims": analytics0008,
   "0009_sessions_request_path": sessions0009,
   "0010_analytics_tokens_deflated": analytics0010,
+  "0011_analytics_users_digest": analytics0011,
 };

@@ -110,6 +110,38 @@ describe("analytics handlers", () => {
     ]);
   });
 
+  it("gives a /users page a new ETag when a rollup changes its rows, and each page its own", async () => {
+    const day = "2027-02-20";
+    const range = { startDate: day, endDate: day, limit: 1 };
+    const etagOf = async (req: typeof range & { cursor?: string }) => {
+      let etag = "";
+      const res = await clients.owner.getUsers(req, { onHeader: (h) => (etag = h.get("etag") ?? "") });
+      return { etag, res };
+    };
+    const message = { type: "message", time: `${day}T10:00:00Z`, orgId, userId, client: "web", role: "user" };
+    await telemetry.ingest({ events: [{ ...message, eventId: "u-1" }] });
+    await telemetry.rollup({ fromDate: day, toDate: day, orgId });
+    const first = await etagOf(range);
+    expect(first.res.data.map((r) => r.messages)).toEqual([1]);
+    // The same rows again: the same validator.
+    await telemetry.rollup({ fromDate: day, toDate: day, orgId });
+    expect((await etagOf(range)).etag).toBe(first.etag);
+
+    // A late event changes the day's row: a client holding the old ETag gets the new page.
+    await telemetry.ingest({ events: [{ ...message, eventId: "u-2", time: `${day}T11:00:00Z` }] });
+    await telemetry.rollup({ fromDate: day, toDate: day, orgId });
+    let code: string | null = null;
+    const fresh = await clients.owner.getUsers(range, { headers: { "if-none-match": first.etag }, onHeader: (h) => (code = h.get("x-http-code")) });
+    expect(code).toBeNull();
+    expect(fresh.data.map((r) => r.messages)).toEqual([2]);
+    const second = await etagOf(range);
+    expect(second.etag).not.toBe(first.etag);
+
+    // Another page of the same range (another cursor or limit) is another representation.
+    expect((await etagOf({ ...range, cursor: userId })).etag).not.toBe(second.etag);
+    expect((await etagOf({ ...range, limit: 2 })).etag).not.toBe(second.etag);
+  });
+
   it("rolls up finished days only", async () => {
     const err = await rejection(telemetry.rollup({ fromDate: "2027-02-28", toDate: "2027-03-01" }));
     expect(err.code).toBe(Code.InvalidArgument);

@@ -246,7 +246,9 @@ async function insertDayRows(db: Executor, c: Chunk): Promise<number> {
         coalesce(percentile_cont(0.9) within group (order by tool_calls::float8 / user_messages) filter (where user_messages > 0), 0) as ratio_p90,
         sum(sessions) as sessions, sum(messages) as messages, sum(user_messages) as user_messages,
         sum(files_created) as files_created, sum(files_edited) as files_edited,
-        sum(git_commits) as git_commits, sum(git_prs_created) as git_prs_created
+        sum(git_commits) as git_commits, sum(git_prs_created) as git_prs_created,
+        -- The day's /users rows in page order: their ETag (queries.ts readDayVersions).
+        md5(string_agg(row_json, ',' order by user_id)) as users_md5
       from analytics_user_daily where org_id = ${c.orgId} and day = any(${days})
       group by day
     ), mt as (
@@ -314,7 +316,7 @@ async function insertDayRows(db: Executor, c: Chunk): Promise<number> {
       autonomy_ratio_avg, autonomy_ratio_p50, autonomy_ratio_p90, distinct_sessions,
       tool_calls_auto_high, tool_calls_auto_medium, tool_calls_auto_low, tool_calls_manual,
       daily_active_users, daily_active_users_by_client, sessions, messages, user_messages,
-      files_created, files_edited, by_extension, by_language, git_commits, git_prs_created, tokens_json, tokens_md5)
+      files_created, files_edited, by_extension, by_language, git_commits, git_prs_created, tokens_json, tokens_md5, users_md5)
     select ${c.orgId}, t.day, t.events,
       t.billable_tokens, t.input_tokens, t.output_tokens, t.cache_read_tokens, t.cache_write_tokens, t.by_model::jsonb,
       t.tool_calls, coalesce(b.by_tool, '[]'), t.mcp_users, coalesce(b.mcp_by_server, '[]'), t.skills, coalesce(b.skills_by_name, '[]'),
@@ -325,7 +327,7 @@ async function insertDayRows(db: Executor, c: Chunk): Promise<number> {
         'non-interactive-cli', nullif(t.cli_users, 0))),
       t.sessions, t.messages, t.user_messages,
       t.files_created, t.files_edited, coalesce(b.by_extension, '[]'), coalesce(b.by_language, '[]'), t.git_commits, t.git_prs_created,
-      t.tokens_json, md5(t.tokens_json)
+      t.tokens_json, md5(t.tokens_json), t.users_md5
     from (
       select ut.*, coalesce(mt.billable_tokens, 0) as billable_tokens, coalesce(mt.input_tokens, 0) as input_tokens,
         coalesce(mt.output_tokens, 0) as output_tokens, coalesce(mt.cache_read_tokens, 0) as cache_read_tokens,

@@ -136,6 +136,8 @@ export interface DailyTable {
   tokens_json: string | null;
   /** md5 of tokens_json: the /tokens ETag is computed from these, not from megabytes of JSON. */
   tokens_md5: string | null;
+  /** md5 of the day's /users rows in user order (migration 0011): their pages' ETag; null on days rolled up before it. */
+  users_md5: string | null;
   /** tokens_json compressed by the rollup (migration 0010); null until the day is rolled up again. */
   tokens_deflate: Buffer | null;
   tokens_adler32: Count | null;
