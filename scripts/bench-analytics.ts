@@ -10,16 +10,22 @@
 // event_id: skips the idempotency claims), --keep (keep the database), --reuse NAME (a database
 // an earlier run kept: no generating or ingest, only the rollup and the reads), --json.
 //
-// Reads go through node:http and are timed to the last byte received, not decoded: /tokens is
-// timed twice, as text and compressed (what a client that sends `Accept-Encoding: deflate`, as
-// browsers, curl --compressed and fetch do, receives); the time a client takes to inflate it is
-// printed beside it.
+// Reads come from a load generator in a process of its own (bench/timed-gets.ts), over one
+// keep-alive connection, timed to the last byte received, not decoded; each case's last answer
+// is then decoded and checked. /tokens is timed twice, as text and compressed (what a client
+// that sends `Accept-Encoding: deflate`, as browsers, curl --compressed and fetch do, receives);
+// the time a client takes to inflate it is printed beside it.
+//
+// The reads go to the service in a process of its own (compiled, `agentplane serve`, all
+// modules), as deployed: a server in this process would share its event loop with the client,
+// and its heap with the generator's garbage. On PGlite (no DATABASE_URL) it runs in this process.
 //
 // Database: a fresh database on DATABASE_URL's (or TEST_DATABASE_URL's) server, dropped at the
 // end; without either, an in-memory PGlite (far slower: one transaction at a time).
-import { Agent, get as httpGet } from "node:http";
-import { cpus } from "node:os";
-import { inflateSync } from "node:zlib";
+import { spawn } from "node:child_process";
+import { cpus, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { Kysely } from "kysely";
 import { parseArgs } from "node:util";
 import type { Database } from "../services/database.js";
@@ -38,6 +44,8 @@ import { IN_MEMORY_DATA_DIR } from "../services/platform/pglite.js";
 import { createLogger } from "../services/platform/logger.js";
 import { startServer } from "../services/server.js";
 import { createTestDatabase } from "../test/support/database.js";
+import { buildService } from "../bench/build.js";
+import { freePort, spawnNode, waitForPorts } from "../bench/processes.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -74,19 +82,6 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
 }
 
-/** GET, the body as received (not decoded). */
-function rawGet(url: string, headers: Record<string, string>): Promise<{ status: number; encoding: string | undefined; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const req = httpGet(url, { headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode!, encoding: res.headers["content-encoding"], body: Buffer.concat(chunks) }));
-      res.on("error", reject);
-    });
-    req.on("error", reject);
-  });
-}
-const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 
 /** A database an earlier run kept (--keep), migrated to the latest schema. */
 async function openKeptDatabase(serverUrl: string | undefined, name: string, logger: ReturnType<typeof createLogger>) {
@@ -109,6 +104,57 @@ async function keptOrganization(db: Kysely<Database>): Promise<{ orgId: string; 
     .executeTakeFirstOrThrow();
   const { key } = await createApiKey(db, owner.orgId, owner.userId);
   return { orgId: owner.orgId, key };
+}
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+interface TimedGets {
+  times: number[];
+  bytes: number;
+  encoding: string | null;
+  inflateMs: number | null;
+}
+
+/** Runs the load generator (bench/timed-gets.ts, compiled) in a process of its own. */
+function timedGets(buildDir: string, job: { url: string; headers: Record<string, string>; warmup: number; count: number }): Promise<TimedGets> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(buildDir, "bench/timed-gets.js"), JSON.stringify(job)], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString("utf8")));
+    child.stderr.on("data", (d: Buffer) => (err += d.toString("utf8")));
+    child.once("error", reject);
+    child.once("exit", (code) => (code === 0 ? resolve(JSON.parse(out) as TimedGets) : reject(new Error(`the load generator failed (${code}): ${err.slice(0, 2000)}`))));
+  });
+}
+
+/**
+ * The service the reads go to: `agentplane serve` compiled (bench/build.ts), in a child process,
+ * on the benchmark's database; in this process when the database is an in-memory PGlite.
+ */
+async function startReadServer(buildDir: string, serverUrl: string | undefined, dbName: string | null, logger: ReturnType<typeof createLogger>, database: NonNullable<Parameters<typeof startServer>[2]>["database"]) {
+  if (serverUrl === undefined || dbName === null) {
+    const config = loadConfig({ PORT: "0", GRPC_PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", SEED_DEMO: "false" });
+    const server = await startServer(config, logger, { database, kv: new MemoryKeyValueStore(), workers: false });
+    if (server.restUrl === undefined) throw new Error("the service started without its REST edge");
+    return { restUrl: server.restUrl, description: "the service in this process (in-memory PGlite)", stop: () => server.stop() };
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${dbName}`;
+  const [restPort, grpcPort] = [await freePort(), await freePort()];
+  const logFile = join(tmpdir(), `agentplane-bench-analytics-${process.pid}.log`);
+  const env = { ...process.env, NODE_OPTIONS: "", DATABASE_URL: url.toString(), REDIS_URL: "", HOST: "127.0.0.1", PORT: String(restPort), GRPC_PORT: String(grpcPort), SERVICES: "all", SEED_DEMO: "false", LOG_LEVEL: "warn",
+    // The reads only: the rollup schedule would first re-roll every day this run's rollup (one
+    // organization's, as `agentplane rollup --org` does) did not record as swept.
+    WORKERS: "false" };
+  const child = spawnNode([join(buildDir, "services/cli/main.js"), "serve"], env, logFile, ROOT);
+  try {
+    await waitForPorts(child.child, [restPort, grpcPort], 120_000, "the service");
+  } catch (err) {
+    await child.stop();
+    throw err;
+  }
+  return { restUrl: `http://127.0.0.1:${restPort}`, description: `agentplane serve in a child process (log: ${logFile})`, stop: () => child.stop() };
 }
 
 async function main() {
@@ -179,9 +225,10 @@ async function main() {
     const rollupMs = performance.now() - t;
     log(`rollup (with the statistics refresh): ${rolled.events} events over ${rolled.days} days in ${(rollupMs / 1000).toFixed(1)} s`);
 
-    // Latency through the REST edge (the whole server in this process, as `npm start` runs it).
-    const config = loadConfig({ PORT: "0", GRPC_PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", SEED_DEMO: "false" });
-    const server = await startServer(config, logger, { database, kv: new MemoryKeyValueStore(), workers: false });
+    // Latency through the REST edge, of the service as it is deployed (readServer says how).
+    const buildDir = await buildService(ROOT);
+    const server = await startReadServer(buildDir, serverUrl, database.name ?? null, logger, database);
+    log(`reads: ${server.description}`);
     const range = `startDate=${days[0]}&endDate=${yesterday}`;
     const latency: Record<string, { p50: number; p99: number; bytes: number }> = {};
     let inflateMs = 0;
@@ -194,26 +241,12 @@ async function main() {
         [`/activity (${DAYS} days)`, `/api/v1/analytics/activity?${range}`, browser],
         [`/users?limit=100 (${DAYS} days)`, `/api/v1/analytics/users?${range}&limit=100`, browser],
       ] as const) {
-        const times: number[] = [];
-        let body: Buffer = Buffer.alloc(0);
-        let encoding: string | undefined;
-        for (let i = 0; i < REQUESTS + 3; i++) {
-          const start = performance.now();
-          const res = await rawGet(server.restUrl + path, { authorization: `Bearer ${key}`, "accept-encoding": acceptEncoding });
-          const ms = performance.now() - start;
-          if (res.status !== 200) throw new Error(`${path}: HTTP ${res.status} ${res.body.toString().slice(0, 200)}`);
-          body = res.body;
-          encoding = res.encoding;
-          if (i >= 3) times.push(ms); // the first three warm up
-        }
-        if (encoding === "deflate") {
-          const t0 = performance.now();
-          inflateSync(body);
-          inflateMs = performance.now() - t0;
-        }
-        times.sort((a, b) => a - b);
-        latency[name] = { p50: percentile(times, 0.5), p99: percentile(times, 0.99), bytes: body.length };
-        log(`${name}: p50 ${latency[name].p50.toFixed(1)} ms, p99 ${latency[name].p99.toFixed(1)} ms, ${body.length} bytes${encoding ? ` (${encoding})` : ""}`);
+        // The first three warm up.
+        const res = await timedGets(buildDir, { url: server.restUrl + path, headers: { authorization: `Bearer ${key}`, "accept-encoding": acceptEncoding }, warmup: 3, count: REQUESTS });
+        if (res.inflateMs !== null) inflateMs = res.inflateMs;
+        const times = res.times.sort((a, b) => a - b);
+        latency[name] = { p50: percentile(times, 0.5), p99: percentile(times, 0.99), bytes: res.bytes };
+        log(`${name}: p50 ${latency[name].p50.toFixed(1)} ms, p99 ${latency[name].p99.toFixed(1)} ms, ${res.bytes} bytes${res.encoding ? ` (${res.encoding})` : ""}`);
       }
     } finally {
       await server.stop();
