@@ -4,6 +4,7 @@
 // the rest of the tree changes nothing.
 import { sql, type RawBuilder } from "kysely";
 import type { Executor } from "../database.js";
+import { compiledQuery } from "../platform/compiled-query.js";
 import { ownUsageOf, type SessionRow, type UsageColumns } from "./queries.js";
 import type { StoredTokenUsage } from "./tables.js";
 import type { UsageNode } from "./usage.js";
@@ -55,6 +56,15 @@ export async function loadTrees(db: Executor, orgId: string, rootIds: readonly s
   return rows.map((r) => ({ id: r.id, parentId: r.parent_session_id, own: ownUsageOf(r), reported: r.reported ?? {} }));
 }
 
+const sessionWithTree = (db: Executor, orgId: string, sessionId: string) =>
+  db.selectFrom("sessions as s").selectAll("s").select(treeJsonOf("s").as("tree")).where("s.org_id", "=", orgId).where("s.id", "=", sessionId);
+
+// GetSession's statement, built and compiled once per variant (platform/compiled-query.ts).
+const findAny = compiledQuery(2, (db, orgId: string, sessionId: string) => sessionWithTree(db as Executor, orgId, sessionId));
+const findOwned = compiledQuery(3, (db, orgId: string, sessionId: string, ownerId: string) =>
+  sessionWithTree(db as Executor, orgId, sessionId).where("s.user_id", "=", ownerId),
+);
+
 /**
  * The session if it exists in the organization (and, when `ownerId` is given, belongs to that
  * user), with the rest of its tree: what GetSession shows, in one statement.
@@ -65,9 +75,8 @@ export async function findSessionWithTree(
   sessionId: string,
   ownerId?: string,
 ): Promise<{ row: SessionRow; tree: UsageNode[] } | undefined> {
-  let q = db.selectFrom("sessions as s").selectAll("s").select(treeJsonOf("s").as("tree")).where("s.org_id", "=", orgId).where("s.id", "=", sessionId);
-  if (ownerId !== undefined) q = q.where("s.user_id", "=", ownerId);
-  const found = await q.executeTakeFirst();
+  const result = ownerId === undefined ? await findAny(db, orgId, sessionId) : await findOwned(db, orgId, sessionId, ownerId);
+  const found = result.rows[0];
   if (!found) return undefined;
   const { tree, ...row } = found;
   return { row, tree: usageNodesOfJson(tree) };
