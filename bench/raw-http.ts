@@ -113,6 +113,11 @@ class ResponseReader {
       const colon = line.indexOf(":");
       if (colon > 0) this.headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
     }
+    if (status === 204 || status === 304) {
+      // Never a body (RFC 9110 §6.4.1), whatever the headers say.
+      this.state = "done";
+      return;
+    }
     if (/\bchunked\b/i.test(this.headers.get("transfer-encoding") ?? "")) {
       this.state = "chunk-size";
       return;
