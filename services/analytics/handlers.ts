@@ -70,8 +70,13 @@ function notModified(ctx: HandlerContext, etag: string): boolean {
   return true;
 }
 
+/** The envelope's meta every endpoint shares (spec §2.1). */
+function metaOf(principal: Principal, range: DayRange) {
+  return { orgId: principal.orgId, startDate: range.start, endDate: range.end };
+}
+
 function envelope(ctx: HandlerContext, principal: Principal, range: DayRange, data: JsonObject[]) {
-  const meta = { orgId: principal.orgId, startDate: range.start, endDate: range.end };
+  const meta = metaOf(principal, range);
   if (notModified(ctx, etagOf({ data, meta }))) return { data: [], meta };
   return { data, meta };
 }
@@ -112,7 +117,7 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
       const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
       if (groupBy(req.groupBy, "model")) return envelope(ctx, principal, range, tokensGroupRows(await readTokensByModel(deps.db, principal.orgId, range)));
       // The rows were rendered by the rollup: the ETag comes from their digests.
-      const meta = { orgId: principal.orgId, startDate: range.start, endDate: range.end };
+      const meta = metaOf(principal, range);
       // The in-process edge splices the stored rows in as they are (compressed when the client
       // takes it); any other caller gets messages parsed from their text. The digests alone
       // decide a 304.
@@ -153,15 +158,9 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
       if (req.cursor.length > MAX_CURSOR) throw invalidArgument("cursor", `must be a user ID from meta.next_cursor (at most ${MAX_CURSOR} characters)`);
       // The page follows from the request and the days' rollups: a 304 reads no rows.
       const etag = etagOfParts(["users", principal.orgId, range.start, range.end, String(limit), req.cursor, ...(await readDayVersions(deps.db, principal.orgId, range))]);
-      if (notModified(ctx, etag)) return { data: [], meta: { orgId: principal.orgId, startDate: range.start, endDate: range.end, hasMore: false, nextCursor: "" } };
+      if (notModified(ctx, etag)) return { data: [], meta: { ...metaOf(principal, range), hasMore: false, nextCursor: "" } };
       const page = await readUsersPage(deps.db, principal.orgId, range, limit, req.cursor === "" ? undefined : req.cursor);
-      const meta = {
-        orgId: principal.orgId,
-        startDate: range.start,
-        endDate: range.end,
-        hasMore: page.hasMore,
-        nextCursor: page.hasMore ? page.lastUserId! : "",
-      };
+      const meta = { ...metaOf(principal, range), hasMore: page.hasMore, nextCursor: page.hasMore ? page.lastUserId! : "" };
       const slot = renderedResponseSlot(ctx);
       if (slot !== undefined) {
         // The in-process edge prints the rows as the rollup rendered them.
