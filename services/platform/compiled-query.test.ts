@@ -1,4 +1,4 @@
-import { sql, type Migration } from "kysely";
+import { sql, type Kysely, type Migration, type Transaction } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../test/support/database.js";
 import { compiledQuery } from "./compiled-query.js";
@@ -6,6 +6,7 @@ import { compiledQuery } from "./compiled-query.js";
 interface Db {
   pets: { id: number; owner: string; name: string; age: number };
 }
+type Exec = Kysely<Db> | Transaction<Db>;
 
 const petsMigration: Migration = {
   async up(db) {
@@ -34,11 +35,11 @@ describe("compiledQuery", () => {
   });
 
   // Constants of the query (the age bound, the limit) stay in place among the arguments.
-  const build = (db: TestDatabase<Db>["db"], owner: string, name: string) =>
+  const build = (db: Exec, owner: string, name: string) =>
     db.selectFrom("pets").select(["id", "name"]).where("owner", "=", owner).where("age", "<", 8).where("name", "<>", name).orderBy("id").limit(10);
 
   it("answers as the query built anew each time, for every argument", async () => {
-    const find = compiledQuery(2, (db, owner: string, name: string) => build(db as TestDatabase<Db>["db"], owner, name));
+    const find = compiledQuery(2, (db: Exec, owner: string, name: string) => build(db, owner, name));
     for (const [owner, name] of [
       ["ann", "Tom"],
       ["bob", "Rex"],
@@ -52,7 +53,7 @@ describe("compiledQuery", () => {
   });
 
   it("runs in a transaction it is given", async () => {
-    const find = compiledQuery(1, (db, owner: string) => db.selectFrom("pets").select("id").where("owner", "=", owner).orderBy("id"));
+    const find = compiledQuery(1, (db: Exec, owner: string) => db.selectFrom("pets").select("id").where("owner", "=", owner).orderBy("id"));
     await database.db.transaction().execute(async (trx) => {
       await trx.insertInto("pets").values({ id: 5, owner: "dan", name: "Zed", age: 2 }).execute();
       expect((await find(trx, "dan")).rows).toEqual([{ id: 5 }]);
@@ -61,9 +62,9 @@ describe("compiledQuery", () => {
   });
 
   it("refuses a call with the wrong number of arguments, and an argument the query never uses", async () => {
-    const find = compiledQuery(1, (db, owner: string) => db.selectFrom("pets").select("id").where("owner", "=", owner));
+    const find = compiledQuery(1, (db: Exec, owner: string) => db.selectFrom("pets").select("id").where("owner", "=", owner));
     await expect((find as (...a: unknown[]) => Promise<unknown>)(database.db, "ann", "extra")).rejects.toThrow("expected 1 arguments, got 2");
-    const unused = compiledQuery(2, (db, owner: string, _name: string) => db.selectFrom("pets").select("id").where("owner", "=", owner));
+    const unused = compiledQuery(2, (db: Exec, owner: string, _name: string) => db.selectFrom("pets").select("id").where("owner", "=", owner));
     await expect(unused(database.db, "ann", "Rex")).rejects.toThrow("1 argument(s) never reach the query");
   });
 });

@@ -8,17 +8,15 @@
 // not depend on the argument values (each variant of a query gets its own compiled form).
 import { CompiledQuery, type Compilable, type Kysely, type QueryResult, type Transaction } from "kysely";
 
-type AnyExecutor = Kysely<any> | Transaction<any>;
-
 /** A compiled parameter: the caller's argument at this index, or a constant of the query. */
 type Slot = { arg: number } | { value: unknown };
 
 const placeholder = (i: number) => `\u0000compiled-query-argument-${i}\u0000`;
 
-export function compiledQuery<Row, Args extends unknown[]>(
+export function compiledQuery<DB, Row, Args extends unknown[]>(
   arity: Args["length"],
-  build: (db: AnyExecutor, ...args: Args) => Compilable<Row>,
-): (db: AnyExecutor, ...args: Args) => Promise<QueryResult<Row>> {
+  build: (db: Kysely<DB> | Transaction<DB>, ...args: Args) => Compilable<Row>,
+): (db: Kysely<DB> | Transaction<DB>, ...args: Args) => Promise<QueryResult<Row>> {
   let compiled: { sql: string; slots: Slot[] } | undefined;
   return async (db, ...args) => {
     if (args.length !== arity) throw new Error(`compiledQuery: expected ${arity} arguments, got ${args.length}`);

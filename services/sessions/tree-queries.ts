@@ -60,9 +60,9 @@ const sessionWithTree = (db: Executor, orgId: string, sessionId: string) =>
   db.selectFrom("sessions as s").selectAll("s").select(treeJsonOf("s").as("tree")).where("s.org_id", "=", orgId).where("s.id", "=", sessionId);
 
 // GetSession's statement, built and compiled once per variant (platform/compiled-query.ts).
-const findAny = compiledQuery(2, (db, orgId: string, sessionId: string) => sessionWithTree(db as Executor, orgId, sessionId));
-const findOwned = compiledQuery(3, (db, orgId: string, sessionId: string, ownerId: string) =>
-  sessionWithTree(db as Executor, orgId, sessionId).where("s.user_id", "=", ownerId),
+const findAny = compiledQuery(2, (db: Executor, orgId: string, sessionId: string) => sessionWithTree(db, orgId, sessionId));
+const findOwned = compiledQuery(3, (db: Executor, orgId: string, sessionId: string, ownerId: string) =>
+  sessionWithTree(db, orgId, sessionId).where("s.user_id", "=", ownerId),
 );
 
 /**
