@@ -5,8 +5,9 @@
 //   node timed-gets.js '{"url": "...", "headers": {...}, "warmup": 3, "count": 100}'
 //
 // Sequential GETs on one keep-alive connection (bench/raw-http.ts), each timed to the last byte
-// received, not decoded nor kept; then the last answer, kept, is decoded (inflated when compressed, timed) and checked: it
-// parses as JSON and holds rows. Prints one JSON line: { times, bytes, encoding, inflateMs }.
+// received, not decoded nor kept; then the last answer, kept, is decoded (inflated when
+// compressed, timed) and checked: it parses as JSON and holds rows. Prints one JSON line:
+// { times, bytes, encoding, inflateMs }.
 import { inflateSync } from "node:zlib";
 import { RawHttpClient } from "./raw-http.js";
 

@@ -82,7 +82,6 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
 }
 
-
 /** A database an earlier run kept (--keep), migrated to the latest schema. */
 async function openKeptDatabase(serverUrl: string | undefined, name: string, logger: ReturnType<typeof createLogger>) {
   if (!serverUrl) throw new Error("--reuse needs DATABASE_URL");
@@ -143,10 +142,21 @@ async function startReadServer(buildDir: string, serverUrl: string | undefined, 
   url.pathname = `/${dbName}`;
   const [restPort, grpcPort] = [await freePort(), await freePort()];
   const logFile = join(tmpdir(), `agentplane-bench-analytics-${process.pid}.log`);
-  const env = { ...process.env, NODE_OPTIONS: "", DATABASE_URL: url.toString(), REDIS_URL: "", HOST: "127.0.0.1", PORT: String(restPort), GRPC_PORT: String(grpcPort), SERVICES: "all", SEED_DEMO: "false", LOG_LEVEL: "warn",
+  const env = {
+    ...process.env,
+    NODE_OPTIONS: "",
+    DATABASE_URL: url.toString(),
+    REDIS_URL: "",
+    HOST: "127.0.0.1",
+    PORT: String(restPort),
+    GRPC_PORT: String(grpcPort),
+    SERVICES: "all",
+    SEED_DEMO: "false",
+    LOG_LEVEL: "warn",
     // The reads only: the rollup schedule would first re-roll every day this run's rollup (one
     // organization's, as `agentplane rollup --org` does) did not record as swept.
-    WORKERS: "false" };
+    WORKERS: "false",
+  };
   const child = spawnNode([join(buildDir, "services/cli/main.js"), "serve"], env, logFile, ROOT);
   try {
     await waitForPorts(child.child, [restPort, grpcPort], 120_000, "the service");
@@ -225,7 +235,7 @@ async function main() {
     const rollupMs = performance.now() - t;
     log(`rollup (with the statistics refresh): ${rolled.events} events over ${rolled.days} days in ${(rollupMs / 1000).toFixed(1)} s`);
 
-    // Latency through the REST edge, of the service as it is deployed (readServer says how).
+    // Latency through the REST edge, of the service as it is deployed (startReadServer says how).
     const buildDir = await buildService(ROOT);
     const server = await startReadServer(buildDir, serverUrl, database.name ?? null, logger, database);
     log(`reads: ${server.description}`);
