@@ -45,7 +45,7 @@ import { createLogger } from "../services/platform/logger.js";
 import { startServer } from "../services/server.js";
 import { createTestDatabase } from "../test/support/database.js";
 import { buildService } from "../bench/build.js";
-import { freePort, spawnNode, waitForPorts } from "../bench/processes.js";
+import { cpuDelta, cpuOf, freePort, pidsNamed, sampleMachine, spawnNode, waitForPorts } from "../bench/processes.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -183,6 +183,9 @@ async function main() {
     let ingested = 0;
     let ingestMs = 0;
     let generateMs = 0;
+    // CPU of the ingest's timed periods: this process (validation, encoding), Postgres (every
+    // process of the server: backends, WAL writer, checkpointer) and the machine's idle time.
+    const ingestCpu = { nodeMs: 0, postgresMs: 0, busyMs: 0, totalMs: 0 };
     if (args.reuse) {
       ({ orgId, key } = await keptOrganization(db));
       log(`reusing ${args.reuse}: organization ${orgId}`);
@@ -213,6 +216,9 @@ async function main() {
         const dayEvents: IncomingEvent[] = [];
         for (const userDay of generateTelemetry({ ...opts, days: [d] })) for (const e of userDay) dayEvents.push(e);
         generateMs += performance.now() - t;
+        const pgBefore = await cpuOf(await pidsNamed("postgres"));
+        const nodeBefore = process.cpuUsage();
+        const machineBefore = await sampleMachine();
         t = performance.now();
         let next = 0;
         const worker = async () => {
@@ -225,6 +231,14 @@ async function main() {
         };
         await Promise.all(Array.from({ length: CONCURRENCY }, worker));
         ingestMs += performance.now() - t;
+        const nodeUsed = process.cpuUsage(nodeBefore);
+        ingestCpu.nodeMs += (nodeUsed.user + nodeUsed.system) / 1000;
+        ingestCpu.postgresMs += cpuDelta(pgBefore, await cpuOf(await pidsNamed("postgres")));
+        const machineAfter = await sampleMachine();
+        if (machineBefore && machineAfter) {
+          ingestCpu.busyMs += machineAfter.busyMs - machineBefore.busyMs;
+          ingestCpu.totalMs += machineAfter.totalMs - machineBefore.totalMs;
+        }
         log(`  ${d}: ${dayEvents.length} events; total ${ingested} (${Math.round(ingested / (ingestMs / 1000))} ev/s)`);
       }
     }
@@ -272,6 +286,9 @@ async function main() {
       ingestEventsPerSecond: Math.round(ingested / (ingestMs / 1000)),
       ingestSeconds: +(ingestMs / 1000).toFixed(1),
       generateSeconds: +(generateMs / 1000).toFixed(1),
+      // Per event stored: microseconds of CPU in this process and in Postgres; the machine's share idle.
+      ingestCpuMicrosPerEvent: ingested > 0 ? { node: +((ingestCpu.nodeMs * 1000) / ingested).toFixed(1), postgres: +((ingestCpu.postgresMs * 1000) / ingested).toFixed(1) } : null,
+      ingestIdleShare: ingestCpu.totalMs > 0 ? +(1 - ingestCpu.busyMs / ingestCpu.totalMs).toFixed(2) : null,
       rollupEventsPerSecond: Math.round(rolled.events / (rollupMs / 1000)),
       rollupSeconds: +(rollupMs / 1000).toFixed(1),
       inflateMs: +inflateMs.toFixed(1),
@@ -283,6 +300,9 @@ async function main() {
         [
           `events ingested:   ${ingested} (${USERS} users, ${DAYS} days, event ids ${result.eventIds ? "on" : "off"})`,
           `ingest:            ${result.ingestEventsPerSecond} events/s (${result.ingestSeconds} s; generating took another ${result.generateSeconds} s)`,
+          ...(result.ingestCpuMicrosPerEvent
+            ? [`ingest CPU:        ${result.ingestCpuMicrosPerEvent.node} µs/event here, ${result.ingestCpuMicrosPerEvent.postgres} µs/event in Postgres; machine idle ${Math.round((result.ingestIdleShare ?? NaN) * 100)}%`]
+            : []),
           `rollup:            ${result.rollupEventsPerSecond} events/s (${result.rollupSeconds} s)`,
           ...Object.entries(result.latencyMs).map(([k, v]) => `${(k + ":").padEnd(40)} p50 ${v.p50} ms, p99 ${v.p99} ms (${v.bytes} bytes)`),
           `inflating the compressed /tokens:        ${result.inflateMs} ms (in the client, once)`,
