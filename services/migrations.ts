@@ -12,6 +12,7 @@ import * as analytics0008 from "./analytics/migrations/0008_analytics_event_id_c
 import * as sessions0009 from "./sessions/migrations/0009_sessions_request_path.js";
 import * as analytics0010 from "./analytics/migrations/0010_analytics_tokens_deflated.js";
 import * as analytics0011 from "./analytics/migrations/0011_analytics_users_digest.js";
+import * as analytics0012 from "./analytics/migrations/0012_analytics_events_org_day.js";
 
 export const migrations: Record<string, Migration> = {
   "0001_organization": organization0001,
@@ -25,4 +26,5 @@ export const migrations: Record<string, Migration> = {
   "0009_sessions_request_path": sessions0009,
   "0010_analytics_tokens_deflated": analytics0010,
   "0011_analytics_users_digest": analytics0011,
+  "0012_analytics_events_org_day": analytics0012,
 };

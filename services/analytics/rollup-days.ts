@@ -35,9 +35,14 @@ function chunkOf(orgId: string, days: readonly string[]): Chunk {
  */
 const eachDayOf = (c: Chunk) => sql`unnest(${c.days}::date[]) as d(day)`;
 
-/** The raw events of the organization on day `d.day` (a range of the (org_id, occurred_at) index). */
+/**
+ * The raw events of the organization on day `d.day`: one key of the (org_id, UTC day) index
+ * (migration 0012). The range on occurred_at says the same; it is there for the partitions,
+ * which are ranges of occurred_at: the executor skips every month but the day's.
+ */
 const eventsOfDay = (c: Chunk) =>
-  sql`e.org_id = ${c.orgId} and e.occurred_at >= (d.day::timestamp at time zone 'UTC') and e.occurred_at < ((d.day + 1)::timestamp at time zone 'UTC')`;
+  sql`e.org_id = ${c.orgId} and (e.occurred_at at time zone 'UTC')::date = d.day
+    and e.occurred_at >= (d.day::timestamp at time zone 'UTC') and e.occurred_at < ((d.day + 1)::timestamp at time zone 'UTC')`;
 
 async function clearDays(db: Executor, c: Chunk): Promise<void> {
   for (const table of ["analytics_user_model_daily", "analytics_user_daily", "analytics_daily"] as const) {

@@ -201,7 +201,7 @@ async function markPending(db: Executor, days: ReadonlyArray<[string, string]>):
     on conflict (org_id, day) do update set touched_at = now()`.execute(db);
 }
 
-/** The order of stored rows: the key of the (org_id, occurred_at) index the rollup reads by. */
+/** The order of stored rows: by organization, then time (so by the (org_id, UTC day) index's key). */
 function byOrgAndTime(a: EventRow, b: EventRow): number {
   if (a.orgId !== b.orgId) return a.orgId < b.orgId ? -1 : 1;
   return a.occurredAt.getTime() - b.occurredAt.getTime();
@@ -211,10 +211,10 @@ function byOrgAndTime(a: EventRow, b: EventRow): number {
 type PreparedEvents = Array<{ rows: EventRow[]; data: Buffer | null }>;
 
 /**
- * The rows in chunks, in the order of the (org_id, occurred_at) index: each insertion into it
- * lands next to the one before, in a page that is at hand (about a third cheaper than in
- * arrival order, where a batch of many users' sessions jumps around the day), and a day's rows
- * lie together in the table. Chunks that go by COPY are encoded here.
+ * The rows in chunks, by organization and time: the rows of one key of the (org_id, UTC day)
+ * index arrive one after the other, each landing where the one before did, in a page at hand;
+ * and an organization's day lies together in the table, in time order, for the rollup that
+ * reads it. Chunks that go by COPY are encoded here.
  */
 function prepareEvents(unordered: readonly EventRow[], copy: boolean): PreparedEvents {
   const rows = unordered.slice().sort(byOrgAndTime);

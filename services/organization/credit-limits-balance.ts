@@ -27,13 +27,24 @@ export async function creditsUsedThisMonth(db: Executor, orgId: string, userId: 
       select coalesce(sum(u.billable_tokens), 0) as credits from analytics_user_daily u
       where u.org_id = ${orgId} and u.user_id = ${userId} and u.day in (select day from rolled)
     ),
+    -- The month's days not rolled up (today, and any day waiting for its rollup), each read as
+    -- one key of the raw events' (org_id, UTC day) index: only those days' events, not the
+    -- organization's month. The range on occurred_at leaves the other months' partitions out.
+    unrolled as (
+      select g.day::date as day from generate_series(${start}::date, ${next}::date - 1, interval '1 day') as g(day)
+      where g.day::date not in (select day from rolled)
+    ),
     from_events as (
-      select coalesce(sum((e.input_tokens + e.output_tokens + e.cache_write_tokens + e.cache_read_tokens * 0.1) * coalesce(m.multiplier, 1)), 0) as credits
-      from analytics_events e
-      left join analytics_credit_multipliers m on m.model_id = e.model_id
-      where e.org_id = ${orgId} and e.user_id = ${userId} and e.type = 'model_usage'
-        and e.occurred_at >= ${start}::timestamptz and e.occurred_at < ${next}::timestamptz
-        and (e.occurred_at at time zone 'UTC')::date not in (select day from rolled)
+      select coalesce(sum(day_credits.credits), 0) as credits
+      from unrolled u
+      cross join lateral (
+        select sum((e.input_tokens + e.output_tokens + e.cache_write_tokens + e.cache_read_tokens * 0.1) * coalesce(m.multiplier, 1)) as credits
+        from analytics_events e
+        left join analytics_credit_multipliers m on m.model_id = e.model_id
+        where e.org_id = ${orgId} and (e.occurred_at at time zone 'UTC')::date = u.day
+          and e.occurred_at >= (u.day::timestamp at time zone 'UTC') and e.occurred_at < ((u.day + 1)::timestamp at time zone 'UTC')
+          and e.user_id = ${userId} and e.type = 'model_usage'
+      ) day_credits
     )
     select from_rollup.credits + from_events.credits as used from from_rollup, from_events`.execute(db);
   return Number(result.rows[0]?.used ?? 0);
