@@ -201,23 +201,25 @@ async function markPending(db: Executor, days: ReadonlyArray<[string, string]>):
     on conflict (org_id, day) do update set touched_at = now()`.execute(db);
 }
 
-/** The order of stored rows: by organization, then time (so by the (org_id, UTC day) index's key). */
-function byOrgAndTime(a: EventRow, b: EventRow): number {
+/** The order of stored rows: the key of the (org_id, UTC day) index the rollup reads by. */
+function byOrgAndDay(a: EventRow, b: EventRow): number {
   if (a.orgId !== b.orgId) return a.orgId < b.orgId ? -1 : 1;
-  return a.occurredAt.getTime() - b.occurredAt.getTime();
+  return Math.floor(a.occurredAt.getTime() / DAY_MS) - Math.floor(b.occurredAt.getTime() / DAY_MS);
 }
 
 /** Rows to store, a statement's worth per chunk, each with its COPY data when it goes by COPY. */
 type PreparedEvents = Array<{ rows: EventRow[]; data: Buffer | null }>;
 
 /**
- * The rows in chunks, by organization and time: the rows of one key of the (org_id, UTC day)
- * index arrive one after the other, each landing where the one before did, in a page at hand;
- * and an organization's day lies together in the table, in time order, for the rollup that
- * reads it. Chunks that go by COPY are encoded here.
+ * The rows in chunks, by the (org_id, UTC day) index's key: the rows of one key go one after
+ * the other, each landing in the index where the one before did, in a page at hand, and an
+ * organization's day lies together in the table for the rollup. Within a key the sort is stable:
+ * rows keep the batch's order, which sends one user's or session's events together (a client's
+ * batch, or a file written user by user), and the COPY encoder then copies their repeated ids
+ * from the row before instead of encoding them again. Chunks that go by COPY are encoded here.
  */
 function prepareEvents(unordered: readonly EventRow[], copy: boolean): PreparedEvents {
-  const rows = unordered.slice().sort(byOrgAndTime);
+  const rows = unordered.slice().sort(byOrgAndDay);
   const chunks: PreparedEvents = [];
   for (let i = 0; i < rows.length; i += CHUNK) {
     const chunk = rows.slice(i, i + CHUNK);
