@@ -13,6 +13,7 @@ import * as sessions0009 from "./sessions/migrations/0009_sessions_request_path.
 import * as analytics0010 from "./analytics/migrations/0010_analytics_tokens_deflated.js";
 import * as analytics0011 from "./analytics/migrations/0011_analytics_users_digest.js";
 import * as analytics0012 from "./analytics/migrations/0012_analytics_events_org_day.js";
+import * as analytics0013 from "./analytics/migrations/0013_analytics_pending_marks.js";
 
 export const migrations: Record<string, Migration> = {
   "0001_organization": organization0001,
@@ -27,4 +28,5 @@ export const migrations: Record<string, Migration> = {
   "0010_analytics_tokens_deflated": analytics0010,
   "0011_analytics_users_digest": analytics0011,
   "0012_analytics_events_org_day": analytics0012,
+  "0013_analytics_pending_marks": analytics0013,
 };

@@ -43,7 +43,7 @@ export async function organizationsActiveAround(db: Executor, day: string): Prom
 /** Past days that received events after (or before any) rollup, by organization, through `through`. */
 export async function pendingDays(db: Executor, through: string): Promise<Map<string, string[]>> {
   const result = await sql<{ org_id: string; day: string }>`
-    select org_id, day from analytics_pending_days where day <= ${through}::date order by org_id, day`.execute(db);
+    select distinct org_id, day from analytics_pending_days where day <= ${through}::date order by org_id, day`.execute(db);
   const byOrg = new Map<string, string[]>();
   for (const r of result.rows) {
     const list = byOrg.get(r.org_id) ?? [];

@@ -10,6 +10,7 @@ import { createOrganization, createUser } from "../organization/queries.js";
 import type { IncomingEvent } from "./events.js";
 import { ingestEvents } from "./ingest.js";
 import { rollupOrganization } from "./rollup.js";
+import { rollupDays } from "./rollup-days.js";
 import { runTick } from "./scheduler.js";
 import { createTelemetrySink } from "./sink.js";
 
@@ -68,6 +69,38 @@ describe("rollup schedule", () => {
     expect(await day("2026-05-05")).toEqual({ daily_active_users: 2, weekly_active_users: 2, monthly_active_users: 2, git_commits: 3 });
     expect(await day("2026-05-08")).toMatchObject({ weekly_active_users: 2, monthly_active_users: 2 });
     expect((await sql<{ n: number }>`select count(*) as n from analytics_pending_days`.execute(database.db)).rows[0]?.n).toBe(0);
+  });
+
+  it("keeps the pending mark of events committed after its snapshot, for the next rollup", async () => {
+    const org = (await createOrganization(database.db, { name: "Interlock" })).id;
+    const ann = (await createUser(database.db, { orgId: org, email: "ann@interlock.test", role: "owner" })).id;
+    const commit = (time: string): IncomingEvent => ({ type: "git_commit", time, orgId: org, userId: ann, client: "web" });
+    const now = at("2026-05-20T09:00:00Z");
+    const marks = async () => (await sql<{ n: number }>`select count(*)::int as n from analytics_pending_days where org_id = ${org}`.execute(database.db)).rows[0]?.n;
+    const commits = async () =>
+      (await sql<{ n: number }>`select git_commits::int as n from analytics_daily where org_id = ${org} and day = '2026-05-10'`.execute(database.db)).rows[0]?.n;
+
+    // Two batches of the same past day: two marks, and neither waited for the other.
+    await Promise.all([ingestEvents(database.db, [commit("2026-05-10T08:00:00Z")], now), ingestEvents(database.db, [commit("2026-05-10T09:00:00Z")], now)]);
+    expect(await marks()).toBe(2);
+
+    // A rollup takes its snapshot; a third batch of that day commits after it.
+    await database.db
+      .transaction()
+      .setIsolationLevel("repeatable read")
+      .execute(async (trx) => {
+        await sql`select 1`.execute(trx);
+        await ingestEvents(database.db, [commit("2026-05-10T10:00:00Z")], now);
+        await rollupDays(trx, org, ["2026-05-10"]);
+      });
+    // The rollup counted what its snapshot saw and deleted those marks only.
+    expect(await commits()).toBe(2);
+    expect(await marks()).toBe(1);
+
+    // The next rollup counts the late batch and clears its mark.
+    await rollupOrganization(database.db, org, ["2026-05-10"], { through: "2026-05-19" });
+    expect(await commits()).toBe(3);
+    expect(await marks()).toBe(0);
   });
 
   it("lets concurrent runs take turns with the same result", async () => {

@@ -173,7 +173,7 @@ async function insertEventArrays(db: Executor, rows: readonly EventRow[]): Promi
 
 const DAY_MS = 86_400_000;
 
-/** The (organization, day) pairs before `today` among the rows, in key order. */
+/** The distinct (organization, day) pairs before `today` among the rows, in key order. */
 function pastDays(rows: readonly EventRow[], today: string): Array<[string, string]> {
   const todayNumber = Date.parse(`${today}T00:00:00Z`) / DAY_MS;
   const pairs = new Map<string, [string, number]>();
@@ -191,14 +191,16 @@ function pastDays(rows: readonly EventRow[], today: string): Array<[string, stri
     .map(([orgId, day]) => [orgId, new Date(day * DAY_MS).toISOString().slice(0, 10)]);
 }
 
-/** Marks the days pending (in key order: concurrent batches take their row locks alike). */
+/**
+ * Marks the days pending: a new mark per day, never an update of an earlier one (migration
+ * 0013), so concurrent batches of one day take no lock on each other. The rollup deletes the
+ * marks its snapshot sees; this batch's mark, committed with its events, is seen with them.
+ */
 async function markPending(db: Executor, days: ReadonlyArray<[string, string]>): Promise<void> {
   if (days.length === 0) return;
   await sql`
     insert into analytics_pending_days (org_id, day)
-    select org_id, day from unnest(${text(days.map((d) => d[0]))}, ${sql`${textArray(days.map((d) => d[1]))}::date[]`}) with ordinality as p(org_id, day, n)
-    order by n
-    on conflict (org_id, day) do update set touched_at = now()`.execute(db);
+    select * from unnest(${text(days.map((d) => d[0]))}, ${sql`${textArray(days.map((d) => d[1]))}::date[]`})`.execute(db);
 }
 
 /** The order of stored rows: the key of the (org_id, UTC day) index the rollup reads by. */

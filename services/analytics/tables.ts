@@ -54,7 +54,10 @@ export interface EventIdsTable {
   event_id: string;
 }
 
-/** Past (organization, day) pairs that received events after their rollup (or before any). */
+/**
+ * Past (organization, day) pairs that received events after their rollup (or before any): one
+ * row per ingest that stored such events (an append-only log; a day may have several).
+ */
 export interface PendingDaysTable {
   org_id: string;
   day: Day;
