@@ -67,6 +67,10 @@ describe("validateEvent", () => {
     expect(reason({ ...common, type: "file_op", op: "deleted", path: "a", language: "x" })).toMatch(/^op: /);
     expect(reason({ ...common, type: "file_op", op: "edited", language: "x" })).toMatch(/^path: is required/);
     expect(reason({ ...common, userId: "u".repeat(257) })).toMatch(/^user_id: must be at most 256 characters/);
+    // Postgres text cannot hold U+0000: required, optional and the hook's matcher alike.
+    expect(reason({ ...common, userId: "u\u00001" })).toBe("user_id: must not contain the NUL character (U+0000)");
+    expect(reason({ ...common, sessionId: "s\u0000" })).toBe("session_id: must not contain the NUL character (U+0000)");
+    expect(reason({ ...common, type: "hook", event: "PreToolUse", matcher: "Bash\u0000", command: "lint" })).toBe("matcher: must not contain the NUL character (U+0000)");
   });
 });
 

@@ -105,14 +105,22 @@ function fail(field: string, problem: string): never {
 
 function requiredText(value: string | undefined, field: string, max = MAX_TEXT): string {
   if (value === undefined || value === "") fail(field, "is required");
-  if (value.length > max) fail(field, `must be at most ${max} characters`);
-  return value;
+  return storableText(value, field, max);
 }
 
 /** Optional strings: absent and "" both mean "not set". */
 function optionalText(value: string | undefined, field: string, max = MAX_TEXT): string | null {
   if (value === undefined || value === "") return null;
+  return storableText(value, field, max);
+}
+
+/**
+ * A string Postgres can store as text: within the length limit, and without U+0000, which no
+ * Postgres text value can hold (stored as is, it would fail the batch's whole statement).
+ */
+function storableText(value: string, field: string, max: number): string {
   if (value.length > max) fail(field, `must be at most ${max} characters`);
+  if (value.includes("\u0000")) fail(field, "must not contain the NUL character (U+0000)");
   return value;
 }
 
@@ -278,8 +286,7 @@ function toRow(e: IncomingEvent, nowMs: number): EventRow {
     case "hook":
       row.hookEvent = requiredText(e.event, "event");
       // A hook on an event without tools (Stop, Notification) has no matcher.
-      row.hookMatcher = e.matcher ?? "";
-      if (row.hookMatcher.length > MAX_TEXT) fail("matcher", `must be at most ${MAX_TEXT} characters`);
+      row.hookMatcher = storableText(e.matcher ?? "", "matcher", MAX_TEXT);
       row.hookCommand = requiredText(e.command, "command");
       break;
     case "file_op":

@@ -137,6 +137,19 @@ describe("storing events", () => {
     expect(pending.rows.map((r) => r.day)).toEqual(["2026-03-01", "2026-03-03"]);
   });
 
+  it("rejects an event with a NUL character by itself; the rest of the batch is stored", async () => {
+    // Postgres text cannot hold U+0000: stored as is, it would fail the whole batch's COPY.
+    const events: IncomingEvent[] = [
+      { ...base(), eventId: "nul-ok-1" },
+      { ...base(), type: "tool_call", tool: "Re\u0000ad", autonomyLevel: "manual", eventId: "nul-bad" },
+      ...Array.from({ length: 120 }, (_, i): IncomingEvent => ({ ...base(), eventId: `nul-ok-${i + 2}` })),
+    ];
+    const result = await ingestEvents(database.db, events, NOW);
+    expect(result.accepted).toBe(121);
+    expect(result.rejected).toEqual([{ index: 1, reason: "tool: must not contain the NUL character (U+0000)" }]);
+    expect((await storedIds("nul-")).length).toBe(121);
+  });
+
   it("ingests through ingestEvents with duplicates counted", async () => {
     const events = Array.from({ length: 150 }, (_, i): IncomingEvent => ({ ...base(), eventId: `ingest-${i % 140}` }));
     expect(await ingestEvents(database.db, events, NOW)).toEqual({ accepted: 140, duplicates: 10, rejected: [] });
