@@ -71,7 +71,8 @@ describe("rollup schedule", () => {
     expect((await sql<{ n: number }>`select count(*) as n from analytics_pending_days`.execute(database.db)).rows[0]?.n).toBe(0);
   });
 
-  it("keeps the pending mark of events committed after its snapshot, for the next rollup", async () => {
+  // Two connections at once (a rollup's open transaction and an ingest): the embedded PGlite has one.
+  it.skipIf(!process.env.TEST_DATABASE_URL)(`keeps the pending mark of events committed after its snapshot, for the next rollup${process.env.TEST_DATABASE_URL ? "" : " (skipped: needs TEST_DATABASE_URL)"}`, async () => {
     const org = (await createOrganization(database.db, { name: "Interlock" })).id;
     const ann = (await createUser(database.db, { orgId: org, email: "ann@interlock.test", role: "owner" })).id;
     const commit = (time: string): IncomingEvent => ({ type: "git_commit", time, orgId: org, userId: ann, client: "web" });
