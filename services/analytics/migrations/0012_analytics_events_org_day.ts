@@ -2,12 +2,12 @@
 //
 // The rollup reads one organization's UTC day of raw events, never a finer range. Its index was
 // (org_id, occurred_at): a distinct key per event, so every stored event descended to its own
-// place in it, and the ingest spent about as much on that index as on all the rest of the row
-// (5 of 13 µs of Postgres CPU per event, bench:analytics). Keyed by (org_id, UTC day) instead,
-// an organization's day is one key: B-tree deduplication keeps its rows as posting lists (the
-// index is about a sixth of the size), and a batch's rows all land where the key's newest rows
-// are. The day is an expression (timezone('UTC', occurred_at)::date is immutable), so the table
-// keeps its columns; readers state the same expression to use it.
+// place in it; without it, Postgres's CPU per stored event fell from 12.8 to 7.7 µs
+// (bench:analytics, 12 days). Keyed by (org_id, UTC day) instead, an organization's day is one
+// key: B-tree deduplication keeps its rows as posting lists (23 MB for 3 million events), and a
+// batch's rows all land where the key's newest rows are. The day is an expression
+// (timezone('UTC', occurred_at)::date is immutable), so the table keeps its columns; readers
+// state the same expression to use it.
 import { sql, type Kysely } from "kysely";
 
 export async function up(db: Kysely<any>): Promise<void> {
