@@ -12,6 +12,7 @@
 import { sql, type RawBuilder } from "kysely";
 import type { Executor } from "../database.js";
 import { AUTONOMY_MODES } from "./events.js";
+import { rawEventsOfDay } from "./raw-events-of-day.js";
 import { compressTokensRows } from "./tokens-compression.js";
 
 /** Bits of analytics_user_daily.clients. */
@@ -35,14 +36,8 @@ function chunkOf(orgId: string, days: readonly string[]): Chunk {
  */
 const eachDayOf = (c: Chunk) => sql`unnest(${c.days}::date[]) as d(day)`;
 
-/**
- * The raw events of the organization on day `d.day`: one key of the (org_id, UTC day) index
- * (migration 0012). The range on occurred_at says the same; it is there for the partitions,
- * which are ranges of occurred_at: the executor skips every month but the day's.
- */
-const eventsOfDay = (c: Chunk) =>
-  sql`e.org_id = ${c.orgId} and (e.occurred_at at time zone 'UTC')::date = d.day
-    and e.occurred_at >= (d.day::timestamp at time zone 'UTC') and e.occurred_at < ((d.day + 1)::timestamp at time zone 'UTC')`;
+/** The raw events of the organization on day `d.day` (one key of the (org_id, UTC day) index). */
+const eventsOfDay = (c: Chunk) => rawEventsOfDay("e", c.orgId, sql.raw("d.day"));
 
 async function clearDays(db: Executor, c: Chunk): Promise<void> {
   for (const table of ["analytics_user_model_daily", "analytics_user_daily", "analytics_daily"] as const) {

@@ -5,6 +5,7 @@
 // same formula, so the figure is current and nothing counts twice. One statement: one snapshot,
 // consistent even while a rollup commits.
 import { sql } from "kysely";
+import { rawEventsOfDay } from "../analytics/raw-events-of-day.js";
 import type { Executor } from "../database.js";
 
 /** First day of `now`'s UTC month and of the next one, YYYY-MM-DD. */
@@ -29,7 +30,7 @@ export async function creditsUsedThisMonth(db: Executor, orgId: string, userId: 
     ),
     -- The month's days not rolled up (today, and any day waiting for its rollup), each read as
     -- one key of the raw events' (org_id, UTC day) index: only those days' events, not the
-    -- organization's month. The range on occurred_at leaves the other months' partitions out.
+    -- organization's month.
     unrolled as (
       select g.day::date as day from generate_series(${start}::date, ${next}::date - 1, interval '1 day') as g(day)
       where g.day::date not in (select day from rolled)
@@ -41,9 +42,7 @@ export async function creditsUsedThisMonth(db: Executor, orgId: string, userId: 
         select sum((e.input_tokens + e.output_tokens + e.cache_write_tokens + e.cache_read_tokens * 0.1) * coalesce(m.multiplier, 1)) as credits
         from analytics_events e
         left join analytics_credit_multipliers m on m.model_id = e.model_id
-        where e.org_id = ${orgId} and (e.occurred_at at time zone 'UTC')::date = u.day
-          and e.occurred_at >= (u.day::timestamp at time zone 'UTC') and e.occurred_at < ((u.day + 1)::timestamp at time zone 'UTC')
-          and e.user_id = ${userId} and e.type = 'model_usage'
+        where ${rawEventsOfDay("e", orgId, sql.raw("u.day"))} and e.user_id = ${userId} and e.type = 'model_usage'
       ) day_credits
     )
     select from_rollup.credits + from_events.credits as used from from_rollup, from_events`.execute(db);
