@@ -173,22 +173,26 @@ async function insertEventArrays(db: Executor, rows: readonly EventRow[]): Promi
 
 const DAY_MS = 86_400_000;
 
-/** The distinct (organization, day) pairs before `today` among the rows, in key order. */
+/** The row's UTC day as a number of days since 1970-01-01. */
+const dayNumber = (r: EventRow) => Math.floor(r.occurredAt.getTime() / DAY_MS);
+
+/**
+ * The distinct (organization, day) pairs before `today` among the rows. In no particular order:
+ * their marks are new rows that lock nothing (markPending).
+ */
 function pastDays(rows: readonly EventRow[], today: string): Array<[string, string]> {
   const todayNumber = Date.parse(`${today}T00:00:00Z`) / DAY_MS;
   const pairs = new Map<string, [string, number]>();
   let lastOrg = "";
   let lastDay = NaN;
   for (const r of rows) {
-    const day = Math.floor(r.occurredAt.getTime() / DAY_MS);
+    const day = dayNumber(r);
     if (day >= todayNumber || (day === lastDay && r.orgId === lastOrg)) continue;
     lastOrg = r.orgId;
     lastDay = day;
     pairs.set(`${r.orgId}\u0000${day}`, [r.orgId, day]);
   }
-  return [...pairs.values()]
-    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]))
-    .map(([orgId, day]) => [orgId, new Date(day * DAY_MS).toISOString().slice(0, 10)]);
+  return [...pairs.values()].map(([orgId, day]) => [orgId, new Date(day * DAY_MS).toISOString().slice(0, 10)]);
 }
 
 /**
@@ -206,7 +210,7 @@ async function markPending(db: Executor, days: ReadonlyArray<[string, string]>):
 /** The order of stored rows: the key of the (org_id, UTC day) index the rollup reads by. */
 function byOrgAndDay(a: EventRow, b: EventRow): number {
   if (a.orgId !== b.orgId) return a.orgId < b.orgId ? -1 : 1;
-  return Math.floor(a.occurredAt.getTime() / DAY_MS) - Math.floor(b.occurredAt.getTime() / DAY_MS);
+  return dayNumber(a) - dayNumber(b);
 }
 
 /** Rows to store, a statement's worth per chunk, each with its COPY data when it goes by COPY. */
