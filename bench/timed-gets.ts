@@ -8,7 +8,7 @@
 // received, not decoded nor kept; then the last answer, kept, is decoded (inflated when
 // compressed, timed) and checked: it parses as JSON and holds rows. Prints one JSON line:
 // { times, bytes, encoding, inflateMs }.
-import { inflateSync } from "node:zlib";
+import { gunzipSync, inflateSync } from "node:zlib";
 import { RawHttpClient } from "./raw-http.js";
 
 interface Job {
@@ -37,9 +37,9 @@ async function main(): Promise<void> {
   const encoding = last!.headers.get("content-encoding");
   let text = last!.body!;
   let inflateMs: number | null = null;
-  if (encoding === "deflate") {
+  if (encoding === "deflate" || encoding === "gzip") {
     const start = performance.now();
-    text = inflateSync(text);
+    text = encoding === "gzip" ? gunzipSync(text) : inflateSync(text);
     inflateMs = performance.now() - start;
   } else if (encoding !== undefined) throw new Error(`${path}: unexpected Content-Encoding ${encoding}`);
   const parsed = JSON.parse(text.toString("utf8")) as { data?: unknown[] };

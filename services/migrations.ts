@@ -14,6 +14,7 @@ import * as analytics0010 from "./analytics/migrations/0010_analytics_tokens_def
 import * as analytics0011 from "./analytics/migrations/0011_analytics_users_digest.js";
 import * as analytics0012 from "./analytics/migrations/0012_analytics_events_org_day.js";
 import * as analytics0013 from "./analytics/migrations/0013_analytics_pending_marks.js";
+import * as analytics0014 from "./analytics/migrations/0014_analytics_tokens_crc32.js";
 
 export const migrations: Record<string, Migration> = {
   "0001_organization": organization0001,
@@ -29,4 +30,5 @@ export const migrations: Record<string, Migration> = {
   "0011_analytics_users_digest": analytics0011,
   "0012_analytics_events_org_day": analytics0012,
   "0013_analytics_pending_marks": analytics0013,
+  "0014_analytics_tokens_crc32": analytics0014,
 };

@@ -2,7 +2,7 @@
 // and read back through the REST edge. Every metric of every endpoint, grouped and not, is checked
 // against an independent reference computation over the raw events (analytics-reference.ts).
 import { get as httpGet, type IncomingHttpHeaders } from "node:http";
-import { inflateSync } from "node:zlib";
+import { gunzipSync, inflateSync } from "node:zlib";
 import { fromJson, toJson, type JsonObject } from "@bufbuild/protobuf";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -341,8 +341,24 @@ describe("pre-rendered responses", () => {
     // Either validator revalidates either representation.
     expect((await raw(path, { "accept-encoding": "deflate", "if-none-match": plain.headers["etag"]! })).status).toBe(304);
     expect((await raw(path, { "if-none-match": packed.headers["etag"]! })).status).toBe(304);
-    // Refusing deflate gets the text.
-    expect((await raw(path, { "accept-encoding": "deflate;q=0, *" })).headers["content-encoding"]).toBeUndefined();
+    // Refusing both codings gets the text.
+    expect((await raw(path, { "accept-encoding": "deflate;q=0, gzip;q=0, *" })).headers["content-encoding"]).toBeUndefined();
+  });
+
+  it("sends /tokens as gzip to a client that takes gzip alone (Go's net/http, OkHttp): the same bytes once gunzipped", async () => {
+    const path = `/tokens?${range()}`;
+    const plain = await raw(path, {});
+    for (const accept of ["gzip", "deflate;q=0, *"]) {
+      const packed = await raw(path, { "accept-encoding": accept });
+      expect(packed.status).toBe(200);
+      expect(packed.headers["content-encoding"]).toBe("gzip");
+      expect(packed.headers["vary"]).toBe("Accept-Encoding");
+      expect(Number(packed.headers["content-length"])).toBe(packed.body.length);
+      expect(packed.body.length).toBeLessThan(plain.body.length / 3);
+      expect(gunzipSync(packed.body).equals(plain.body)).toBe(true);
+      expect(packed.headers["etag"]).toBe(`W/${plain.headers["etag"]}`);
+    }
+    expect((await raw(path, { "accept-encoding": "gzip", "if-none-match": plain.headers["etag"]! })).status).toBe(304);
   });
 
   it("prints the rendered rows compactly, numbers in their shortest form, as the edge prints messages", async () => {

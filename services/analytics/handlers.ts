@@ -122,10 +122,10 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
       // takes it); any other caller gets messages parsed from their text. The digests alone
       // decide a 304.
       const slot = renderedResponseSlot(ctx);
-      const plan = planTokens(range, await readTokensDigests(deps.db, principal.orgId, range), slot?.acceptsDeflate ?? false);
+      const plan = planTokens(range, await readTokensDigests(deps.db, principal.orgId, range), slot?.coding ?? null);
       const etag = etagOfParts(["tokens", JSON.stringify(meta), ...plan.digests]);
       // A compressed answer is another representation of the same data: a weak validator.
-      if (notModified(ctx, plan.deflated ? `W/${etag}` : etag)) return { data: [], meta };
+      if (notModified(ctx, plan.compressed ? `W/${etag}` : etag)) return { data: [], meta };
       const parts = await loadTokensParts(deps.db, tokensCache, principal.orgId, plan);
       if (slot === undefined) return { data: JSON.parse(bodyText(parts)) as JsonObject[], meta };
       slot.rendered = { jsonName: "data", parts };

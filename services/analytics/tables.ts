@@ -144,6 +144,7 @@ export interface DailyTable {
   /** tokens_json compressed by the rollup (migration 0010); null until the day is rolled up again. */
   tokens_deflate: Buffer | null;
   tokens_adler32: Count | null;
+  tokens_crc32: Count | null;
   tokens_bytes: number | null;
   tool_calls: Count;
   by_tool: Json<unknown[]>;

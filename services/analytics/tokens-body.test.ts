@@ -3,7 +3,7 @@ import { deflatePart } from "../platform/deflate-parts.js";
 import { DeflatedDayCache, planTokens } from "./tokens-body.js";
 
 describe("DeflatedDayCache", () => {
-  const part = (n: number) => ({ deflated: Buffer.alloc(n), adler32: 1, length: n });
+  const part = (n: number) => ({ deflated: Buffer.alloc(n), adler32: 1, crc32: 0, length: n });
 
   it("evicts the least recently used rows beyond its size", () => {
     const cache = new DeflatedDayCache(100);
@@ -38,12 +38,13 @@ describe("planTokens", () => {
   const days = [{ day: "2026-03-02", tokens_md5: "m2", compressed: true }];
 
   it("names every day of the range in the ETag parts, a day without a row by its date", () => {
-    expect(planTokens(range, days, false).digests).toEqual(["zero 2026-03-01", "m2", "zero 2026-03-03"]);
+    expect(planTokens(range, days, null).digests).toEqual(["zero 2026-03-01", "m2", "zero 2026-03-03"]);
   });
 
-  it("compresses only for a client that takes deflate, and only when a compressed copy exists", () => {
-    expect(planTokens(range, days, true).deflated).toBe(true);
-    expect(planTokens(range, days, false).deflated).toBe(false);
-    expect(planTokens(range, [{ ...days[0]!, compressed: false }], true).deflated).toBe(false);
+  it("compresses only for a client that takes deflate or gzip, and only when a compressed copy exists", () => {
+    expect(planTokens(range, days, "deflate").compressed).toBe(true);
+    expect(planTokens(range, days, "gzip").compressed).toBe(true);
+    expect(planTokens(range, days, null).compressed).toBe(false);
+    expect(planTokens(range, [{ ...days[0]!, compressed: false }], "gzip").compressed).toBe(false);
   });
 });

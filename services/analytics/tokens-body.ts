@@ -1,11 +1,11 @@
 // The /tokens data array, from the rows the rollup rendered: as text parts (gRPC callers get them
 // parsed into messages; the in-process REST edge splices them in, platform/rendered-response.ts)
-// or, for a client of the edge that takes deflate, as the compressed copies the rollup stored
-// (migration 0010). Compressed days are kept in a bounded in-memory cache: a past day's row never
+// or, for a client of the edge that takes deflate or gzip, as the compressed copies the rollup
+// stored (migrations 0010, 0014). Compressed days are kept in a bounded in-memory cache: a past day's row never
 // changes unless the day is rolled up again, which changes its digest, part of the cache key.
 import { sql } from "kysely";
 import type { Executor } from "../database.js";
-import type { BodyPart, DeflatedPart } from "../platform/deflate-parts.js";
+import type { BodyPart, ContentCoding, DeflatedPart } from "../platform/deflate-parts.js";
 import { eachDay, type DayRange } from "./dates.js";
 import { zeroTokensRow } from "./rows.js";
 
@@ -34,10 +34,18 @@ async function readTexts(db: Executor, orgId: string, days: readonly string[]): 
 
 async function readDeflated(db: Executor, orgId: string, days: readonly string[]): Promise<Map<string, { md5: string; part: DeflatedPart }>> {
   if (days.length === 0) return new Map();
-  const result = await sql<{ day: string; tokens_md5: string; tokens_deflate: Buffer; tokens_adler32: number; tokens_bytes: number }>`
-    select day, tokens_md5, tokens_deflate, tokens_adler32, tokens_bytes from analytics_daily
+  const result = await sql<{ day: string; tokens_md5: string; tokens_deflate: Buffer; tokens_adler32: number; tokens_crc32: number | null; tokens_bytes: number }>`
+    select day, tokens_md5, tokens_deflate, tokens_adler32, tokens_crc32, tokens_bytes from analytics_daily
     where org_id = ${orgId} and day = any(${days}::date[]) and tokens_deflate is not null`.execute(db);
-  return new Map(result.rows.map((r) => [r.day, { md5: r.tokens_md5, part: { deflated: r.tokens_deflate, adler32: Number(r.tokens_adler32), length: r.tokens_bytes } }]));
+  return new Map(
+    result.rows.map((r) => [
+      r.day,
+      {
+        md5: r.tokens_md5,
+        part: { deflated: r.tokens_deflate, adler32: Number(r.tokens_adler32), crc32: r.tokens_crc32 === null ? null : Number(r.tokens_crc32), length: r.tokens_bytes },
+      },
+    ]),
+  );
 }
 
 /** Least recently used compressed day rows, bounded by their total size in bytes. */
@@ -85,22 +93,22 @@ export interface TokensPlan {
   days: readonly TokensDayDigest[];
   /** The ETag parts: each day's digest, or its date when it has no row. */
   digests: string[];
-  /** The body carries compressed parts: the edge will send it deflated. */
-  deflated: boolean;
+  /** The body carries compressed parts: the edge will send it in the client's content coding. */
+  compressed: boolean;
 }
 
-export function planTokens(range: DayRange, days: readonly TokensDayDigest[], acceptsDeflate: boolean): TokensPlan {
+export function planTokens(range: DayRange, days: readonly TokensDayDigest[], coding: ContentCoding | null): TokensPlan {
   const byDay = new Map(days.map((d) => [d.day, d]));
   const dates = eachDay(range.start, range.end);
   const digests = dates.map((date) => byDay.get(date)?.tokens_md5 ?? `zero ${date}`);
-  return { dates, days, digests, deflated: acceptsDeflate && days.some((d) => d.compressed) };
+  return { dates, days, digests, compressed: coding !== null && days.some((d) => d.compressed) };
 }
 
 /** The JSON array of the plan's rows as parts: stored compressed copies where planned, else text. */
 export async function loadTokensParts(db: Executor, cache: DeflatedDayCache, orgId: string, plan: TokensPlan): Promise<BodyPart[]> {
   const compressed = new Map<string, DeflatedPart>();
   const missing: string[] = [];
-  if (plan.deflated) {
+  if (plan.compressed) {
     for (const d of plan.days) {
       if (!d.compressed) continue;
       const hit = cache.get(DeflatedDayCache.key(orgId, d.day, d.tokens_md5));

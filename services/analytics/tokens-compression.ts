@@ -20,7 +20,7 @@ export async function compressTokensRows(db: Executor, orgId: string, days: read
     const part = deflatePart(text);
     await sql`
       update analytics_daily set tokens_json = ${text}, tokens_md5 = md5(${text}::text),
-        tokens_deflate = ${part.deflated}, tokens_adler32 = ${part.adler32}, tokens_bytes = ${part.length}
+        tokens_deflate = ${part.deflated}, tokens_adler32 = ${part.adler32}, tokens_crc32 = ${part.crc32}, tokens_bytes = ${part.length}
       where org_id = ${orgId} and day = ${day}::date`.execute(db);
   }
 }

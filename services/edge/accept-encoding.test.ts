@@ -1,26 +1,35 @@
 import { describe, expect, it } from "vitest";
-import { acceptsDeflate } from "./accept-encoding.js";
+import { preferredCoding } from "./accept-encoding.js";
 
-describe("acceptsDeflate", () => {
+describe("preferredCoding", () => {
   it.each([
-    [undefined, false],
-    ["", false],
-    ["gzip", false],
-    ["gzip, deflate, br", true],
-    ["DEFLATE", true],
-    ["deflate;q=0", false],
-    ["deflate;q=0.000", false],
-    ["deflate;q=0.5", true],
-    ["*", true],
-    ["*;q=0", false],
-    ["gzip, *;q=0.1", true],
-    ["deflate;q=0, *", false],
-    ["identity", false],
+    [undefined, null],
+    ["", null],
+    ["identity", null],
+    ["br", null],
+    ["gzip", "gzip"],
+    ["x-gzip", "gzip"],
+    ["GZIP;q=0.5", "gzip"],
+    ["gzip, deflate, br", "deflate"],
+    ["deflate, gzip", "deflate"],
+    ["DEFLATE", "deflate"],
+    ["deflate;q=0", null],
+    ["deflate;q=0.000", null],
+    ["deflate;q=0.5", "deflate"],
+    ["deflate;q=0.5, gzip", "gzip"],
+    ["deflate;q=0, gzip;q=0.1", "gzip"],
+    ["*", "deflate"],
+    ["*;q=0", null],
+    ["br, *;q=0.1", "deflate"],
+    ["deflate;q=0, *", "gzip"],
+    ["deflate;q=0, gzip;q=0, *", null],
+    ["gzip;q=0, *;q=0.3", "deflate"],
   ] as const)("%s → %s", (header, expected) => {
-    expect(acceptsDeflate(header)).toBe(expected);
+    expect(preferredCoding(header)).toBe(expected);
   });
 
   it("reads a repeated header", () => {
-    expect(acceptsDeflate(["gzip", "deflate"])).toBe(true);
+    expect(preferredCoding(["br", "gzip"])).toBe("gzip");
+    expect(preferredCoding(["gzip;q=0.2", "deflate;q=0.4"])).toBe("deflate");
   });
 });

@@ -12,7 +12,7 @@ import type { DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextValues, type Transport } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import { kRenderedResponse, type RenderedResponseSlot } from "../platform/rendered-response.js";
-import { acceptsDeflate } from "./accept-encoding.js";
+import { preferredCoding } from "./accept-encoding.js";
 import { announcesBody, readJsonBody } from "./body.js";
 import { ClientGoneError, EdgeHttpError } from "./errors.js";
 import { forwardRequestHeaders, requestIdFrom } from "./headers.js";
@@ -96,11 +96,11 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
       const headers = forwardRequestHeaders(req.headers, requestId);
       // A handler running in this process may hand back pre-rendered JSON through this slot
       // (platform/rendered-response.ts); a remote one never sees it.
-      let slot: RenderedResponseSlot = { acceptsDeflate: false };
-      const deflate = acceptsDeflate(req.headers["accept-encoding"]);
+      let slot: RenderedResponseSlot = { coding: null };
+      const coding = preferredCoding(req.headers["accept-encoding"]);
       const result = await untilAborted(
         withUpstreamRetries(() => {
-          slot = { acceptsDeflate: deflate };
+          slot = { coding };
           return transport.unary(route.method, abort.signal, timeoutMs, headers, input, createContextValues().set(kRenderedResponse, slot));
         }, abort.signal),
         abort.signal,

@@ -4,7 +4,7 @@ import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
 import { toJson, toJsonString, type DescMessage, type JsonObject, type Message } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import type { Logger } from "pino";
-import { bodyLength, isDeflated, plainPart, zlibStream, type BodyPart } from "../platform/deflate-parts.js";
+import { bodyLength, encodedStream, isDeflated, plainPart, type BodyPart, type ContentCoding } from "../platform/deflate-parts.js";
 import type { RenderedResponseSlot } from "../platform/rendered-response.js";
 import { EdgeHttpError, errorBody } from "./errors.js";
 import { copyResponseMetadata } from "./headers.js";
@@ -49,13 +49,13 @@ function renderedBody(route: Route, output: DescMessage, message: Message, slot:
 }
 
 /** Writes a pre-rendered body, compressed or as text. */
-function writeParts(res: ServerResponse, status: number, headers: OutgoingHttpHeaders, parts: readonly BodyPart[], deflate: boolean): void {
+function writeParts(res: ServerResponse, status: number, headers: OutgoingHttpHeaders, parts: readonly BodyPart[], coding: ContentCoding | null): void {
   headers["content-type"] = "application/json";
   headers["vary"] = "Accept-Encoding";
   let chunks: ReadonlyArray<string | Buffer>;
-  if (deflate) {
-    chunks = zlibStream(parts);
-    headers["content-encoding"] = "deflate";
+  if (coding !== null) {
+    chunks = encodedStream(parts, coding);
+    headers["content-encoding"] = coding;
     headers["content-length"] = chunks.reduce((n, c) => n + c.length, 0);
     // Another coding is another representation: a strong validator would promise the same bytes.
     const etag = headers["etag"];
@@ -92,7 +92,7 @@ export function writeSuccess(res: ServerResponse, route: Route, result: RpcResul
     const parts = renderedBody(route, route.method.output, result.message, slot);
     // Only bodies holding parts compressed ahead of time are sent compressed: compressing text
     // per request would cost more CPU than the transfer saves on the networks we serve.
-    writeParts(res, status, headers, parts, slot.acceptsDeflate && parts.some(isDeflated));
+    writeParts(res, status, headers, parts, parts.some(isDeflated) ? slot.coding : null);
     return;
   }
   const body = serialize(route, route.method.output, result.message);

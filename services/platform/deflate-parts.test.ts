@@ -1,7 +1,20 @@
 import { randomBytes } from "node:crypto";
-import { inflateSync } from "node:zlib";
+import { gunzipSync, inflateSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { adler32, adler32Combine, bodyLength, bodyText, deflatePart, inflatePart, storedPart, zlibStream, type BodyPart } from "./deflate-parts.js";
+import {
+  adler32,
+  adler32Combine,
+  bodyLength,
+  bodyText,
+  crc32,
+  crc32Combine,
+  deflatePart,
+  gzipStream,
+  inflatePart,
+  storedPart,
+  zlibStream,
+  type BodyPart,
+} from "./deflate-parts.js";
 
 const inflate = (chunks: Buffer[]) => inflateSync(Buffer.concat(chunks)).toString("utf8");
 
@@ -24,6 +37,22 @@ describe("adler32", () => {
     const a = Buffer.alloc(200_000, 0xff);
     const b = Buffer.alloc(123_457, 0xff);
     expect(adler32Combine(adler32(a), adler32(b), b.length)).toBe(adler32(Buffer.concat([a, b])));
+  });
+});
+
+describe("crc32", () => {
+  it("matches the published check value", () => {
+    // The CRC-32 catalogue's check: the CRC of "123456789".
+    expect(crc32("123456789")).toBe(0xcbf43926);
+    expect(crc32(Buffer.alloc(0))).toBe(0);
+  });
+
+  it("combines the CRCs of two pieces into the CRC of both", () => {
+    for (const [n, m] of [[0, 10], [10, 0], [0, 0], [1, 1], [3, 5], [100_000, 70_000], [65_536, 1], [1, 1_048_577]]) {
+      const a = randomBytes(n!);
+      const b = randomBytes(m!);
+      expect(crc32Combine(crc32(a), crc32(b), b.length)).toBe(crc32(Buffer.concat([a, b])));
+    }
   });
 });
 
@@ -65,5 +94,32 @@ describe("zlibStream", () => {
   it("makes an empty body a valid empty stream", () => {
     expect(inflate(zlibStream([]))).toBe("");
     expect(inflate(zlibStream(["", deflatePart("")]))).toBe("");
+  });
+});
+
+describe("gzipStream", () => {
+  const gunzip = (chunks: Buffer[]) => gunzipSync(Buffer.concat(chunks)).toString("utf8");
+  const row = (i: number) => JSON.stringify({ date: `2026-04-${String(i).padStart(2, "0")}`, by_model: Array.from({ length: 50 }, (_, m) => ({ model_id: `m${m}`, tokens: m * i, note: "é→✓" })) });
+
+  it("wraps the same parts as the zlib stream in one gzip member", () => {
+    const parts: BodyPart[] = ['{"data":[', deflatePart(row(1)), ",", row(2), ",", deflatePart(""), Buffer.from("[1]"), ",", deflatePart(row(3), 9), '],"meta":{}}'];
+    const text = `{"data":[${row(1)},${row(2)},[1],${row(3)}],"meta":{}}`;
+    expect(gunzip(gzipStream(parts))).toBe(text);
+    expect(inflate(zlibStream(parts))).toBe(text);
+    const stream = Buffer.concat(gzipStream(parts));
+    // The trailer: CRC-32 and ISIZE, little-endian.
+    expect(stream.readUInt32LE(stream.length - 8)).toBe(crc32(text));
+    expect(stream.readUInt32LE(stream.length - 4)).toBe(Buffer.byteLength(text));
+  });
+
+  it("computes the CRC of a part stored without one from its inflated text", () => {
+    const part = deflatePart(row(4));
+    const withoutCrc = { ...part, crc32: null };
+    expect(gunzip(gzipStream(["[", withoutCrc, ",", part, "]"]))).toBe(`[${row(4)},${row(4)}]`);
+  });
+
+  it("makes an empty body a valid empty member", () => {
+    expect(gunzip(gzipStream([]))).toBe("");
+    expect(gunzip(gzipStream(["", deflatePart("")]))).toBe("");
   });
 });

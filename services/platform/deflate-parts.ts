@@ -1,5 +1,6 @@
 // A response body assembled from parts, some of them compressed ahead of time, into one
-// `Content-Encoding: deflate` stream (RFC 9110 §8.4.1.2: the zlib format of RFC 1950).
+// `Content-Encoding: deflate` stream (RFC 9110 §8.4.1.2: the zlib format of RFC 1950) or one
+// `Content-Encoding: gzip` stream (§8.4.1.3: RFC 1952). Both wrap the same raw deflate blocks.
 //
 // Why: a 90-day /tokens answer for a large organization is tens to hundreds of megabytes of JSON,
 // made of day rows that never change once rolled up. The rollup compresses each day's row once;
@@ -7,15 +8,24 @@
 // text again. That works because each part is compressed as a self-contained run of deflate
 // blocks ending on a full flush (byte-aligned, no back-references across the boundary, not the
 // final block), so parts can be concatenated in any order; the stream then ends with an empty
-// final block and the Adler-32 of the whole text, which is combined from each part's own
-// checksum and length without touching the text (zlib's adler32_combine).
-import { constants, deflateRawSync, inflateRawSync } from "node:zlib";
+// final block and the checksum of the whole text (zlib: Adler-32; gzip: CRC-32 and the length),
+// which is combined from each part's own checksum and length without touching the text (zlib's
+// adler32_combine and crc32_combine).
+import { constants, crc32 as zlibCrc32, deflateRawSync, inflateRawSync } from "node:zlib";
+
+/** The content codings a body of parts can be sent in. */
+export type ContentCoding = "deflate" | "gzip";
 
 /** A part compressed ahead of time: raw deflate blocks ending on a full flush. */
 export interface DeflatedPart {
   readonly deflated: Buffer;
   /** Adler-32 of the part's UTF-8 text. */
   readonly adler32: number;
+  /**
+   * CRC-32 of the part's UTF-8 text; null for parts stored before it was kept (migration 0014),
+   * whose CRC a gzip stream computes from the inflated text.
+   */
+  readonly crc32: number | null;
   /** Length of the part's UTF-8 text in bytes. */
   readonly length: number;
 }
@@ -61,12 +71,60 @@ export function adler32Combine(adlerA: number, adlerB: number, lengthB: number):
   return ((sum2 << 16) | sum1) >>> 0;
 }
 
+/** CRC-32 (the gzip and PNG polynomial, reflected), as zlib computes it. */
+export function crc32(data: Uint8Array | string, start = 0): number {
+  return zlibCrc32(data, start) >>> 0;
+}
+
+const CRC_POLY = 0xedb88320;
+
+/** a(x)·b(x) modulo the CRC polynomial, both in the reflected bit order (zlib's multmodp). */
+function multModP(a: number, b: number): number {
+  let m = 0x80000000;
+  let p = 0;
+  for (;;) {
+    if (a & m) {
+      p ^= b;
+      if ((a & (m - 1)) === 0) break;
+    }
+    m >>>= 1;
+    b = b & 1 ? (b >>> 1) ^ CRC_POLY : b >>> 1;
+  }
+  return p >>> 0;
+}
+
+/** X2N[k] = x^(2^k) modulo the polynomial (zlib's x2n_table). */
+const X2N: number[] = (() => {
+  const table: number[] = [];
+  let p = 0x40000000; // x^1
+  table.push(p);
+  for (let k = 1; k < 32; k++) table.push((p = multModP(p, p)));
+  return table;
+})();
+
+/** x^(n·2^k) modulo the polynomial (zlib's x2nmodp). */
+function x2nModP(n: number, k: number): number {
+  let p = 0x80000000; // x^0
+  while (n > 0) {
+    if (n % 2 === 1) p = multModP(X2N[k & 31]!, p);
+    n = Math.floor(n / 2);
+    k++;
+  }
+  return p;
+}
+
+/** The CRC-32 of A followed by B, from A's and B's CRCs and B's length (zlib's crc32_combine). */
+export function crc32Combine(crcA: number, crcB: number, lengthB: number): number {
+  return (multModP(x2nModP(lengthB, 3), crcA >>> 0) ^ crcB) >>> 0;
+}
+
 /** Compresses a part so that it can be concatenated with others (see the file comment). */
 export function deflatePart(text: string | Buffer, level: number = constants.Z_DEFAULT_COMPRESSION): DeflatedPart {
   const bytes = typeof text === "string" ? Buffer.from(text, "utf8") : text;
   return {
     deflated: deflateRawSync(bytes, { level, finishFlush: constants.Z_FULL_FLUSH }),
     adler32: adler32(bytes),
+    crc32: crc32(bytes),
     length: bytes.length,
   };
 }
@@ -96,17 +154,34 @@ export function storedPart(bytes: Buffer): DeflatedPart {
     const header = Buffer.from([0x00, chunk.length & 0xff, chunk.length >>> 8, ~chunk.length & 0xff, (~chunk.length >>> 8) & 0xff]);
     blocks.push(header, chunk);
   }
-  return { deflated: Buffer.concat(blocks), adler32: adler32(bytes), length: bytes.length };
+  return { deflated: Buffer.concat(blocks), adler32: adler32(bytes), crc32: crc32(bytes), length: bytes.length };
 }
 
-/** The body as one zlib stream; text parts are compressed at `level` (fast by default: per request). */
-export function zlibStream(parts: readonly BodyPart[], level = 1): Buffer[] {
-  const out: Buffer[] = [ZLIB_HEADER];
-  let checksum = 1;
+/** How a stream's checksum of the whole text is made from its parts'. */
+interface Checksum {
+  readonly initial: number;
+  of(part: DeflatedPart): number;
+  combine(before: number, part: number, partLength: number): number;
+}
+
+const ADLER32: Checksum = { initial: 1, of: (p) => p.adler32, combine: adler32Combine };
+const CRC32: Checksum = {
+  initial: 0,
+  of: (p) => p.crc32 ?? crc32(inflateRawSync(p.deflated, { finishFlush: constants.Z_SYNC_FLUSH })),
+  combine: crc32Combine,
+};
+
+/**
+ * The parts as raw deflate blocks ending on a full flush, and the checksum of their text; text
+ * parts are compressed at `level` (fast by default: per request).
+ */
+function deflateBlocks(parts: readonly BodyPart[], level: number, checksum: Checksum): { blocks: Buffer[]; checksum: number } {
+  const blocks: Buffer[] = [];
+  let sum = checksum.initial;
   const add = (p: DeflatedPart) => {
     if (p.length === 0) return;
-    out.push(p.deflated);
-    checksum = adler32Combine(checksum, p.adler32, p.length);
+    blocks.push(p.deflated);
+    sum = checksum.combine(sum, checksum.of(p), p.length);
   };
   const addBytes = (bytes: Buffer) => add(bytes.length < STORE_BELOW ? storedPart(bytes) : deflatePart(bytes, level));
   let text = "";
@@ -125,10 +200,35 @@ export function zlibStream(parts: readonly BodyPart[], level = 1): Buffer[] {
     else add(part);
   }
   flushText();
+  return { blocks, checksum: sum };
+}
+
+/** The body as one zlib stream (Content-Encoding: deflate). */
+export function zlibStream(parts: readonly BodyPart[], level = 1): Buffer[] {
+  const { blocks, checksum } = deflateBlocks(parts, level, ADLER32);
   const trailer = Buffer.alloc(4);
   trailer.writeUInt32BE(checksum);
-  out.push(FINAL_BLOCK, trailer);
-  return out;
+  return [ZLIB_HEADER, ...blocks, FINAL_BLOCK, trailer];
+}
+
+/**
+ * gzip member header (RFC 1952 §2.3): magic, CM=8 (deflate), no flags, MTIME 0 (none: the body
+ * is not a file), XFL 0, OS 255 (unknown).
+ */
+const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff]);
+
+/** The body as one gzip member (Content-Encoding: gzip). */
+export function gzipStream(parts: readonly BodyPart[], level = 1): Buffer[] {
+  const { blocks, checksum } = deflateBlocks(parts, level, CRC32);
+  const trailer = Buffer.alloc(8);
+  trailer.writeUInt32LE(checksum, 0);
+  trailer.writeUInt32LE(bodyLength(parts) % 2 ** 32, 4); // ISIZE: the length modulo 2^32
+  return [GZIP_HEADER, ...blocks, FINAL_BLOCK, trailer];
+}
+
+/** The body in a content coding. */
+export function encodedStream(parts: readonly BodyPart[], coding: ContentCoding): Buffer[] {
+  return coding === "gzip" ? gzipStream(parts) : zlibStream(parts);
 }
 
 /** The body as text (a compressed part is inflated: only when a client does not take deflate). */

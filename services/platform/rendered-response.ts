@@ -10,7 +10,7 @@
 // usual and splices the parts in. Without the slot (gRPC, Connect, tests calling the handler),
 // nothing changes: the handler returns the whole message.
 import { createContextKey, type HandlerContext } from "@connectrpc/connect";
-import type { BodyPart } from "./deflate-parts.js";
+import type { BodyPart, ContentCoding } from "./deflate-parts.js";
 
 export interface RenderedField {
   /** JSON name of the message's first field, which the handler left empty. */
@@ -20,8 +20,11 @@ export interface RenderedField {
 }
 
 export interface RenderedResponseSlot {
-  /** Set by the edge: the client takes `Content-Encoding: deflate`, so compressed parts are welcome. */
-  readonly acceptsDeflate: boolean;
+  /**
+   * Set by the edge: the content coding the client takes that a body of compressed parts can be
+   * sent in (so they are welcome), or null.
+   */
+  readonly coding: ContentCoding | null;
   /** Set by the handler. */
   rendered?: RenderedField;
 }
