@@ -10,27 +10,45 @@ export function activeWindowsThrough(lastDay: string, through: string): string {
 }
 
 /**
+ * Organizations with raw events on a day of [from, to], each found by one descent of the
+ * (org_id, UTC day) index (migration 0012) past the one before: a skip scan, which Postgres 15
+ * does not do by itself. Reading the range's rows instead (a DISTINCT over occurred_at) visits
+ * every event of those days: for the daily sweep, every event of the month's partition.
+ */
+export async function organizationsWithRawEvents(db: Executor, from: string, to: string): Promise<string[]> {
+  // The UTC day expression is the index's; the occurred_at range prunes the partitions.
+  const ofRange = sql`(e.occurred_at at time zone 'UTC')::date between ${from}::date and ${to}::date
+    and e.occurred_at >= ${`${from}T00:00:00Z`}::timestamptz and e.occurred_at < ${`${addDays(to, 1)}T00:00:00Z`}::timestamptz`;
+  const result = await sql<{ org_id: string }>`
+    with recursive orgs(org_id) as (
+      (select e.org_id from analytics_events e where ${ofRange} order by e.org_id limit 1)
+      union all
+      select (select e.org_id from analytics_events e where e.org_id > o.org_id and ${ofRange} order by e.org_id limit 1)
+      from orgs o where o.org_id is not null
+    )
+    select org_id from orgs where org_id is not null`.execute(db);
+  return result.rows.map((r) => r.org_id);
+}
+
+/**
  * Organizations a rollup of [from, to] must visit: those with raw events in the range, and those
  * with aggregates in it or in the 29 days before (their rows, or their quiet days' active-user
  * counts, may change).
  */
 export async function organizationsToRollUp(db: Executor, from: string, to: string): Promise<string[]> {
-  const result = await sql<{ org_id: string }>`
-    select org_id from analytics_events
-    where occurred_at >= ${`${from}T00:00:00Z`}::timestamptz and occurred_at < ${`${addDays(to, 1)}T00:00:00Z`}::timestamptz
-    union
-    select org_id from analytics_daily where day between ${addDays(from, -29)}::date and ${to}::date
-    union
-    select org_id from analytics_pending_days where day between ${from}::date and ${to}::date`.execute(db);
-  return result.rows.map((r) => r.org_id).sort();
+  const [withEvents, others] = await Promise.all([
+    organizationsWithRawEvents(db, from, to),
+    sql<{ org_id: string }>`
+      select org_id from analytics_daily where day between ${addDays(from, -29)}::date and ${to}::date
+      union
+      select org_id from analytics_pending_days where day between ${from}::date and ${to}::date`.execute(db),
+  ]);
+  return [...new Set([...withEvents, ...others.rows.map((r) => r.org_id)])].sort();
 }
 
 /** Organizations with raw events on the day (the scheduler's daily sweep). */
 export async function organizationsWithEvents(db: Executor, day: string): Promise<string[]> {
-  const result = await sql<{ org_id: string }>`
-    select distinct org_id from analytics_events
-    where occurred_at >= ${`${day}T00:00:00Z`}::timestamptz and occurred_at < ${`${addDays(day, 1)}T00:00:00Z`}::timestamptz`.execute(db);
-  return result.rows.map((r) => r.org_id);
+  return organizationsWithRawEvents(db, day, day);
 }
 
 /** Organizations active in the 30 days ending the day: their quiet days need active-user counts. */
