@@ -15,6 +15,7 @@ import * as analytics0011 from "./analytics/migrations/0011_analytics_users_dige
 import * as analytics0012 from "./analytics/migrations/0012_analytics_events_org_day.js";
 import * as analytics0013 from "./analytics/migrations/0013_analytics_pending_marks.js";
 import * as analytics0014 from "./analytics/migrations/0014_analytics_tokens_crc32.js";
+import * as analytics0015 from "./analytics/migrations/0015_analytics_events_model_usage_by_user.js";
 
 export const migrations: Record<string, Migration> = {
   "0001_organization": organization0001,
@@ -31,4 +32,5 @@ export const migrations: Record<string, Migration> = {
   "0012_analytics_events_org_day": analytics0012,
   "0013_analytics_pending_marks": analytics0013,
   "0014_analytics_tokens_crc32": analytics0014,
+  "0015_analytics_events_model_usage_by_user": analytics0015,
 };

@@ -29,8 +29,8 @@ export async function creditsUsedThisMonth(db: Executor, orgId: string, userId: 
       where u.org_id = ${orgId} and u.user_id = ${userId} and u.day in (select day from rolled)
     ),
     -- The month's days not rolled up (today, and any day waiting for its rollup), each read as
-    -- one key of the raw events' (org_id, UTC day) index: only those days' events, not the
-    -- organization's month.
+    -- one key of the raw model_usage events' (org_id, UTC day, user_id) index (migration 0015):
+    -- only the user's usage of those days, not the organization's day or month.
     unrolled as (
       select g.day::date as day from generate_series(${start}::date, ${next}::date - 1, interval '1 day') as g(day)
       where g.day::date not in (select day from rolled)
