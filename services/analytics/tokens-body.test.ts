@@ -1,6 +1,14 @@
-import { describe, expect, it } from "vitest";
-import { deflatePart } from "../platform/deflate-parts.js";
-import { DeflatedDayCache, planTokens } from "./tokens-body.js";
+import { sql } from "kysely";
+import { gunzipSync, inflateSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../../test/support/database.js";
+import type { Database } from "../database.js";
+import { migrations } from "../migrations.js";
+import { createOrganization, createUser } from "../organization/queries.js";
+import { bodyText, crc32, deflatePart, gzipStream, isDeflated, zlibStream, type DeflatedPart } from "../platform/deflate-parts.js";
+import { ingestEvents } from "./ingest.js";
+import { rollupOrganization } from "./rollup.js";
+import { DeflatedDayCache, loadTokensParts, planTokens, readTokensDigests } from "./tokens-body.js";
 
 describe("DeflatedDayCache", () => {
   const part = (n: number) => ({ deflated: Buffer.alloc(n), adler32: 1, crc32: 0, length: n });
@@ -15,6 +23,14 @@ describe("DeflatedDayCache", () => {
     expect(cache.get("a")).toBeDefined();
     expect(cache.get("c")).toBeDefined();
     expect(cache.size).toBe(80);
+  });
+
+  it("replaces a row under the same key, counting its size once", () => {
+    const cache = new DeflatedDayCache(100);
+    cache.set("a", part(40));
+    cache.set("a", { ...part(30), crc32: 7 });
+    expect(cache.size).toBe(30);
+    expect(cache.get("a")?.crc32).toBe(7);
   });
 
   it("never holds a row larger than its bound", () => {
@@ -46,5 +62,57 @@ describe("planTokens", () => {
     expect(planTokens(range, days, "gzip").compressed).toBe(true);
     expect(planTokens(range, days, null).compressed).toBe(false);
     expect(planTokens(range, [{ ...days[0]!, compressed: false }], "gzip").compressed).toBe(false);
+  });
+});
+
+describe("loadTokensParts", () => {
+  let database: TestDatabase<Database>;
+  let orgId: string;
+  const range = { start: "2026-03-01", end: "2026-03-03" };
+
+  beforeAll(async () => {
+    database = await createTestDatabase<Database>(migrations);
+    orgId = (await createOrganization(database.db, { name: "Tokens" })).id;
+    const userId = (await createUser(database.db, { orgId, email: "t@example.test", role: "owner" })).id;
+    const usage = (time: string, model: string) => ({ type: "model_usage", time, orgId, userId, client: "web", modelId: model, modelTier: "standard", inputTokens: 1000, outputTokens: 10, cacheReadTokens: 5, cacheWriteTokens: 1 });
+    await ingestEvents(database.db, [usage("2026-03-01T10:00:00Z", "m-a"), usage("2026-03-03T10:00:00Z", "m-b")], Date.parse("2026-03-10T00:00:00Z"));
+    await rollupOrganization(database.db, orgId, ["2026-03-01", "2026-03-02", "2026-03-03"], { through: "2026-03-09" });
+  }, 60_000);
+
+  afterAll(async () => {
+    await database?.drop();
+  });
+
+  const load = async (coding: "deflate" | "gzip" | null, cache = new DeflatedDayCache(1 << 20)) => {
+    const plan = planTokens(range, await readTokensDigests(database.db, orgId, range), coding);
+    return { plan, cache, parts: await loadTokensParts(database.db, cache, orgId, plan) };
+  };
+
+  it("assembles the stored compressed rows into either coding, the same text as the plain rows", async () => {
+    const text = bodyText((await load(null)).parts);
+    expect(JSON.parse(text).map((r: { date: string }) => r.date)).toEqual(["2026-03-01", "2026-03-02", "2026-03-03"]);
+    const { parts } = await load("gzip");
+    expect(parts.filter(isDeflated).length).toBeGreaterThan(0);
+    expect(gunzipSync(Buffer.concat(gzipStream(parts))).toString()).toBe(text);
+    expect(inflateSync(Buffer.concat(zlibStream((await load("deflate")).parts))).toString()).toBe(text);
+  });
+
+  it("gives a day stored without its CRC-32 (before migration 0014) one, computed once and cached", async () => {
+    const text = bodyText((await load(null)).parts);
+    await sql`update analytics_daily set tokens_crc32 = null where org_id = ${orgId}`.execute(database.db);
+    // deflate needs no CRC: the parts come as stored.
+    const deflate = await load("deflate");
+    expect(deflate.parts.filter(isDeflated).every((p) => p.crc32 === null)).toBe(true);
+    // gzip: each compressed part has the CRC of its text, and the cache keeps it with the part.
+    const gzip = await load("gzip", deflate.cache);
+    const compressed = gzip.parts.filter(isDeflated);
+    expect(compressed.length).toBeGreaterThan(0);
+    for (const p of compressed) expect(p.crc32).toBe(crc32(bodyText([p])));
+    for (const d of gzip.plan.days.filter((d) => d.compressed)) {
+      expect(gzip.cache.get(DeflatedDayCache.key(orgId, d.day, d.tokens_md5))?.crc32).not.toBeNull();
+    }
+    expect(gunzipSync(Buffer.concat(gzipStream(gzip.parts))).toString()).toBe(text);
+    const again = await load("gzip", gzip.cache);
+    expect(again.parts.filter(isDeflated).map((p: DeflatedPart) => p.crc32)).toEqual(compressed.map((p) => p.crc32));
   });
 });

@@ -5,7 +5,7 @@
 // changes unless the day is rolled up again, which changes its digest, part of the cache key.
 import { sql } from "kysely";
 import type { Executor } from "../database.js";
-import type { BodyPart, ContentCoding, DeflatedPart } from "../platform/deflate-parts.js";
+import { withCrc32, type BodyPart, type ContentCoding, type DeflatedPart } from "../platform/deflate-parts.js";
 import { eachDay, type DayRange } from "./dates.js";
 import { zeroTokensRow } from "./rows.js";
 
@@ -69,9 +69,15 @@ export class DeflatedDayCache {
     return part;
   }
 
+  /** Adds the row, or replaces the one under the same key (the same bytes, a checksum more). */
   set(key: string, part: DeflatedPart): void {
     const size = part.deflated.length;
-    if (size > this.maxBytes || this.entries.has(key)) return;
+    if (size > this.maxBytes) return;
+    const old = this.entries.get(key);
+    if (old !== undefined) {
+      this.entries.delete(key);
+      this.bytes -= old.deflated.length;
+    }
     this.entries.set(key, part);
     this.bytes += size;
     for (const [oldest, old] of this.entries) {
@@ -95,30 +101,38 @@ export interface TokensPlan {
   digests: string[];
   /** The body carries compressed parts: the edge will send it in the client's content coding. */
   compressed: boolean;
+  /** The client's content coding, when the body is compressed. */
+  coding: ContentCoding | null;
 }
 
 export function planTokens(range: DayRange, days: readonly TokensDayDigest[], coding: ContentCoding | null): TokensPlan {
   const byDay = new Map(days.map((d) => [d.day, d]));
   const dates = eachDay(range.start, range.end);
   const digests = dates.map((date) => byDay.get(date)?.tokens_md5 ?? `zero ${date}`);
-  return { dates, days, digests, compressed: coding !== null && days.some((d) => d.compressed) };
+  const compressed = coding !== null && days.some((d) => d.compressed);
+  return { dates, days, digests, compressed, coding: compressed ? coding : null };
 }
 
 /** The JSON array of the plan's rows as parts: stored compressed copies where planned, else text. */
 export async function loadTokensParts(db: Executor, cache: DeflatedDayCache, orgId: string, plan: TokensPlan): Promise<BodyPart[]> {
   const compressed = new Map<string, DeflatedPart>();
   const missing: string[] = [];
+  // gzip needs each part's CRC-32: a day compressed before migration 0014 gets it computed once
+  // and kept in the cache with the part.
+  const use = (day: string, key: string, part: DeflatedPart, cached: boolean) => {
+    const ready = plan.coding === "gzip" ? withCrc32(part) : part;
+    if (!cached || ready !== part) cache.set(key, ready);
+    compressed.set(day, ready);
+  };
   if (plan.compressed) {
     for (const d of plan.days) {
       if (!d.compressed) continue;
-      const hit = cache.get(DeflatedDayCache.key(orgId, d.day, d.tokens_md5));
-      if (hit !== undefined) compressed.set(d.day, hit);
+      const key = DeflatedDayCache.key(orgId, d.day, d.tokens_md5);
+      const hit = cache.get(key);
+      if (hit !== undefined) use(d.day, key, hit, true);
       else missing.push(d.day);
     }
-    for (const [day, { md5, part }] of await readDeflated(db, orgId, missing)) {
-      cache.set(DeflatedDayCache.key(orgId, day, md5), part);
-      compressed.set(day, part);
-    }
+    for (const [day, { md5, part }] of await readDeflated(db, orgId, missing)) use(day, DeflatedDayCache.key(orgId, day, md5), part, false);
   }
   // Text for the rest, and for a day whose compressed copy vanished meanwhile (rolled up again).
   const texts = await readTexts(db, orgId, plan.days.filter((d) => !compressed.has(d.day)).map((d) => d.day));

@@ -129,6 +129,12 @@ export function deflatePart(text: string | Buffer, level: number = constants.Z_D
   };
 }
 
+/** The part with its CRC-32: computed from its text when it was stored without one (before migration 0014). */
+export function withCrc32(part: DeflatedPart): DeflatedPart {
+  if (part.crc32 !== null) return part;
+  return { ...part, crc32: crc32(inflateRawSync(part.deflated, { finishFlush: constants.Z_SYNC_FLUSH })) };
+}
+
 /** The text of a compressed part. */
 export function inflatePart(part: DeflatedPart): string {
   return inflateRawSync(part.deflated, { finishFlush: constants.Z_SYNC_FLUSH }).toString("utf8");
@@ -167,7 +173,7 @@ interface Checksum {
 const ADLER32: Checksum = { initial: 1, of: (p) => p.adler32, combine: adler32Combine };
 const CRC32: Checksum = {
   initial: 0,
-  of: (p) => p.crc32 ?? crc32(inflateRawSync(p.deflated, { finishFlush: constants.Z_SYNC_FLUSH })),
+  of: (p) => withCrc32(p).crc32!,
   combine: crc32Combine,
 };
 
