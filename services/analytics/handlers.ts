@@ -62,9 +62,15 @@ function begin(ctx: HandlerContext, startDate: string, endDate: string, now: () 
 }
 
 /** Sets ETag and Cache-Control; true when the client's copy is current (answer 304). */
-function notModified(ctx: HandlerContext, etag: string): boolean {
+/**
+ * Sets the validators and answers whether the client's copy is current (then a 304). `rendered`:
+ * the answer is pre-rendered, which the in-process edge sends under `Vary: Accept-Encoding`
+ * (edge/respond.ts); its 304 must name the same Vary (RFC 9110 §15.4.5).
+ */
+function notModified(ctx: HandlerContext, etag: string, rendered = false): boolean {
   ctx.responseHeader.set("etag", etag);
   ctx.responseHeader.set("cache-control", CACHE_CONTROL);
+  if (rendered && renderedResponseSlot(ctx) !== undefined) ctx.responseHeader.set("vary", "Accept-Encoding");
   if (!matchesIfNoneMatch(ctx.requestHeader.get("if-none-match"), etag)) return false;
   ctx.responseHeader.set("x-http-code", "304");
   return true;
@@ -125,7 +131,7 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
       const plan = planTokens(range, await readTokensDigests(deps.db, principal.orgId, range), slot?.coding ?? null);
       const etag = etagOfParts(["tokens", JSON.stringify(meta), ...plan.digests]);
       // A compressed answer is another representation of the same data: a weak validator.
-      if (notModified(ctx, plan.compressed ? `W/${etag}` : etag)) return { data: [], meta };
+      if (notModified(ctx, plan.compressed ? `W/${etag}` : etag, true)) return { data: [], meta };
       const parts = await loadTokensParts(deps.db, tokensCache, principal.orgId, plan);
       if (slot === undefined) return { data: JSON.parse(bodyText(parts)) as JsonObject[], meta };
       slot.rendered = { jsonName: "data", parts };
@@ -158,7 +164,7 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
       if (req.cursor.length > MAX_CURSOR) throw invalidArgument("cursor", `must be a user ID from meta.next_cursor (at most ${MAX_CURSOR} characters)`);
       // The page follows from the request and the days' rollups: a 304 reads no rows.
       const etag = etagOfParts(["users", principal.orgId, range.start, range.end, String(limit), req.cursor, ...(await readDayVersions(deps.db, principal.orgId, range))]);
-      if (notModified(ctx, etag)) return { data: [], meta: { ...metaOf(principal, range), hasMore: false, nextCursor: "" } };
+      if (notModified(ctx, etag, true)) return { data: [], meta: { ...metaOf(principal, range), hasMore: false, nextCursor: "" } };
       const page = await readUsersPage(deps.db, principal.orgId, range, limit, req.cursor === "" ? undefined : req.cursor);
       const meta = { ...metaOf(principal, range), hasMore: page.hasMore, nextCursor: page.hasMore ? page.lastUserId! : "" };
       const slot = renderedResponseSlot(ctx);

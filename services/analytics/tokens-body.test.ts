@@ -97,7 +97,7 @@ describe("loadTokensParts", () => {
     expect(inflateSync(Buffer.concat(zlibStream((await load("deflate")).parts))).toString()).toBe(text);
   });
 
-  it("gives a day stored without its CRC-32 (before migration 0014) one, computed once and cached", async () => {
+  it("gives a day stored without its CRC-32 (before migration 0014) one, computed once, stored and cached", async () => {
     const text = bodyText((await load(null)).parts);
     await sql`update analytics_daily set tokens_crc32 = null where org_id = ${orgId}`.execute(database.db);
     // deflate needs no CRC: the parts come as stored.
@@ -112,6 +112,12 @@ describe("loadTokensParts", () => {
       expect(gzip.cache.get(DeflatedDayCache.key(orgId, d.day, d.tokens_md5))?.crc32).not.toBeNull();
     }
     expect(gunzipSync(Buffer.concat(gzipStream(gzip.parts))).toString()).toBe(text);
+    // Stored beside the part: the next process reads it instead of computing it.
+    const stored = await sql<{ day: string; tokens_crc32: string | null }>`
+      select day, tokens_crc32 from analytics_daily where org_id = ${orgId} and tokens_deflate is not null order by day`.execute(database.db);
+    expect(stored.rows.length).toBe(compressed.length);
+    expect(stored.rows.map((r) => Number(r.tokens_crc32))).toEqual(compressed.map((p) => p.crc32));
+    expect((await load("gzip")).parts.filter(isDeflated).map((p: DeflatedPart) => p.crc32)).toEqual(compressed.map((p) => p.crc32));
     const again = await load("gzip", gzip.cache);
     expect(again.parts.filter(isDeflated).map((p: DeflatedPart) => p.crc32)).toEqual(compressed.map((p) => p.crc32));
   });

@@ -48,6 +48,18 @@ async function readDeflated(db: Executor, orgId: string, days: readonly string[]
   );
 }
 
+/**
+ * Stores CRC-32s computed for days compressed before migration 0014, each only while the day's
+ * row is the one it was computed from (same digest): a concurrent rollup's new row keeps its own.
+ */
+async function storeCrcs(db: Executor, orgId: string, crcs: ReadonlyArray<{ day: string; md5: string; crc32: number }>): Promise<void> {
+  if (crcs.length === 0) return;
+  await sql`
+    update analytics_daily d set tokens_crc32 = c.crc32
+    from unnest(${crcs.map((c) => c.day)}::date[], ${crcs.map((c) => c.md5)}::text[], ${crcs.map((c) => c.crc32)}::bigint[]) as c(day, md5, crc32)
+    where d.org_id = ${orgId} and d.day = c.day and d.tokens_md5 = c.md5 and d.tokens_crc32 is null`.execute(db);
+}
+
 /** Least recently used compressed day rows, bounded by their total size in bytes. */
 export class DeflatedDayCache {
   private readonly entries = new Map<string, DeflatedPart>();
@@ -117,22 +129,24 @@ export function planTokens(range: DayRange, days: readonly TokensDayDigest[], co
 export async function loadTokensParts(db: Executor, cache: DeflatedDayCache, orgId: string, plan: TokensPlan): Promise<BodyPart[]> {
   const compressed = new Map<string, DeflatedPart>();
   const missing: string[] = [];
-  // gzip needs each part's CRC-32: a day compressed before migration 0014 gets it computed once
-  // and kept in the cache with the part.
-  const use = (day: string, key: string, part: DeflatedPart, cached: boolean) => {
+  // gzip needs each part's CRC-32: a day compressed before migration 0014 gets it computed once,
+  // stored beside the part and kept in the cache with it.
+  const computed: Array<{ day: string; md5: string; crc32: number }> = [];
+  const use = (day: string, md5: string, part: DeflatedPart, cached: boolean) => {
     const ready = plan.coding === "gzip" ? withCrc32(part) : part;
-    if (!cached || ready !== part) cache.set(key, ready);
+    if (ready !== part) computed.push({ day, md5, crc32: ready.crc32! });
+    if (!cached || ready !== part) cache.set(DeflatedDayCache.key(orgId, day, md5), ready);
     compressed.set(day, ready);
   };
   if (plan.compressed) {
     for (const d of plan.days) {
       if (!d.compressed) continue;
-      const key = DeflatedDayCache.key(orgId, d.day, d.tokens_md5);
-      const hit = cache.get(key);
-      if (hit !== undefined) use(d.day, key, hit, true);
+      const hit = cache.get(DeflatedDayCache.key(orgId, d.day, d.tokens_md5));
+      if (hit !== undefined) use(d.day, d.tokens_md5, hit, true);
       else missing.push(d.day);
     }
-    for (const [day, { md5, part }] of await readDeflated(db, orgId, missing)) use(day, DeflatedDayCache.key(orgId, day, md5), part, false);
+    for (const [day, { md5, part }] of await readDeflated(db, orgId, missing)) use(day, md5, part, false);
+    await storeCrcs(db, orgId, computed);
   }
   // Text for the rest, and for a day whose compressed copy vanished meanwhile (rolled up again).
   const texts = await readTexts(db, orgId, plan.days.filter((d) => !compressed.has(d.day)).map((d) => d.day));
