@@ -27,6 +27,7 @@ describe("parseDayRange", () => {
   it("answers every broken rule with a 400 naming the field", () => {
     expect(error(() => parseDayRange("2027-02-20", TODAY, TODAY))).toMatch(/^endDate: is today; analytics data lags by 24 hours, so the latest day available is 2027-02-28/);
     expect(error(() => parseDayRange(TODAY, TODAY, TODAY))).toMatch(/lags by 24 hours/);
+    expect(error(() => parseDayRange(TODAY, "2027-02-28", TODAY))).toMatch(/^startDate: is today; analytics data lags by 24 hours, so the latest day available is 2027-02-28/);
     expect(error(() => parseDayRange("2027-02-20", "2027-03-05", TODAY))).toMatch(/^endDate: is in the future; analytics data lags by 24 hours/);
     expect(error(() => parseDayRange("2027-03-02", "2027-03-05", TODAY))).toMatch(/^startDate: is in the future/);
     expect(error(() => parseDayRange("2026-01-13", "2026-02-01", TODAY))).toMatch(/^startDate: must not be before 2026-01-14/);

@@ -78,6 +78,10 @@ export function parseDayRange(startDate: string, endDate: string, today: string)
   if (endDate === today) {
     throw invalidArgument("endDate", `is today; analytics data lags by 24 hours, so the latest day available is ${yesterday}`);
   }
+  // Today as the start, with an earlier end: the lag explains more than the order does.
+  if (startDate === today) {
+    throw invalidArgument("startDate", `is today; analytics data lags by 24 hours, so the latest day available is ${yesterday}`);
+  }
   if (startDate > endDate) throw invalidArgument("startDate", `must not be after endDate (${startDate} > ${endDate})`);
   if (daysBetween(startDate, endDate) + 1 > MAX_RANGE_DAYS) {
     throw invalidArgument("endDate", `the range may span at most ${MAX_RANGE_DAYS} days, got ${daysBetween(startDate, endDate) + 1}`);

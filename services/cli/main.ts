@@ -15,7 +15,8 @@ commands:
   user create --org ID --email E --role R [--first-name F --last-name L]
                                               create a user (role: owner, manager, member, guest)
   key create --user ID                        create an API key for a user (shown once)
-  demo [--org ID]                             write demo data (default: the demo organization)
+  demo [--org ID] [--days N] [--users N]      write demo data (default: the demo organization,
+                                              30 days, 12 users)
   ingest FILE.jsonl|-                         load telemetry events (one JSON object a line)
   rollup [--date D | --from D --to D] [--org ID]
                                               recompute daily analytics (default: yesterday)
