@@ -17,6 +17,7 @@ import { authInterceptor, OPEN, policyMap } from "./platform/auth.js";
 import type { Config } from "./platform/config.js";
 import { CursorStore } from "./platform/cursors.js";
 import { openDatabase, type Database as DatabaseHandle } from "./platform/db.js";
+import { createHttp2SessionManager } from "./platform/http2-session-manager.js";
 import { cachedProbe, createHealthService } from "./platform/health.js";
 import { openKeyValueStore, type KeyValueStore } from "./platform/kv.js";
 import type { Logger } from "./platform/logger.js";
@@ -121,7 +122,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
     const transport: Transport =
       allLocal || !config.edgeUpstreamUrl
         ? createLocalTransport(routes, interceptors)
-        : createGrpcTransport({ baseUrl: config.edgeUpstreamUrl });
+        : createGrpcTransport({ baseUrl: config.edgeUpstreamUrl, sessionManager: createHttp2SessionManager(config.edgeUpstreamUrl) });
     restServer = createHttpServer(createRestEdge({ services: publicServices, transport, logger, maxBodyBytes: MAX_REQUEST_BODY_BYTES, timeoutMs: config.requestTimeoutMs }));
     // Requests the HTTP parser refuses still get the JSON error body (as Envoy's local replies).
     restServer.on("clientError", handleClientError);
