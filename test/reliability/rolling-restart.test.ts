@@ -87,21 +87,26 @@ describe.skipIf(!REAL)(`rolling restart behind the edge${REAL ? "" : " (skipped:
       await sleep(1_000);
     }
     const bothOldGone = load.now();
-    await sleep(1_000);
+    await sleep(2_000);
     const outcomes = await load.stop();
 
     expect(exitCodes).toEqual([0, 0]);
     expect(outcomes.length).toBeGreaterThan(200);
     expect(failures).toEqual([]);
+    // Nor may a request get no answer at all (`failures` holds answers other than 200): an edge
+    // that died (connect-es#1768, platform/http2-session-manager.ts) fails every request after.
+    const unanswered = outcomes.filter((o) => o.status !== 200);
+    expect(unanswered.length, JSON.stringify({ unanswered: unanswered.slice(0, 3), edges: edges.map((e) => ({ exit: e.child.exitCode, out: e.output().slice(-4000) })) })).toBe(0);
     // Each old backend was serving when it got SIGTERM (each edge held a connection to one of
     // them), and the edges followed to the replacements.
     expect(balancer.connections.get(first!.grpcUrl)).toBeGreaterThan(0);
     expect(balancer.connections.get(second!.grpcUrl)).toBeGreaterThan(0);
-    // Which replacement an edge reconnects to is the balancer's round robin; that both edges were
-    // served once both old backends had exited is what shows they followed.
+    // Which replacement an edge reconnects to is the balancer's round robin; that both edges
+    // answered 200s completed after both old backends had exited (only a replacement can have
+    // served them) is what shows they followed.
     const replacements = processes.filter((p) => !edges.includes(p)).slice(-2).map((p) => balancer.connections.get(p.grpcUrl) ?? 0);
     expect(replacements.reduce((a, b) => a + b, 0), JSON.stringify([...balancer.connections])).toBeGreaterThanOrEqual(1);
-    for (const edge of [0, 1]) expect(outcomes.filter((o) => o.at > bothOldGone && o.status === 200 && o.value?.edge === edge).length, `edge ${edge}`).toBeGreaterThan(0);
+    for (const edge of [0, 1]) expect(outcomes.filter((o) => o.at + o.ms > bothOldGone && o.status === 200 && o.value?.edge === edge).length, `edge ${edge}`).toBeGreaterThan(0);
     // Requests in flight at each SIGTERM finished with 200 (no failure at all, above).
     const inFlight = outcomes.filter((o) => sigterms.some((t) => o.at < t && o.at + o.ms > t));
     expect(inFlight.length).toBeGreaterThan(0);
