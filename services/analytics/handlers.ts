@@ -61,7 +61,6 @@ function begin(ctx: HandlerContext, startDate: string, endDate: string, now: () 
   return { principal, range: parseDayRange(startDate, endDate, dayOf(now())) };
 }
 
-/** Sets ETag and Cache-Control; true when the client's copy is current (answer 304). */
 /**
  * Sets the validators and answers whether the client's copy is current (then a 304). `rendered`:
  * the answer is pre-rendered, which the in-process edge sends under `Vary: Accept-Encoding`
@@ -131,7 +130,7 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
       const plan = planTokens(range, await readTokensDigests(deps.db, principal.orgId, range), slot?.coding ?? null);
       const etag = etagOfParts(["tokens", JSON.stringify(meta), ...plan.digests]);
       // A compressed answer is another representation of the same data: a weak validator.
-      if (notModified(ctx, plan.compressed ? `W/${etag}` : etag, true)) return { data: [], meta };
+      if (notModified(ctx, plan.coding !== null ? `W/${etag}` : etag, true)) return { data: [], meta };
       const parts = await loadTokensParts(deps.db, tokensCache, principal.orgId, plan);
       if (slot === undefined) return { data: JSON.parse(bodyText(parts)) as JsonObject[], meta };
       slot.rendered = { jsonName: "data", parts };

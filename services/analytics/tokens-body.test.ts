@@ -58,10 +58,10 @@ describe("planTokens", () => {
   });
 
   it("compresses only for a client that takes deflate or gzip, and only when a compressed copy exists", () => {
-    expect(planTokens(range, days, "deflate").compressed).toBe(true);
-    expect(planTokens(range, days, "gzip").compressed).toBe(true);
-    expect(planTokens(range, days, null).compressed).toBe(false);
-    expect(planTokens(range, [{ ...days[0]!, compressed: false }], "gzip").compressed).toBe(false);
+    expect(planTokens(range, days, "deflate").coding).toBe("deflate");
+    expect(planTokens(range, days, "gzip").coding).toBe("gzip");
+    expect(planTokens(range, days, null).coding).toBeNull();
+    expect(planTokens(range, [{ ...days[0]!, compressed: false }], "gzip").coding).toBeNull();
   });
 });
 

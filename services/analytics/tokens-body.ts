@@ -1,8 +1,9 @@
 // The /tokens data array, from the rows the rollup rendered: as text parts (gRPC callers get them
 // parsed into messages; the in-process REST edge splices them in, platform/rendered-response.ts)
 // or, for a client of the edge that takes deflate or gzip, as the compressed copies the rollup
-// stored (migrations 0010, 0014). Compressed days are kept in a bounded in-memory cache: a past day's row never
-// changes unless the day is rolled up again, which changes its digest, part of the cache key.
+// stored (migrations 0010, 0014). Compressed days are kept in a bounded in-memory cache: a past
+// day's row never changes unless the day is rolled up again, which changes its digest, part of
+// the cache key.
 import { sql } from "kysely";
 import type { Executor } from "../database.js";
 import { withCrc32, type BodyPart, type ContentCoding, type DeflatedPart } from "../platform/deflate-parts.js";
@@ -111,9 +112,10 @@ export interface TokensPlan {
   days: readonly TokensDayDigest[];
   /** The ETag parts: each day's digest, or its date when it has no row. */
   digests: string[];
-  /** The body carries compressed parts: the edge will send it in the client's content coding. */
-  compressed: boolean;
-  /** The client's content coding, when the body is compressed. */
+  /**
+   * The client's content coding when the body carries compressed parts (the edge then sends it
+   * in that coding); null when it goes as text.
+   */
   coding: ContentCoding | null;
 }
 
@@ -121,8 +123,7 @@ export function planTokens(range: DayRange, days: readonly TokensDayDigest[], co
   const byDay = new Map(days.map((d) => [d.day, d]));
   const dates = eachDay(range.start, range.end);
   const digests = dates.map((date) => byDay.get(date)?.tokens_md5 ?? `zero ${date}`);
-  const compressed = coding !== null && days.some((d) => d.compressed);
-  return { dates, days, digests, compressed, coding: compressed ? coding : null };
+  return { dates, days, digests, coding: days.some((d) => d.compressed) ? coding : null };
 }
 
 /** The JSON array of the plan's rows as parts: stored compressed copies where planned, else text. */
@@ -138,7 +139,7 @@ export async function loadTokensParts(db: Executor, cache: DeflatedDayCache, org
     if (!cached || ready !== part) cache.set(DeflatedDayCache.key(orgId, day, md5), ready);
     compressed.set(day, ready);
   };
-  if (plan.compressed) {
+  if (plan.coding !== null) {
     for (const d of plan.days) {
       if (!d.compressed) continue;
       const hit = cache.get(DeflatedDayCache.key(orgId, d.day, d.tokens_md5));
