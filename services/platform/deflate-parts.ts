@@ -129,15 +129,20 @@ export function deflatePart(text: string | Buffer, level: number = constants.Z_D
   };
 }
 
+/** The UTF-8 bytes of a compressed part's text (its blocks end on a flush, not a final block). */
+function inflatedBytes(part: DeflatedPart): Buffer {
+  return inflateRawSync(part.deflated, { finishFlush: constants.Z_SYNC_FLUSH });
+}
+
 /** The part with its CRC-32: computed from its text when it was stored without one (before migration 0014). */
 export function withCrc32(part: DeflatedPart): DeflatedPart {
   if (part.crc32 !== null) return part;
-  return { ...part, crc32: crc32(inflateRawSync(part.deflated, { finishFlush: constants.Z_SYNC_FLUSH })) };
+  return { ...part, crc32: crc32(inflatedBytes(part)) };
 }
 
 /** The text of a compressed part. */
 export function inflatePart(part: DeflatedPart): string {
-  return inflateRawSync(part.deflated, { finishFlush: constants.Z_SYNC_FLUSH }).toString("utf8");
+  return inflatedBytes(part).toString("utf8");
 }
 
 /** zlib header: deflate with a 32 KiB window, default level; (0x78 << 8 | 0x9c) % 31 === 0. */
