@@ -201,6 +201,7 @@ async function main() {
       HOST: "127.0.0.1",
       PORT: String(restPort),
       GRPC_PORT: String(grpcPort),
+      INTERNAL_GRPC_PORT: "0",
       SERVICES: "all",
       SEED_DEMO: "false",
       // The request paths only: started on this data set, the rollup schedule would first catch

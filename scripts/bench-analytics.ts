@@ -136,7 +136,7 @@ function timedGets(buildDir: string, job: { url: string; headers: Record<string,
  */
 async function startReadServer(buildDir: string, serverUrl: string | undefined, dbName: string | null, logger: ReturnType<typeof createLogger>, database: NonNullable<Parameters<typeof startServer>[2]>["database"]) {
   if (serverUrl === undefined || dbName === null) {
-    const config = loadConfig({ PORT: "0", GRPC_PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", SEED_DEMO: "false" });
+    const config = loadConfig({ PORT: "0", GRPC_PORT: "0", INTERNAL_GRPC_PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", SEED_DEMO: "false" });
     const server = await startServer(config, logger, { database, kv: new MemoryKeyValueStore(), workers: false });
     if (server.restUrl === undefined) throw new Error("the service started without its REST edge");
     return { restUrl: server.restUrl, description: "the service in this process (in-memory PGlite)", stop: () => server.stop() };
@@ -153,6 +153,7 @@ async function startReadServer(buildDir: string, serverUrl: string | undefined, 
     HOST: "127.0.0.1",
     PORT: String(restPort),
     GRPC_PORT: String(grpcPort),
+    INTERNAL_GRPC_PORT: "0",
     SERVICES: "all",
     SEED_DEMO: "false",
     LOG_LEVEL: "warn",

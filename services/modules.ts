@@ -23,3 +23,8 @@ export function modulesFor(names: readonly ModuleName[]): ServiceModule[] {
 
 /** Every module, whether running here or not: the edge routes all public services. */
 export const ALL_MODULES: readonly ServiceModule[] = Object.values(SERVICE_MODULES);
+
+/** Every scope the internal services' policies name: what a service account may be given. */
+export const SCOPES: readonly string[] = [
+  ...new Set(ALL_MODULES.flatMap((m) => m.services.flatMap((s) => (s.policy.kind === "internal" ? Object.values(s.policy.scopes) : [])))),
+].sort();

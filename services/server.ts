@@ -1,11 +1,11 @@
 // The runtime: opens Postgres and Redis (or their embedded stand-ins), applies migrations, serves
-// the selected modules over h2c (gRPC, gRPC-Web and Connect on one port) and, when the edge
-// module is on, the REST/JSON edge. stop() drains in-flight requests before closing.
+// the selected modules over h2c (gRPC, gRPC-Web and Connect) on two listeners — the public
+// services on GRPC_PORT, the internal ones on INTERNAL_GRPC_PORT — and, when the edge module is
+// on, the REST/JSON edge. stop() drains in-flight requests before closing.
 import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
-import { createServer as createHttp2Server, type Http2Server, type Http2Session } from "node:http2";
 import type { AddressInfo } from "node:net";
 import type { ConnectRouter, Interceptor, Transport } from "@connectrpc/connect";
-import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
+import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Health } from "../gen/grpc/health/v1/health_pb.js";
 import type { Database } from "./database.js";
 import { migrations } from "./migrations.js";
@@ -14,6 +14,8 @@ import { createRestEdge } from "./edge/edge.js";
 import { createLocalTransport } from "./edge/local-transport.js";
 import { handleClientError } from "./edge/client-error.js";
 import { authInterceptor, OPEN, policyMap } from "./platform/auth.js";
+import { AuthFailureLimiter } from "./platform/auth-failures.js";
+import { startGrpcListener } from "./platform/grpc-listener.js";
 import type { Config } from "./platform/config.js";
 import { CursorStore } from "./platform/cursors.js";
 import { openDatabase, type Database as DatabaseHandle } from "./platform/db.js";
@@ -22,10 +24,11 @@ import { cachedProbe, createHealthService } from "./platform/health.js";
 import { openKeyValueStore, type KeyValueStore } from "./platform/kv.js";
 import type { Logger } from "./platform/logger.js";
 import { migrateToLatest } from "./platform/migrator.js";
-import { isPublic, type Platform, type Worker } from "./platform/module.js";
+import { isPublic, type Platform, type ServedService, type Worker } from "./platform/module.js";
 import { rateLimitInterceptor } from "./platform/rate-limit.js";
 import { requestContextInterceptor } from "./platform/request-context.js";
 import { createAuthenticator } from "./organization/credentials.js";
+import { watchCredentialChanges } from "./organization/credential-changes.js";
 import { createTelemetrySink } from "./analytics/sink.js";
 
 export const DRAIN_TIMEOUT_MS = 20_000;
@@ -47,12 +50,15 @@ export interface StartOptions {
 export interface RunningServer {
   readonly platform: Platform;
   readonly database: DatabaseHandle<Database>;
+  /** The public services' gRPC listener (GRPC_PORT). */
   readonly grpcUrl: string;
+  /** The internal services' gRPC listener (INTERNAL_GRPC_PORT). */
+  readonly internalGrpcUrl: string;
   readonly restUrl: string | undefined;
   stop(): Promise<void>;
 }
 
-function listen(server: HttpServer | Http2Server, port: number, host: string): Promise<number> {
+function listen(server: HttpServer, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => {
@@ -83,33 +89,54 @@ export async function startServer(config: Config, logger: Logger, options: Start
   };
   const modules = modulesFor(config.services);
   const served = modules.flatMap((m) => m.services);
+  const publicServed = served.filter(isPublic);
+  const internalServed = served.filter((s) => !isPublic(s));
   const policies = policyMap([...served.map((s) => [s.service, s.policy] as const), [Health, OPEN] as const]);
   const probe = cachedProbe(async () => {
     const [dbUp, kvUp] = await Promise.all([database.ping(), kv.ping()]);
     return dbUp && kvUp;
   });
 
-  const interceptors: Interceptor[] = [
-    requestContextInterceptor(logger),
-    authInterceptor(createAuthenticator(database.db, { secret: config.jwtSecret, jwksUrl: config.jwksUrl }), policies),
-    rateLimitInterceptor(kv),
-  ];
-  // Each module's implementations are built once and shared by every router (the gRPC server and
-  // the in-process edge), with whatever state they keep.
-  const moduleRoutes = modules.map((module) => module.routes(platform));
-  const routes = (router: ConnectRouter) => {
-    for (const register of moduleRoutes) register(router);
-    router.service(Health, createHealthService(probe, served.map((s) => s.service.typeName)));
-  };
-
-  // gRPC, gRPC-Web and Connect over cleartext HTTP/2 (Envoy's upstream protocol).
-  const grpcServer = createHttp2Server(connectNodeAdapter({ routes, interceptors }));
-  const sessions = new Set<Http2Session>();
-  grpcServer.on("session", (session) => {
-    sessions.add(session);
-    session.once("close", () => sessions.delete(session));
+  // Credential changes (revocations, role changes) reach this process's cache through Postgres
+  // notifications; the embedded database has no other process to hear from.
+  const watch = database.kind === "postgres" ? watchCredentialChanges({ url: database.url, onChange: (subject) => authenticator.forget(subject), logger }) : undefined;
+  const authenticator = createAuthenticator(database.db, {
+    jwt: { secret: config.jwtSecret, jwksUrl: config.jwksUrl, issuer: config.jwtIssuer, audience: config.jwtAudience },
+    failures: new AuthFailureLimiter(kv),
+    changesWatched: () => watch?.watching() ?? false,
   });
-  const grpcPort = await listen(grpcServer, config.grpcPort, config.host);
+  const interceptors: Interceptor[] = [requestContextInterceptor(logger), authInterceptor(authenticator, policies), rateLimitInterceptor(kv)];
+  // Each module's implementations are built once and shared by every router (both gRPC
+  // listeners and the in-process edge), with whatever state they keep.
+  const moduleRoutes = modules.map((module) => module.routes(platform));
+  const routesOf = (services: readonly ServedService[]) => {
+    const names = new Set(services.map((s) => s.service.typeName));
+    const health = createHealthService(probe, [...names]);
+    return (router: ConnectRouter) => {
+      const only = onlyServices(router, names);
+      for (const register of moduleRoutes) register(only);
+      router.service(Health, health);
+    };
+  };
+  const routes = routesOf(served);
+
+  // gRPC, gRPC-Web and Connect over cleartext HTTP/2 (Envoy's upstream protocol), on two
+  // listeners so that the edge, and NetworkPolicies, can reach the public services alone.
+  const listen2 = (services: readonly ServedService[], port: number, trustForwardedFor: boolean) =>
+    startGrpcListener({
+      routes: routesOf(services),
+      interceptors,
+      authenticator,
+      policies: policyMap([...services.map((s) => [s.service, s.policy] as const), [Health, OPEN] as const]),
+      maxMessageBytes: MAX_REQUEST_BODY_BYTES,
+      // Behind the edge, the client is the last X-Forwarded-For hop; workloads connect directly.
+      trustForwardedFor,
+      logger,
+      port,
+      host: config.host,
+    });
+  const grpcListener = await listen2(publicServed, config.grpcPort, true);
+  const internalListener = await listen2(internalServed, config.internalGrpcPort, false);
 
   let restServer: HttpServer | undefined;
   let restPort: number | undefined;
@@ -133,33 +160,51 @@ export async function startServer(config: Config, logger: Logger, options: Start
   const workers: Worker[] = [];
   if (options.workers ?? config.workers) for (const module of modules) if (module.start) workers.push(await module.start(platform));
 
-  const grpcUrl = urlOf(config.host, grpcPort);
+  const grpcUrl = urlOf(config.host, grpcListener.port);
+  const internalGrpcUrl = urlOf(config.host, internalListener.port);
   const restUrl = restPort === undefined ? undefined : urlOf(config.host, restPort);
-  logger.info({ grpc: grpcUrl, rest: restUrl, services: config.services, database: database.kind, kv: kv.kind }, "listening");
+  logger.info({ grpc: grpcUrl, internalGrpc: internalGrpcUrl, rest: restUrl, services: config.services, database: database.kind, kv: kv.kind }, "listening");
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
       logger.info("draining");
       const force = setTimeout(() => {
-        for (const s of sessions) s.destroy();
+        grpcListener.destroy();
+        internalListener.destroy();
         restServer?.closeAllConnections();
       }, DRAIN_TIMEOUT_MS);
       force.unref();
+      // GOAWAY lets streams in flight finish; idle keep-alive connections close now.
       const closed = Promise.all([
-        new Promise<void>((resolve) => grpcServer.close(() => resolve())),
+        grpcListener.close(),
+        internalListener.close(),
         restServer ? new Promise<void>((resolve) => restServer!.close(() => resolve())) : undefined,
       ]);
-      // GOAWAY lets streams in flight finish; idle keep-alive connections close now.
-      for (const s of sessions) s.close();
       restServer?.closeIdleConnections();
       await closed;
       clearTimeout(force);
       await Promise.all(workers.map((w) => w.stop()));
+      await watch?.close();
       if (ownsKv) await kv.close();
       if (ownsDatabase) await database.close();
       logger.info("stopped");
     })());
 
-  return { platform, database, grpcUrl, restUrl, stop };
+  return { platform, database, grpcUrl, internalGrpcUrl, restUrl, stop };
+}
+
+/**
+ * A view of `router` that registers only the named services: a module registers all of its
+ * services, and each listener takes the ones it serves.
+ */
+function onlyServices(router: ConnectRouter, names: ReadonlySet<string>): ConnectRouter {
+  return new Proxy(router, {
+    get(target, property, receiver) {
+      if (property === "service") {
+        return (...args: Parameters<ConnectRouter["service"]>) => (names.has(args[0].typeName) ? target.service(...args) : target);
+      }
+      return Reflect.get(target, property, receiver) as unknown;
+    },
+  });
 }

@@ -22,7 +22,7 @@ import {
   type IngestResponse,
 } from "../gen/agentplane/analytics/v1/analytics_pb.js";
 import { setCreditMultiplier } from "../services/analytics/multipliers.js";
-import { api, createTestOrg, createTestUser, type TestUser } from "./support/fixtures.js";
+import { api, createTestOrg, createTestUser, type TestUser, bearer, createTestServiceAccount } from "./support/fixtures.js";
 import { grpcClient, type GrpcCaller } from "./support/grpc.js";
 import { startTestServer, type TestServer } from "./support/server.js";
 import { daysFrom, firstDifference, generateEvents, MULTIPLIERS, Reference, type RawEvent } from "./analytics-reference.js";
@@ -83,7 +83,7 @@ beforeAll(async () => {
   ownerB = await createTestUser(db, orgB, "owner");
 
   for (const [model, m] of Object.entries(MULTIPLIERS)) await setCreditMultiplier(db, model, m);
-  telemetry = grpcClient(TelemetryService, server.grpcUrl);
+  telemetry = grpcClient(TelemetryService, server.internalGrpcUrl, bearer(await createTestServiceAccount(server.platform.db)));
 
   events = generateEvents(orgA, users.map((u) => ({ id: u.userId, email: u.email })), DAYS, QUIET_DAY);
   const eventsB = generateEvents(orgB, [{ id: ownerB.userId, email: ownerB.email }], ["2026-03-02"], "", 7);

@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ComputerService, HostService } from "../gen/agentplane/computers/v1alpha1/computers_pb.js";
 import { NOT_CONFIGURED } from "../services/computers/provisioner.js";
-import { api, createTestOrg, createTestUser, type TestUser } from "./support/fixtures.js";
+import { api, createTestOrg, createTestUser, type TestUser, bearer, createTestServiceAccount } from "./support/fixtures.js";
 import { grpcClient, type GrpcCaller } from "./support/grpc.js";
 import { startTestServer, type TestServer } from "./support/server.js";
 
@@ -37,7 +37,7 @@ describe("computers API", () => {
     member = await createTestUser(db, orgId, "member");
     guest = await createTestUser(db, orgId, "guest");
     stranger = await createTestUser(db, await createTestOrg(db, "Elsewhere"), "owner");
-    hosts = grpcClient(HostService, server.grpcUrl);
+    hosts = grpcClient(HostService, server.internalGrpcUrl, bearer(await createTestServiceAccount(server.platform.db)));
   });
   afterAll(async () => {
     hosts?.close();

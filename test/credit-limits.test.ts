@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CreditLimitService, OrganizationService } from "../gen/agentplane/organization/v1alpha1/organization_pb.js";
 import { ingestEvents } from "../services/analytics/ingest.js";
 import { ENTRY_ERRORS } from "../services/organization/credit-limits.js";
-import { api, createTestOrg, createTestUser, type TestUser } from "./support/fixtures.js";
+import { api, createTestOrg, createTestUser, type TestUser, bearer, createTestServiceAccount } from "./support/fixtures.js";
 import { grpcClient } from "./support/grpc.js";
 import { startTestServer, type TestServer } from "./support/server.js";
 
@@ -141,7 +141,7 @@ describe("PUT /api/v0/organization/usage/limits/users", () => {
       { type: "model_usage", time: now.toISOString(), orgId: owner.orgId, userId: manager.userId, client: "web", modelId: "sonnet", modelTier: "standard", inputTokens: 400, outputTokens: 100, cacheReadTokens: 0, cacheWriteTokens: 0 },
     ]);
     expect(result.accepted).toBe(1);
-    const client = grpcClient(CreditLimitService, server.grpcUrl);
+    const client = grpcClient(CreditLimitService, server.internalGrpcUrl, bearer(await createTestServiceAccount(server.platform.db)));
     try {
       const balance = await client.call(CreditLimitService.method.getCreditBalance, { orgId: owner.orgId, userId: manager.userId });
       expect(balance.limit).toBe(750);

@@ -38,7 +38,7 @@ describe("grpc.health.v1.Health", () => {
     target.port = String(proxy.port);
     viaProxy = await openDatabase<Database>({ databaseUrl: target.toString(), dataDir: IN_MEMORY_DATA_DIR, logger: testLogger(), poolMax: 2 });
     kv = await createTestKv();
-    const config = loadConfig({ PORT: "0", GRPC_PORT: "0", LOG_LEVEL: "silent", SEED_DEMO: "false", SERVICES: "organization" });
+    const config = loadConfig({ PORT: "0", GRPC_PORT: "0", INTERNAL_GRPC_PORT: "0", LOG_LEVEL: "silent", SEED_DEMO: "false", SERVICES: "organization" });
     server = await startServer(config, testLogger(), { database: viaProxy, kv, workers: false });
     health = grpcClient(Health, server.grpcUrl);
   });

@@ -37,7 +37,7 @@ describe("hook usage reporting", () => {
     HOME: home,
     AGENTPLANE_HOOK_DESKTOP: "0",
     AGENTPLANE_HOOK_DEADLINE_MS: "8000",
-    AGENTPLANE_USAGE_URL: server.grpcUrl,
+    AGENTPLANE_USAGE_URL: server.internalGrpcUrl,
     AGENTPLANE_API_KEY: user.key,
     AGENTPLANE_ORG_ID: user.orgId,
     AGENTPLANE_USER_ID: user.userId,
@@ -67,14 +67,15 @@ describe("hook usage reporting", () => {
     ]);
   }, 30_000);
 
-  it("logs a rejected event (user outside the organization) and an unreachable ingest, exiting 0", async () => {
+  it("logs a refused event (a user other than the key's) and an unreachable ingest, exiting 0", async () => {
     const log = join(home, "usage.log");
     const stranger = await createTestUser(server.platform.db, await createTestOrg(server.platform.db, "Other"), "member");
     expect(await notify(JSON.stringify({ hook_event_name: "SessionEnd", reason: "other" }), env({ AGENTPLANE_USER_ID: stranger.userId, AGENTPLANE_HOOK_LOG: log }))).toBe(0);
     expect(await notify(JSON.stringify({ hook_event_name: "Stop" }), env({ AGENTPLANE_USAGE_URL: "http://127.0.0.1:1", AGENTPLANE_HOOK_LOG: log }))).toBe(0);
     const lines = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, string>);
     expect(lines).toEqual([
-      expect.objectContaining({ msg: "usage failed", event: "SessionEnd", error: expect.stringMatching(/^ingest rejected the event: user_id: .*does not belong/) }),
+      // A user's API key ingests its own user's events only.
+      expect.objectContaining({ msg: "usage failed", event: "SessionEnd", error: expect.stringMatching(/^ingest answered HTTP 403 permission_denied: events\[0\]\.user_id: an API key may ingest only its own user's events/) }),
       expect.objectContaining({ msg: "usage failed", event: "Stop", error: expect.stringContaining("ECONNREFUSED") }),
     ]);
     const stored = await server.platform.db.selectFrom("analytics_events").select("user_id").where("org_id", "=", user.orgId).execute();

@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ReadinessService, ReportSubmissionService } from "../gen/agentplane/readiness/v1/readiness_pb.js";
-import { api, createTestOrg, createTestUser, type TestUser } from "./support/fixtures.js";
+import { api, createTestOrg, createTestUser, type TestUser, bearer, createTestServiceAccount } from "./support/fixtures.js";
 import { grpcClient, type GrpcCaller } from "./support/grpc.js";
 import { startTestServer, type TestServer } from "./support/server.js";
 
@@ -61,7 +61,7 @@ describe("readiness reports end to end", () => {
     owner = await createTestUser(db, orgId, "owner");
     guest = await createTestUser(db, orgId, "guest");
     other = await createTestUser(db, await createTestOrg(db, "Elsewhere"), "owner");
-    submission = grpcClient(ReportSubmissionService, server.grpcUrl);
+    submission = grpcClient(ReportSubmissionService, server.internalGrpcUrl, bearer(await createTestServiceAccount(server.platform.db)));
 
     // Three repositories, one written three ways; two pairs of reports share a createdAt, so
     // the order has to fall back on reportId.

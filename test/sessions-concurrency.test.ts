@@ -4,7 +4,7 @@
 // a session and a lease that really expires makes the session claimable again.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionRunnerService } from "../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
-import { api, createTestOrg, createTestUser, type TestUser } from "./support/fixtures.js";
+import { api, createTestOrg, createTestUser, type TestUser, bearer, createTestServiceAccount } from "./support/fixtures.js";
 import { grpcClient, type GrpcCaller } from "./support/grpc.js";
 import { startTestServer, type TestServer } from "./support/server.js";
 
@@ -17,8 +17,8 @@ describe("sessions under concurrency", () => {
   beforeAll(async () => {
     server = await startTestServer();
     owner = await createTestUser(server.platform.db, await createTestOrg(server.platform.db, "Paging"), "owner");
-    runner = grpcClient(SessionRunnerService, server.grpcUrl);
-    runnerB = grpcClient(SessionRunnerService, server.grpcUrl);
+    runner = grpcClient(SessionRunnerService, server.internalGrpcUrl, bearer(await createTestServiceAccount(server.platform.db)));
+    runnerB = grpcClient(SessionRunnerService, server.internalGrpcUrl, bearer(await createTestServiceAccount(server.platform.db)));
   });
   afterAll(async () => {
     runner?.close();

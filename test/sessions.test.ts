@@ -2,7 +2,7 @@
 // with a @grpc/grpc-js client (public SessionService and internal SessionRunnerService).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionRunnerService, SessionService } from "../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
-import { api, createTestOrg, createTestUser, type TestUser } from "./support/fixtures.js";
+import { api, createTestOrg, createTestUser, type TestUser, bearer, createTestServiceAccount } from "./support/fixtures.js";
 import { grpcClient, type GrpcCaller } from "./support/grpc.js";
 import { startTestServer, type TestServer } from "./support/server.js";
 
@@ -38,7 +38,7 @@ describe("sessions end to end", () => {
     member = await createTestUser(db, orgId, "member");
     guest = await createTestUser(db, orgId, "guest");
     outsider = await createTestUser(db, await createTestOrg(db, "Elsewhere"), "owner");
-    runner = grpcClient(SessionRunnerService, server.grpcUrl);
+    runner = grpcClient(SessionRunnerService, server.internalGrpcUrl, bearer(await createTestServiceAccount(server.platform.db)));
     publicGrpc = grpcClient(SessionService, server.grpcUrl);
   });
   afterAll(async () => {

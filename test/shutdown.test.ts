@@ -18,7 +18,7 @@ describe("SIGTERM", () => {
   it("finishes the in-flight request, then exits 0", async () => {
     const owner = await createTestUser(database.db, await createTestOrg(database.db), "owner");
     const child = spawn(process.execPath, ["bin/agentplane.js", "serve"], {
-      env: { ...process.env, DATABASE_URL: database.url, PORT: "0", GRPC_PORT: "0", LOG_LEVEL: "info", SEED_DEMO: "false", REDIS_URL: process.env.TEST_REDIS_URL ?? "" },
+      env: { ...process.env, DATABASE_URL: database.url, PORT: "0", GRPC_PORT: "0", INTERNAL_GRPC_PORT: "0", LOG_LEVEL: "info", SEED_DEMO: "false", REDIS_URL: process.env.TEST_REDIS_URL ?? "" },
       stdio: ["ignore", "pipe", "pipe"],
     });
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));

@@ -14,6 +14,8 @@ import type { Logger } from "../platform/logger.js";
 import { CACHE_CONTROL, etagOf, etagOfParts, matchesIfNoneMatch } from "./caching.js";
 import { addDays, dayOf, parseDayRange, type DayRange } from "./dates.js";
 import { ingestEvents } from "./ingest.js";
+import { requireIngestAccess } from "./ingest-access.js";
+import { actingOrgOrAny } from "../platform/tenancy.js";
 import { readActivityDays, readDayVersions, readProductivityDays, readTokensByModel, readToolsDays, readUsersPage, type RenderedUserDay } from "./queries.js";
 import { parseRollupRange } from "./rollup-range.js";
 import { rollupRange } from "./rollup.js";
@@ -181,15 +183,17 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
 export function createTelemetryService(deps: TelemetryDeps): Partial<ServiceImpl<typeof TelemetryService>> {
   const now = deps.now ?? Date.now;
   return {
-    async ingest(req) {
+    async ingest(req, ctx) {
       if (req.events.length > MAX_INGEST_BATCH) throw invalidArgument("events", `at most ${MAX_INGEST_BATCH} events per call, got ${req.events.length}`);
+      requireIngestAccess(ctx, req.events);
       return ingestEvents(deps.db, req.events, now());
     },
 
-    async rollup(req) {
+    async rollup(req, ctx) {
+      const orgId = actingOrgOrAny(ctx, req.orgId, "orgId");
       const yesterday = addDays(dayOf(now()), -1);
       const range = parseRollupRange(req.fromDate, req.toDate, yesterday);
-      const stats = await rollupRange(deps.db, { ...range, orgId: req.orgId || undefined }, { through: yesterday, ...(deps.logger ? { logger: deps.logger } : {}) });
+      const stats = await rollupRange(deps.db, { ...range, orgId }, { through: yesterday, ...(deps.logger ? { logger: deps.logger } : {}) });
       return { days: stats.days, events: stats.events };
     },
   };

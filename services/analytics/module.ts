@@ -1,5 +1,5 @@
 import { AnalyticsService, TelemetryService } from "../../gen/agentplane/analytics/v1/analytics_pb.js";
-import { API_KEY_ONLY, INTERNAL } from "../platform/auth.js";
+import { API_KEY_ONLY, internal } from "../platform/auth.js";
 import type { ServiceModule } from "../platform/module.js";
 import { writeAnalyticsDemo } from "./demo.js";
 import { createAnalyticsService, createTelemetryService } from "./handlers.js";
@@ -9,7 +9,8 @@ export const analyticsModule: ServiceModule = {
   name: "analytics",
   services: [
     { service: AnalyticsService, policy: API_KEY_ONLY },
-    { service: TelemetryService, policy: INTERNAL },
+    // A user's own API key may ingest its own events (the hooks path; ingest-access.ts).
+    { service: TelemetryService, policy: internal({ Ingest: "analytics.ingest", Rollup: "analytics.rollup" }, ["Ingest"]) },
   ],
   routes: (platform) => {
     // Built once, so the gRPC server and the in-process edge share one cache of /tokens rows.

@@ -11,6 +11,7 @@ import { withDatabase } from "./database.js";
 import { UsageError, type Output } from "./output.js";
 import { READINESS_COMMANDS } from "./readiness-commands.js";
 import { ANALYTICS_COMMANDS } from "./analytics-commands.js";
+import { SERVICE_ACCOUNT_COMMANDS } from "./service-account-commands.js";
 
 export interface CommandContext {
   config: Config;
@@ -63,7 +64,7 @@ async function serve(ctx: CommandContext): Promise<void> {
       banner += `\nDemo organization ${demo.orgId} (its owner's key is in ${keyFile}).\n`;
     }
   }
-  banner += server.restUrl ? `\nREST edge: ${server.restUrl}   gRPC: ${server.grpcUrl}\n` : `\ngRPC: ${server.grpcUrl}\n`;
+  banner += `\n${server.restUrl ? `REST edge: ${server.restUrl}   ` : ""}gRPC: ${server.grpcUrl}   internal gRPC: ${server.internalGrpcUrl}\n`;
   if (server.restUrl && keyFile) {
     banner += `Try:\n  curl -s -H "Authorization: Bearer $(cat ${keyFile})" ${server.restUrl}/api/v0/organization/users\n`;
   }
@@ -85,6 +86,7 @@ async function serve(ctx: CommandContext): Promise<void> {
 export const COMMANDS: Record<string, Command> = {
   ...READINESS_COMMANDS,
   ...ANALYTICS_COMMANDS,
+  ...SERVICE_ACCOUNT_COMMANDS,
   serve: { words: 1, quiet: false, run: serve },
 
   migrate: {

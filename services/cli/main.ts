@@ -15,6 +15,15 @@ commands:
   user create --org ID --email E --role R [--first-name F --last-name L]
                                               create a user (role: owner, manager, member, guest)
   key create --user ID                        create an API key for a user (shown once)
+  service-account create --name N --scopes a,b [--org ID]
+                                              create a workload credential for the internal
+                                              gRPC services (token shown once); scopes:
+                                              sessions.runner, computers.host, analytics.ingest,
+                                              analytics.rollup, readiness.submit,
+                                              organization.credits; --org binds it to one
+                                              organization
+  service-account list [--org ID]             list service accounts (never their tokens)
+  service-account revoke ID                   revoke one; every replica refuses it within 1 s
   demo [--org ID] [--days N] [--users N]      write demo data (default: the demo organization,
                                               30 days, 12 users)
   ingest FILE.jsonl|-                         load telemetry events (one JSON object a line)
@@ -49,6 +58,7 @@ async function main(argv: string[]): Promise<void> {
       date: { type: "string" },
       from: { type: "string" },
       to: { type: "string" },
+      scopes: { type: "string" },
     },
   });
   const out: Output = createOutput(values.json === true);

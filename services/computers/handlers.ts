@@ -7,6 +7,7 @@ import type { Database } from "../database.js";
 import { requireRole } from "../platform/auth.js";
 import { principalOf } from "../platform/context.js";
 import { alreadyExists, invalidArgument, notFound } from "../platform/errors.js";
+import { requireOwnOrg } from "../platform/tenancy.js";
 import {
   completeHostRegistration,
   findComputer,
@@ -100,7 +101,7 @@ export function createComputerService(deps: ComputersDeps): Partial<ServiceImpl<
 
 export function createHostService(deps: ComputersDeps): Partial<ServiceImpl<typeof HostService>> {
   return {
-    async registerHost(req) {
+    async registerHost(req, ctx: HandlerContext) {
       const hostId = validateHostId(req.hostId);
       const hostname = validateHostname(req.hostname);
       const relayClientUrl = validateRelayUrl(req.relayClientUrl, "relayClientUrl");
@@ -108,6 +109,8 @@ export function createHostService(deps: ComputersDeps): Partial<ServiceImpl<type
       return deps.db.transaction().execute(async (trx) => {
         const current = await findComputerByHostId(trx, hostId, { forUpdate: true });
         if (!current) throw notFound("computer with this hostId");
+        // A host registers only computers of the organization its credential is bound to.
+        requireOwnOrg(ctx, current.org_id, "computer with this hostId");
         const update: ComputerUpdate = { hostname, relay_client_url: relayClientUrl, relay_agent_url: relayAgentUrl };
         // A byom computer is its host: registering is what makes it active. An e2b computer's
         // state belongs to the provisioning worker; its host only reports where it is reachable.

@@ -1,5 +1,5 @@
 import { ComputerService, HostService } from "../../gen/agentplane/computers/v1alpha1/computers_pb.js";
-import { API_KEY_OR_JWT, INTERNAL } from "../platform/auth.js";
+import { API_KEY_OR_JWT, internal } from "../platform/auth.js";
 import type { ServiceModule } from "../platform/module.js";
 import { writeComputersDemo } from "./demo.js";
 import { createComputerService, createHostService } from "./handlers.js";
@@ -9,7 +9,7 @@ export const computersModule: ServiceModule = {
   name: "computers",
   services: [
     { service: ComputerService, policy: API_KEY_OR_JWT },
-    { service: HostService, policy: INTERNAL },
+    { service: HostService, policy: internal({ RegisterHost: "computers.host" }) },
   ],
   routes: (platform) => (router) => {
     router.service(ComputerService, createComputerService({ db: platform.db }));

@@ -93,7 +93,7 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
       if (timeoutMs !== undefined) {
         deadline = setTimeout(() => abort.abort(new ConnectError(`the request did not complete within ${timeoutMs} ms`, Code.DeadlineExceeded)), timeoutMs);
       }
-      const headers = forwardRequestHeaders(req.headers, requestId);
+      const headers = forwardRequestHeaders(req.headers, requestId, req.socket.remoteAddress);
       // A handler running in this process may hand back pre-rendered JSON through this slot
       // (platform/rendered-response.ts); a remote one never sees it.
       let slot: RenderedResponseSlot = { coding: null };

@@ -24,6 +24,7 @@ const DROP_REQUEST = new Set([
   "accept-encoding",
   "expect",
   "x-request-id", // replaced by the validated id below
+  "x-forwarded-for", // re-sent below with the client's address appended
 ]);
 
 // Response headers/trailers of the RPC that belong to its transport, not to the REST response.
@@ -60,10 +61,12 @@ export function requestIdFrom(header: string | string[] | undefined): string {
 }
 
 /**
- * The request metadata of the RPC: the client's end-to-end headers plus x-request-id. Returned
- * as name/value pairs because the transport builds its own Headers object from them anyway.
+ * The request metadata of the RPC: the client's end-to-end headers plus x-request-id, and
+ * X-Forwarded-For with the client's address appended, as Envoy's `use_remote_address: true`
+ * does (the services limit credential failures by that last hop). Returned as name/value pairs
+ * because the transport builds its own Headers object from them anyway.
  */
-export function forwardRequestHeaders(headers: IncomingHttpHeaders, requestId: string): [string, string][] {
+export function forwardRequestHeaders(headers: IncomingHttpHeaders, requestId: string, clientAddress?: string): [string, string][] {
   const out: [string, string][] = [];
   // Headers named in Connection are hop-by-hop too (RFC 9110 §7.6.1).
   const connection = headers.connection;
@@ -76,6 +79,11 @@ export function forwardRequestHeaders(headers: IncomingHttpHeaders, requestId: s
     else for (const v of value) out.push([name, v]);
   }
   out.push(["x-request-id", requestId]);
+  const given = headers["x-forwarded-for"];
+  // The client's own hops first, then the address this edge saw.
+  const hops = Array.isArray(given) ? [...given] : given === undefined || given === "" ? [] : [given];
+  if (clientAddress !== undefined) hops.push(clientAddress);
+  if (hops.length > 0) out.push(["x-forwarded-for", hops.join(", ")]);
   return out;
 }
 

@@ -5,6 +5,7 @@ import { CreditLimitService, OrganizationService } from "../../gen/agentplane/or
 import { ingestEvents } from "../analytics/ingest.js";
 import { rollupOrganization } from "../analytics/rollup.js";
 import { createTestDatabase, testLogger, type TestDatabase } from "../../test/support/database.js";
+import { handlerTransport } from "../../test/support/handlers.js";
 import type { Database } from "../database.js";
 import { migrations } from "../migrations.js";
 import { kPrincipal, type Role } from "../platform/context.js";
@@ -91,9 +92,8 @@ describe("credit-limit handlers", () => {
       linus = (await createUser(database.db, { orgId, email: "linus@example.com", role: "member" })).id;
       balance = createClient(
         CreditLimitService,
-        createRouterTransport((router) => router.service(CreditLimitService, createCreditLimitService({ db: database.db, now: () => NOW })), {
-          router: { interceptors: [requestContextInterceptor(testLogger())] },
-        }),
+        // As an unbound service account (the model gateway acts for any organization).
+        handlerTransport((router) => router.service(CreditLimitService, createCreditLimitService({ db: database.db, now: () => NOW }))),
       );
       await database.db.insertInto("analytics_credit_multipliers").values({ model_id: "opus", multiplier: 2 }).execute();
       const result = await ingestEvents(

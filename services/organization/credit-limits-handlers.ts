@@ -7,6 +7,7 @@ import type { Database } from "../database.js";
 import { requireRole } from "../platform/auth.js";
 import { principalOf } from "../platform/context.js";
 import { invalidArgument, notFound } from "../platform/errors.js";
+import { actingOrg } from "../platform/tenancy.js";
 import { creditsUsedThisMonth, monthBounds } from "./credit-limits-balance.js";
 import { checkEntryCount, normalizeEmail, sortEntries } from "./credit-limits.js";
 import { findCreditLimit, upsertCreditLimits } from "./credit-limits-queries.js";
@@ -39,15 +40,15 @@ export function createCreditLimitHandlers(deps: CreditLimitDeps): Pick<ServiceIm
 export function createCreditLimitService(deps: CreditLimitDeps): Partial<ServiceImpl<typeof CreditLimitService>> {
   const now = deps.now ?? (() => new Date());
   return {
-    async getCreditBalance(req) {
-      if (req.orgId === "") throw invalidArgument("orgId", "is required");
+    async getCreditBalance(req, ctx) {
+      const orgId = actingOrg(ctx, req.orgId, "orgId");
       if (req.userId === "") throw invalidArgument("userId", "is required");
       const at = now();
       // One snapshot for the limit and the usage, so remaining is computed from matching figures.
       return deps.db.transaction().setIsolationLevel("repeatable read").execute(async (trx) => {
-        if (!(await findUser(trx, req.orgId, req.userId))) throw notFound("user");
-        const limit = await findCreditLimit(trx, req.orgId, req.userId);
-        const used = await creditsUsedThisMonth(trx, req.orgId, req.userId, at);
+        if (!(await findUser(trx, orgId, req.userId))) throw notFound("user");
+        const limit = await findCreditLimit(trx, orgId, req.userId);
+        const used = await creditsUsedThisMonth(trx, orgId, req.userId, at);
         return {
           limit,
           usedMonthToDate: used,

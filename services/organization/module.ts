@@ -1,5 +1,5 @@
 import { CreditLimitService, OrganizationService } from "../../gen/agentplane/organization/v1alpha1/organization_pb.js";
-import { API_KEY_OR_JWT, INTERNAL } from "../platform/auth.js";
+import { API_KEY_OR_JWT, internal } from "../platform/auth.js";
 import type { ServiceModule } from "../platform/module.js";
 import { writeOrganizationDemo } from "./demo.js";
 import { createCreditLimitHandlers, createCreditLimitService } from "./credit-limits-handlers.js";
@@ -9,7 +9,7 @@ export const organizationModule: ServiceModule = {
   name: "organization",
   services: [
     { service: OrganizationService, policy: API_KEY_OR_JWT },
-    { service: CreditLimitService, policy: INTERNAL },
+    { service: CreditLimitService, policy: internal({ GetCreditBalance: "organization.credits" }) },
   ],
   routes: (platform) => (router) => {
     router.service(OrganizationService, {

@@ -1,4 +1,4 @@
-// Table types of the organization area (organizations, users, API keys).
+// Table types of the organization area (organizations, users, API keys, service accounts).
 import type { ColumnType } from "kysely";
 
 /** A timestamp the database fills in on insert unless given. */
@@ -38,8 +38,25 @@ export interface ApiKeysTable {
   revoked_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
+/** Workload credentials of the internal gRPC services (services/organization/service-accounts.ts). */
+export interface ServiceAccountsTable {
+  id: string;
+  name: string;
+  /** The one organization the account acts for; null: any organization a request names. */
+  org_id: string | null;
+  /** What it may call: scope names declared by the modules' internal policies. */
+  scopes: ColumnType<string[], string[], string[]>;
+  /** SHA-256 of the token, hex. The token is shown once and never stored. */
+  token_hash: string;
+  /** The first characters of the token, to tell accounts apart in listings. */
+  prefix: string;
+  created_at: CreatedAt;
+  revoked_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
 export interface OrganizationTables {
   organizations: OrganizationsTable;
   users: UsersTable;
   api_keys: ApiKeysTable;
+  service_accounts: ServiceAccountsTable;
 }

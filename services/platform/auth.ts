@@ -1,41 +1,112 @@
-// Authentication and authorization at the RPC boundary (DESIGN.md §3). Each service declares a
-// policy; the interceptor resolves the Authorization header into a Principal before any handler
-// runs. A service without a policy is refused: fail closed.
-import type { Interceptor } from "@connectrpc/connect";
+// Authentication and authorization at the RPC boundary (DESIGN.md §3). Every service declares a
+// policy and every call is checked against it before any handler runs; a service without a
+// policy is refused: fail closed. The check runs before the request body is read on the gRPC
+// listeners (early-auth.ts) and in this interceptor for calls that did not pass there (the
+// in-process REST edge).
+import { createContextKey, type Interceptor } from "@connectrpc/connect";
 import type { DescService } from "@bufbuild/protobuf";
 import { DomainError, permissionDenied, unauthenticated } from "./errors.js";
-import { kPrincipal, type CredentialKind, type Principal, type Role } from "./context.js";
+import { kPrincipal, kWorkload, type Caller, type CredentialKind, type Principal, type Role } from "./context.js";
 
 export type AuthPolicy =
-  /** Public API reachable through the edge; the listed credential kinds are accepted. */
+  /** Public API reachable through the edge; the listed user credential kinds are accepted. */
   | { readonly kind: "public"; readonly credentials: readonly CredentialKind[] }
-  /** Internal RPCs: inside the cluster only, never routed by the edge; the caller is trusted. */
-  | { readonly kind: "internal" }
+  /**
+   * Internal RPCs, on the internal listener only: a service-account token holding the scope
+   * its method names. `userMethods` may also be called with a user's own API key (for their
+   * own organization and user only: the handler enforces that).
+   */
+  | { readonly kind: "internal"; readonly scopes: Readonly<Record<string, string>>; readonly userMethods?: readonly string[] }
   /** No credentials at all (health checks). */
   | { readonly kind: "open" };
 
 export interface Authenticator {
-  /** Resolves a bearer token, or returns undefined when it is not a valid credential. */
-  authenticate(token: string, accepted: readonly CredentialKind[]): Promise<Principal | undefined>;
+  /**
+   * Resolves a bearer token into its caller, or undefined when it is not a valid credential.
+   * May throw RESOURCE_EXHAUSTED when `clientAddress` presented too many invalid ones.
+   */
+  authenticate(token: string, clientAddress: string): Promise<Caller | undefined>;
 }
 
+/** The caller established before the body was read (early-auth.ts); undefined for open services. */
+export interface Authenticated {
+  readonly caller: Caller | undefined;
+}
+export const kAuthenticated = createContextKey<Authenticated | undefined>(undefined, { description: "authenticated before the body" });
+
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+function credentialNoun(policy: AuthPolicy): string {
+  if (policy.kind === "internal") return policy.userMethods?.length ? "service account token or API key" : "service account token";
+  return policy.kind === "public" && policy.credentials.includes("jwt") ? "API key or access token" : "API key";
+}
+
+/** Whether `caller` may call `method` of a service under `policy`; throws when not. */
+export function authorize(policy: AuthPolicy, service: string, method: string, caller: Caller): void {
+  if (policy.kind === "open") return;
+  if (policy.kind === "public") {
+    if (caller.kind === "workload") throw unauthenticated(`service account tokens are for the internal services; send an ${credentialNoun(policy)}`);
+    if (!policy.credentials.includes(caller.principal.credentialKind)) throw unauthenticated(`invalid or revoked ${credentialNoun(policy)}`);
+    return;
+  }
+  const scope = policy.scopes[method];
+  if (scope === undefined) throw new DomainError("permission_denied", `no access policy for ${service}/${method}`);
+  if (caller.kind === "workload") {
+    if (!caller.workload.scopes.includes(scope)) throw permissionDenied(`${service}/${method} needs a service account with the ${scope} scope`);
+    return;
+  }
+  if (!policy.userMethods?.includes(method)) throw permissionDenied(`${service}/${method} needs a service account token with the ${scope} scope; API keys are not accepted`);
+}
+
+/**
+ * Checks one call's credentials against its service's policy: the caller, or undefined for
+ * open services. Throws UNAUTHENTICATED, PERMISSION_DENIED or RESOURCE_EXHAUSTED.
+ */
+export async function authenticateCall(
+  authenticator: Authenticator,
+  policy: AuthPolicy,
+  call: { service: string; method: string; authorization: string | null | undefined; clientAddress: string },
+): Promise<Caller | undefined> {
+  if (policy.kind === "open") return undefined;
+  const noun = credentialNoun(policy);
+  if (!call.authorization) throw unauthenticated(`missing Authorization header: send Authorization: Bearer <${noun}>`);
+  const match = BEARER.exec(call.authorization);
+  if (!match?.[1]) throw unauthenticated(`malformed Authorization header: expected Bearer <${noun}>`);
+  const caller = await authenticator.authenticate(match[1], call.clientAddress);
+  if (!caller) throw unauthenticated(`invalid or revoked ${noun}`);
+  authorize(policy, call.service, call.method, caller);
+  return caller;
+}
+
+/**
+ * The client's address for the credential-failure limit: the last X-Forwarded-For entry, which
+ * the edge in front appended (Envoy with use_remote_address, or our REST edge), when the call
+ * came through an edge; otherwise the connection's peer.
+ */
+export function clientAddressOf(forwardedFor: string | null | undefined, peer: string | undefined, trustForwardedFor: boolean): string {
+  if (trustForwardedFor && forwardedFor) {
+    const last = forwardedFor.slice(forwardedFor.lastIndexOf(",") + 1).trim();
+    if (last !== "") return last;
+  }
+  return peer ?? "unknown";
+}
 
 export function authInterceptor(authenticator: Authenticator, policies: ReadonlyMap<string, AuthPolicy>): Interceptor {
   return (next) => async (req) => {
     const policy = policies.get(req.service.typeName);
     if (!policy) throw new DomainError("permission_denied", `no access policy for ${req.service.typeName}`);
-    if (policy.kind !== "public") return next(req);
-    const header = req.header.get("authorization");
-    if (!header) throw unauthenticated("missing Authorization header: send Authorization: Bearer <API key>");
-    const match = BEARER.exec(header);
-    if (!match?.[1]) throw unauthenticated("malformed Authorization header: expected Bearer <API key>");
-    const principal = await authenticator.authenticate(match[1], policy.credentials);
-    if (!principal) {
-      const what = policy.credentials.includes("jwt") ? "API key or access token" : "API key";
-      throw unauthenticated(`invalid or revoked ${what}`);
-    }
-    req.contextValues.set(kPrincipal, principal);
+    // In process (the REST edge's local transport) no listener checked the call: check it here,
+    // with the address the edge forwarded.
+    const caller =
+      req.contextValues.get(kAuthenticated)?.caller ??
+      (await authenticateCall(authenticator, policy, {
+        service: req.service.typeName,
+        method: req.method.name,
+        authorization: req.header.get("authorization"),
+        clientAddress: clientAddressOf(req.header.get("x-forwarded-for"), undefined, true),
+      }));
+    if (caller?.kind === "user") req.contextValues.set(kPrincipal, caller.principal);
+    else if (caller?.kind === "workload") req.contextValues.set(kWorkload, caller.workload);
     return next(req);
   };
 }
@@ -55,5 +126,9 @@ export function requireRole(principal: Principal, roles: readonly Role[], action
 
 export const API_KEY_ONLY: AuthPolicy = { kind: "public", credentials: ["api_key"] };
 export const API_KEY_OR_JWT: AuthPolicy = { kind: "public", credentials: ["api_key", "jwt"] };
-export const INTERNAL: AuthPolicy = { kind: "internal" };
 export const OPEN: AuthPolicy = { kind: "open" };
+
+/** An internal service's policy: the scope each method needs. */
+export function internal(scopes: Readonly<Record<string, string>>, userMethods?: readonly string[]): AuthPolicy {
+  return userMethods ? { kind: "internal", scopes, userMethods } : { kind: "internal", scopes };
+}

@@ -6,7 +6,10 @@ export type ModuleName = (typeof MODULE_NAMES)[number];
 
 export interface Config {
   readonly port: number;
+  /** GRPC_PORT, default 8081: the public services (what the edge calls) and health. */
   readonly grpcPort: number;
+  /** INTERNAL_GRPC_PORT, default 8082: the internal services (workloads with service-account tokens) and health. */
+  readonly internalGrpcPort: number;
   readonly host: string;
   readonly services: readonly ModuleName[];
   readonly databaseUrl: string | undefined;
@@ -14,6 +17,10 @@ export interface Config {
   readonly dataDir: string;
   readonly jwtSecret: string | undefined;
   readonly jwksUrl: string | undefined;
+  /** JWT_ISSUER: when set, an access token's `iss` must equal it. */
+  readonly jwtIssuer: string | undefined;
+  /** JWT_AUDIENCE: when set, an access token's `aud` must name it. */
+  readonly jwtAudience: string | undefined;
   readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   /** gRPC address of the public services when the edge runs without them (SERVICES=edge). */
   readonly edgeUpstreamUrl: string | undefined;
@@ -139,6 +146,7 @@ export function loadConfig(env: Env = process.env): Config {
   const config: Config = {
     port: port(env, "PORT", 8080),
     grpcPort: port(env, "GRPC_PORT", 8081),
+    internalGrpcPort: port(env, "INTERNAL_GRPC_PORT", 8082),
     host: env.HOST || "127.0.0.1",
     services,
     databaseUrl: url(env, "DATABASE_URL", ["postgres:", "postgresql:"]),
@@ -146,6 +154,8 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: env.DATA_DIR || ".data",
     jwtSecret,
     jwksUrl: url(env, "JWKS_URL", ["http:", "https:"]),
+    jwtIssuer: env.JWT_ISSUER || undefined,
+    jwtAudience: env.JWT_AUDIENCE || undefined,
     logLevel,
     edgeUpstreamUrl,
     seedDemo: env.SEED_DEMO !== "false",
@@ -153,6 +163,12 @@ export function loadConfig(env: Env = process.env): Config {
     requestTimeoutMs: positiveMs(env, "REQUEST_TIMEOUT_MS", 30_000),
     e2b: e2bConfig(env),
   };
+  if (config.grpcPort !== 0 && config.grpcPort === config.internalGrpcPort) {
+    throw new ConfigError("INTERNAL_GRPC_PORT", `must differ from GRPC_PORT (${config.grpcPort}): internal services have a listener of their own`);
+  }
+  if ((config.jwtIssuer !== undefined || config.jwtAudience !== undefined) && jwtSecret === undefined && config.jwksUrl === undefined) {
+    throw new ConfigError(config.jwtIssuer !== undefined ? "JWT_ISSUER" : "JWT_AUDIENCE", "is set but neither JWT_SECRET nor JWKS_URL is");
+  }
   const onlyEdge = services.includes("edge") && services.length === 1;
   if (onlyEdge && edgeUpstreamUrl === undefined) {
     throw new ConfigError("EDGE_UPSTREAM_URL", "is required when SERVICES=edge runs without the services it routes to");

@@ -20,7 +20,25 @@ export interface Principal {
   readonly rateLimitPerMinute: number;
 }
 
+/**
+ * A workload calling the internal services with a service-account token: what it may call
+ * (scopes) and the one organization it acts for, if the account is bound to one.
+ */
+export interface WorkloadPrincipal {
+  readonly accountId: string;
+  readonly name: string;
+  /** The organization it acts for whatever a request names; undefined: the organization the request names. */
+  readonly orgId: string | undefined;
+  readonly scopes: readonly string[];
+  /** `account:<id>`: log lines and rate limits bind to it. */
+  readonly credentialId: string;
+}
+
+/** Whoever presented a valid credential: a user (API key, JWT) or a workload (service account). */
+export type Caller = { readonly kind: "user"; readonly principal: Principal } | { readonly kind: "workload"; readonly workload: WorkloadPrincipal };
+
 export const kPrincipal = createContextKey<Principal | undefined>(undefined, { description: "principal" });
+export const kWorkload = createContextKey<WorkloadPrincipal | undefined>(undefined, { description: "workload" });
 export const kRequestId = createContextKey<string>("", { description: "request id" });
 export const kLogger = createContextKey<Logger | undefined>(undefined, { description: "request logger" });
 

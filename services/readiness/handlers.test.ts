@@ -1,5 +1,5 @@
 // The two readiness services through an in-memory router transport, over a real test database.
-import { Code, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
+import { Code, createClient, type Client, type ConnectRouter } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { handlerTransport, rejection } from "../../test/support/handlers.js";
 import { ReadinessService, ReportSubmissionService } from "../../gen/agentplane/readiness/v1/readiness_pb.js";
@@ -28,17 +28,15 @@ describe("readiness handlers", () => {
     orgId = (await createOrganization(database.db, { name: "Readiness A" })).id;
     otherOrgId = (await createOrganization(database.db, { name: "Readiness B" })).id;
     const deps = { db: database.db };
-    const transportFor = (org: string) =>
-      handlerTransport(
-        (router) => {
-          router.service(ReadinessService, createReadinessService(deps));
-          router.service(ReportSubmissionService, createReportSubmissionService(deps));
-        },
-        { orgId: org, userId: "u", role: "member" },
-      );
+    const routes = (router: ConnectRouter) => {
+      router.service(ReadinessService, createReadinessService(deps));
+      router.service(ReportSubmissionService, createReportSubmissionService(deps));
+    };
+    const transportFor = (org: string) => handlerTransport(routes, { orgId: org, userId: "u", role: "member" });
     reports = createClient(ReadinessService, transportFor(orgId));
     otherReports = createClient(ReadinessService, transportFor(otherOrgId));
-    submission = createClient(ReportSubmissionService, transportFor(orgId));
+    // As an unbound service account: it submits for both organizations.
+    submission = createClient(ReportSubmissionService, handlerTransport(routes));
   });
   afterAll(() => database?.drop());
 
@@ -58,7 +56,7 @@ describe("readiness handlers", () => {
       ["https://github.com/acme/web", 1, b1.reportId],
     ]);
     // Another organization with the same URL gets its own record.
-    const other = await createClient(ReportSubmissionService, createRouterTransport((r) => r.service(ReportSubmissionService, createReportSubmissionService({ db: database.db })))).submitReport({
+    const other = await submission.submitReport({
       orgId: otherOrgId,
       report: { repoUrl: "https://github.com/acme/api", createdAt: T0, report: { readme: criterion(1, 1) } },
     });

@@ -6,6 +6,7 @@ import type { ReadinessService, ReportSubmissionService } from "../../gen/agentp
 import type { Database } from "../database.js";
 import { principalOf } from "../platform/context.js";
 import { invalidArgument, notFound } from "../platform/errors.js";
+import { actingOrg } from "../platform/tenancy.js";
 import { findOrganization } from "../organization/queries.js";
 import { toReadinessReport, toRepository } from "./convert.js";
 import { findReportPosition, findRepository, listReportsPage, listRepositories, type ReportPosition } from "./queries.js";
@@ -49,21 +50,16 @@ export function createReadinessService(deps: ReadinessDeps): Partial<ServiceImpl
   };
 }
 
-function requireOrgId(orgId: string): string {
-  if (orgId.trim() === "") throw invalidArgument("orgId", "is required");
-  return orgId;
-}
-
 export function createReportSubmissionService(deps: ReadinessDeps): Partial<ServiceImpl<typeof ReportSubmissionService>> {
   return {
-    async submitReport(req) {
-      const orgId = requireOrgId(req.orgId);
+    async submitReport(req, ctx) {
+      const orgId = actingOrg(ctx, req.orgId.trim() === "" ? undefined : req.orgId, "orgId");
       if (!req.report) throw invalidArgument("report", "is required");
       return submitReport(deps.db, orgId, req.report);
     },
 
-    async listRepositories(req) {
-      const orgId = requireOrgId(req.orgId);
+    async listRepositories(req, ctx) {
+      const orgId = actingOrg(ctx, req.orgId.trim() === "" ? undefined : req.orgId, "orgId");
       if (!(await findOrganization(deps.db, orgId))) throw notFound("organization");
       const repositories = await listRepositories(deps.db, orgId);
       return { repositories: repositories.map(toRepository) };

@@ -1,5 +1,5 @@
 import { ReadinessService, ReportSubmissionService } from "../../gen/agentplane/readiness/v1/readiness_pb.js";
-import { API_KEY_ONLY, INTERNAL } from "../platform/auth.js";
+import { API_KEY_ONLY, internal } from "../platform/auth.js";
 import type { ServiceModule } from "../platform/module.js";
 import { writeReadinessDemo } from "./demo.js";
 import { createReadinessService, createReportSubmissionService } from "./handlers.js";
@@ -8,7 +8,7 @@ export const readinessModule: ServiceModule = {
   name: "readiness",
   services: [
     { service: ReadinessService, policy: API_KEY_ONLY },
-    { service: ReportSubmissionService, policy: INTERNAL },
+    { service: ReportSubmissionService, policy: internal({ SubmitReport: "readiness.submit", ListRepositories: "readiness.submit" }) },
   ],
   routes: (platform) => (router) => {
     router.service(ReadinessService, createReadinessService({ db: platform.db }));

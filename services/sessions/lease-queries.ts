@@ -25,16 +25,19 @@ export async function lockNextClaimable(trx: Executor, orgId?: string): Promise<
   return q.orderBy("pending_since").orderBy("id").limit(1).forUpdate().skipLocked().executeTakeFirst();
 }
 
-/** Extends a lease held with `token`; returns the new expiry, or undefined when not held. */
-export async function renewLease(db: Executor, sessionId: string, token: string, seconds: number): Promise<Date | undefined> {
-  const row = await db
+/**
+ * Extends a lease held with `token` (on a session of `orgId`, when given); returns the new
+ * expiry, or undefined when not held.
+ */
+export async function renewLease(db: Executor, sessionId: string, token: string, seconds: number, orgId?: string): Promise<Date | undefined> {
+  let q = db
     .updateTable("sessions")
     .set({ lease_expires_at: sql`clock_timestamp() + make_interval(secs => ${seconds}::double precision)` })
     .where("id", "=", sessionId)
     .where("status", "=", "running")
-    .where("lease_token", "=", token)
-    .returning("lease_expires_at")
-    .executeTakeFirst();
+    .where("lease_token", "=", token);
+  if (orgId !== undefined) q = q.where("org_id", "=", orgId);
+  const row = await q.returning("lease_expires_at").executeTakeFirst();
   return row?.lease_expires_at ?? undefined;
 }
 

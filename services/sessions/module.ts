@@ -1,5 +1,5 @@
 import { SessionRunnerService, SessionService } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
-import { API_KEY_OR_JWT, INTERNAL } from "../platform/auth.js";
+import { API_KEY_OR_JWT, internal } from "../platform/auth.js";
 import type { ServiceModule } from "../platform/module.js";
 import { writeSessionsDemo } from "./demo.js";
 import { createSessionService } from "./handlers.js";
@@ -10,7 +10,16 @@ export const sessionsModule: ServiceModule = {
   name: "sessions",
   services: [
     { service: SessionService, policy: API_KEY_OR_JWT },
-    { service: SessionRunnerService, policy: INTERNAL },
+    {
+      service: SessionRunnerService,
+      policy: internal({
+        CreateSession: "sessions.runner",
+        ClaimSession: "sessions.runner",
+        RenewLease: "sessions.runner",
+        AppendMessages: "sessions.runner",
+        FinishRun: "sessions.runner",
+      }),
+    },
   ],
   routes: (platform) => (router) => {
     router.service(SessionService, createSessionService({ db: platform.db, cursors: platform.cursors, telemetry: platform.telemetry }));

@@ -1,12 +1,14 @@
-// SessionRunnerService (internal gRPC): session creation and the agent-runner side. Callers are
-// trusted cluster components; each request names its organization, or proves its access to a
-// session with a lease token.
-import type { ServiceImpl } from "@connectrpc/connect";
+// SessionRunnerService (internal gRPC): session creation and the agent-runner side. Callers hold
+// a service account with the sessions.runner scope; one bound to an organization acts only on
+// that organization's sessions (platform/tenancy.ts). Requests name their organization, or
+// reach a session by its ID and prove they run it with a lease token.
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import type { SessionRunnerService } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import type { Database } from "../database.js";
 import { invalidArgument, notFound } from "../platform/errors.js";
 import type { TelemetrySink } from "../platform/telemetry.js";
+import { actingOrg, actingOrgOrAny, boundOrg, requireOwnOrg } from "../platform/tenancy.js";
 import { AUTONOMY_MODES, CLIENTS, MAX_TITLE_CHARS, oneOf, optionalId, requiredId } from "./inputs.js";
 import { DEFAULT_LEASE_SECONDS, MAX_LEASE_SECONDS, MIN_LEASE_SECONDS, lockNextClaimable, newLeaseToken, renewLease, requireLease } from "./lease-queries.js";
 import { attachmentsOf, insertMessages, messageExists, userMessagesAfter } from "./message-queries.js";
@@ -34,8 +36,8 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
   const { db, telemetry } = deps;
 
   return {
-    async createSession(req) {
-      const orgId = requiredId("orgId", req.orgId);
+    async createSession(req, ctx: HandlerContext) {
+      const orgId = requiredId("orgId", actingOrg(ctx, req.orgId, "orgId"));
       const userId = requiredId("userId", req.userId);
       if (req.title !== undefined && req.title.length > MAX_TITLE_CHARS) throw invalidArgument("title", `must be at most ${MAX_TITLE_CHARS} characters`);
       const computerId = optionalId("computerId", req.computerId);
@@ -74,10 +76,10 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
       return sessionView(db, row);
     },
 
-    async claimSession(req) {
+    async claimSession(req, ctx: HandlerContext) {
       const runnerId = requiredId("runnerId", req.runnerId);
       const seconds = leaseSeconds("leaseSeconds", req.leaseSeconds);
-      const orgId = optionalId("orgId", req.orgId);
+      const orgId = actingOrgOrAny(ctx, optionalId("orgId", req.orgId), "orgId");
       const claimed = await db.transaction().execute(async (trx) => {
         const row = await lockNextClaimable(trx, orgId);
         if (!row) return undefined;
@@ -115,19 +117,21 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
       };
     },
 
-    async renewLease(req) {
+    async renewLease(req, ctx: HandlerContext) {
       const sessionId = requiredId("sessionId", req.sessionId);
       const token = requiredId("leaseToken", req.leaseToken);
       const seconds = leaseSeconds("leaseSeconds", req.leaseSeconds);
-      const expires = await renewLease(db, sessionId, token, seconds);
+      const orgId = boundOrg(ctx);
+      const expires = await renewLease(db, sessionId, token, seconds, orgId);
       if (expires) return { leaseExpiresAt: expires.getTime() };
       const row = await db.selectFrom("sessions").selectAll().where("id", "=", sessionId).executeTakeFirst();
       if (!row) throw notFound("session");
+      requireOwnOrg(ctx, row.org_id, "session");
       requireLease(row, token); // throws: the lease is not held
       throw new Error("unreachable: lease held but not renewed");
     },
 
-    async appendMessages(req) {
+    async appendMessages(req, ctx: HandlerContext) {
       const sessionId = requiredId("sessionId", req.sessionId);
       const token = requiredId("leaseToken", req.leaseToken);
       const messages = checkNewMessages(req.messages);
@@ -135,6 +139,7 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
       const ids = await db.transaction().execute(async (trx) => {
         const row = await lockSessionById(trx, sessionId);
         if (!row) throw notFound("session");
+        requireOwnOrg(ctx, row.org_id, "session");
         requireLease(row, token);
         for (const [i, m] of messages.entries()) {
           if (m.parent_id && !(await messageExists(trx, row.id, m.parent_id))) {
@@ -160,12 +165,13 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
       return { messageIds: ids };
     },
 
-    async finishRun(req) {
+    async finishRun(req, ctx: HandlerContext) {
       const sessionId = requiredId("sessionId", req.sessionId);
       const token = requiredId("leaseToken", req.leaseToken);
       const row = await db.transaction().execute(async (trx) => {
         const locked = await lockSessionById(trx, sessionId);
         if (!locked) throw notFound("session");
+        requireOwnOrg(ctx, locked.org_id, "session");
         requireLease(locked, token);
         // User messages posted during the run were not handed to it: they make the session pending again.
         const more = (await userMessagesAfter(trx, locked.id, locked.claimed_seq)).length > 0;

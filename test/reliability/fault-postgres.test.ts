@@ -38,7 +38,7 @@ describe.skipIf(!REAL)(`Postgres cut during writes${REAL ? "" : " (skipped: need
     database = await createTestDatabase<Database>(migrations, { serverUrl: viaProxy.toString() });
     kv = await createTestKv();
     server = await startServerOn(database, kv);
-    org = await seedOrg(database.db, server.restUrl, server.grpcUrl, "P", { demo: false });
+    org = await seedOrg(database.db, server.restUrl, server.internalGrpcUrl, "P", { demo: false });
   }, 120_000);
   afterAll(async () => {
     proxy?.restore();

@@ -31,7 +31,7 @@ describe.skipIf(!REAL)(`Redis killed during load and restarted${REAL ? "" : " (s
     database = await createTestDatabase<Database>(migrations);
     kv = await openRedisStore({ url: redis.url, logger: testLogger() });
     server = await startServerOn(database, kv);
-    org = await seedOrg(database.db, server.restUrl, server.grpcUrl, "R", { demo: false });
+    org = await seedOrg(database.db, server.restUrl, server.internalGrpcUrl, "R", { demo: false });
   }, 120_000);
   afterAll(async () => {
     await server?.stop();

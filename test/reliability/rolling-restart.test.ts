@@ -45,7 +45,7 @@ describe.skipIf(!REAL)(`rolling restart behind the edge${REAL ? "" : " (skipped:
       edges.push(edge);
       processes.push(edge);
     }
-    org = await seedOrg(database.db, edges[0]!.restUrl!, one!.grpcUrl, "W", { demo: false });
+    org = await seedOrg(database.db, edges[0]!.restUrl!, one!.internalGrpcUrl, "W", { demo: false });
   }, 180_000);
   afterAll(async () => {
     await Promise.all(processes.map((p) => p.terminate()));

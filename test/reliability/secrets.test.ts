@@ -51,7 +51,7 @@ describe("secrets", () => {
     owner = await createTestUser(database.db, orgId, "owner");
     member = await createTestUser(database.db, orgId, "member");
     child = spawn(process.execPath, ["bin/agentplane.js", "serve"], {
-      env: { ...process.env, DATABASE_URL: database.url, PORT: "0", GRPC_PORT: "0", LOG_LEVEL: "trace", SEED_DEMO: "false", JWT_SECRET, REDIS_URL: process.env.TEST_REDIS_URL ?? "" },
+      env: { ...process.env, DATABASE_URL: database.url, PORT: "0", GRPC_PORT: "0", INTERNAL_GRPC_PORT: "0", LOG_LEVEL: "trace", SEED_DEMO: "false", JWT_SECRET, REDIS_URL: process.env.TEST_REDIS_URL ?? "" },
       stdio: ["ignore", "pipe", "pipe"],
     });
     child.stdout!.on("data", (c: Buffer) => (output += c.toString()));

@@ -4,6 +4,8 @@ import type { Kysely } from "kysely";
 import type { Database } from "../../services/database.js";
 import type { Role } from "../../services/platform/context.js";
 import { createApiKey, createOrganization, createUser } from "../../services/organization/queries.js";
+import { createServiceAccount } from "../../services/organization/service-accounts.js";
+import { SCOPES } from "../../services/modules.js";
 
 export interface TestUser {
   orgId: string;
@@ -25,6 +27,18 @@ export async function createTestUser(db: Kysely<Database>, orgId: string, role: 
   const { key } = await createApiKey(db, orgId, user.id);
   return { orgId, userId: user.id, email: address, role, key };
 }
+
+/**
+ * A service account's token (for the internal gRPC listener): unbound with every scope unless
+ * told otherwise.
+ */
+export async function createTestServiceAccount(db: Kysely<Database>, options: { orgId?: string; scopes?: string[]; name?: string } = {}): Promise<string> {
+  const { token } = await createServiceAccount(db, { name: options.name ?? `test-${++seq}`, scopes: options.scopes ?? [...SCOPES], orgId: options.orgId ?? null });
+  return token;
+}
+
+/** The metadata that authenticates a gRPC call with a bearer token. */
+export const bearer = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` });
 
 /** fetch against the REST edge with a bearer key; JSON body when given. */
 export async function api(baseUrl: string, key: string | undefined, path: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}) {

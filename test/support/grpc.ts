@@ -12,7 +12,8 @@ export interface GrpcCaller {
   close(): void;
 }
 
-export function grpcClient(service: DescService, grpcUrl: string): GrpcCaller {
+/** A client of `service` at `grpcUrl`; `defaultMetadata` (e.g. an authorization header) goes with every call. */
+export function grpcClient(service: DescService, grpcUrl: string, defaultMetadata: Record<string, string> = {}): GrpcCaller {
   const address = grpcUrl.replace(/^https?:\/\//, "");
   const definition: Record<string, grpc.MethodDefinition<any, any>> = {};
   for (const method of service.methods) {
@@ -31,7 +32,7 @@ export function grpcClient(service: DescService, grpcUrl: string): GrpcCaller {
   return {
     call(method, request, metadata = {}) {
       const md = new grpc.Metadata();
-      for (const [k, v] of Object.entries(metadata)) md.set(k, v);
+      for (const [k, v] of Object.entries({ ...defaultMetadata, ...metadata })) md.set(k, v);
       const localName = service.methods.find((m) => m.name === method.name)!.localName;
       return new Promise((resolve, reject) => {
         client[localName]!(create(method.input, request), md, (err: grpc.ServiceError | null, res: MessageShape<typeof method.output>) =>

@@ -2,7 +2,7 @@
 // real request-context interceptor (error mapping) and a fixed caller in place of the auth
 // interceptor, over a real test database.
 import { ConnectError, createRouterTransport, type ConnectRouter, type Interceptor, type Transport } from "@connectrpc/connect";
-import { kPrincipal, type Principal, type Role } from "../../services/platform/context.js";
+import { kPrincipal, kWorkload, type Principal, type Role, type WorkloadPrincipal } from "../../services/platform/context.js";
 import { requestContextInterceptor } from "../../services/platform/request-context.js";
 import { testLogger } from "./database.js";
 
@@ -13,10 +13,25 @@ export interface CallerInit {
   credentialId?: string;
 }
 
-/** The routes, called as `caller` — or, without one, as an internal (cluster) caller. */
-export function handlerTransport(routes: (router: ConnectRouter) => void, caller?: CallerInit): Transport {
+export interface WorkloadInit {
+  /** The organization the account is bound to; absent: unbound (any organization). */
+  orgId?: string;
+  scopes: string[];
+}
+
+/**
+ * The routes, called as `caller` (a user) or as a workload — without either, as an unbound
+ * service account, which is what internal services see from a platform component.
+ */
+export function handlerTransport(routes: (router: ConnectRouter) => void, caller?: CallerInit, workload?: WorkloadInit): Transport {
   const interceptors: Interceptor[] = [requestContextInterceptor(testLogger())];
-  if (caller) {
+  if (!caller) {
+    const principal: WorkloadPrincipal = { accountId: "test-account", name: "test", orgId: workload?.orgId, scopes: workload?.scopes ?? [], credentialId: "account:test-account" };
+    interceptors.push((next) => (req) => {
+      req.contextValues.set(kWorkload, principal);
+      return next(req);
+    });
+  } else {
     const principal: Principal = {
       orgId: caller.orgId,
       userId: caller.userId ?? "u",

@@ -11,7 +11,7 @@ import { writeDemoData } from "../../../services/demo.js";
 import { createApiKey, createOrganization, createUser, setOrganizationRateLimit } from "../../../services/organization/queries.js";
 import { submitReport } from "../../../services/readiness/submit.js";
 import type { Role } from "../../../services/platform/context.js";
-import { api } from "../../support/fixtures.js";
+import { api, bearer, createTestServiceAccount } from "../../support/fixtures.js";
 import { grpcClient } from "../../support/grpc.js";
 
 export interface Member {
@@ -43,7 +43,7 @@ export const UNLIMITED = 10_000_000;
 
 const ROLES: Role[] = ["owner", "manager", "member", "guest"];
 
-export async function seedOrg(db: Kysely<Database>, restUrl: string, grpcUrl: string, label: string, options: { demo?: boolean } = {}): Promise<Org> {
+export async function seedOrg(db: Kysely<Database>, restUrl: string, internalGrpcUrl: string, label: string, options: { demo?: boolean } = {}): Promise<Org> {
   const marker = `MARK${label}${randomUUID().slice(0, 8)}`;
   const org = await createOrganization(db, { name: `Reliability ${marker}` });
   await setOrganizationRateLimit(db, org.id, UNLIMITED);
@@ -56,7 +56,7 @@ export async function seedOrg(db: Kysely<Database>, restUrl: string, grpcUrl: st
   }
   if (options.demo !== false) await writeDemoData(db, org.id, { days: 3, users: 2 });
 
-  const runner = grpcClient(SessionRunnerService, grpcUrl);
+  const runner = grpcClient(SessionRunnerService, internalGrpcUrl, bearer(await createTestServiceAccount(db, { orgId: org.id, scopes: ["sessions.runner"] })));
   const sessions = {} as Record<Role, string>;
   const messages = {} as Record<Role, string>;
   try {

@@ -1,0 +1,140 @@
+// Credentials are checked from the headers before a byte of the body is read.
+//
+// Connect's handlers read a unary request's whole message before any interceptor runs, so the
+// auth interceptor alone would let an unauthenticated client make the server buffer a body up to
+// the size limit (32 MiB) per stream, on many streams at once. This wraps the listener's request
+// handler: it resolves the caller from the Authorization header first and answers a refusal
+// itself, in the protocol the client speaks (gRPC, gRPC-Web, Connect), without reading the body;
+// the stream is then reset with NO_ERROR (RFC 9113 §8.1), so the client stops sending. An
+// accepted caller is handed to the interceptors through a context value, so the call is not
+// authenticated twice.
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import { constants as h2 } from "node:http2";
+import { randomUUID } from "node:crypto";
+import { ConnectError, createContextValues, type ContextValues } from "@connectrpc/connect";
+import { encodeEnvelope } from "@connectrpc/connect/protocol";
+import { codeToHttpStatus, endStreamFlag, endStreamToJson, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
+import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { trailerFlag, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web";
+import { authenticateCall, clientAddressOf, kAuthenticated, type Authenticated, type AuthPolicy, type Authenticator } from "./auth.js";
+import { toConnectError } from "./errors.js";
+import type { Logger } from "./logger.js";
+
+type NodeHandler = (req: Http2ServerRequest, res: Http2ServerResponse) => void;
+
+export interface EarlyAuthOptions {
+  readonly authenticator: Authenticator;
+  /** The policies of the services this listener serves; other paths pass through (to a 404). */
+  readonly policies: ReadonlyMap<string, AuthPolicy>;
+  /** Take the client's address from X-Forwarded-For (the public listener, behind the edge). */
+  readonly trustForwardedFor: boolean;
+  readonly logger: Logger;
+}
+
+export interface EarlyAuth {
+  /** Wraps the Connect adapter's handler. */
+  wrap(handler: NodeHandler): NodeHandler;
+  /** The adapter's `contextValues` option: carries the accepted caller to the interceptors. */
+  contextValues(req: unknown): ContextValues;
+}
+
+const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
+
+/** `/pkg.Service/Method` → [service, method], or undefined for any other path. */
+function rpcOf(url: string | undefined): [string, string] | undefined {
+  if (url === undefined) return undefined;
+  const path = url.split("?", 1)[0]!;
+  const slash = path.indexOf("/", 1);
+  if (path.charCodeAt(0) !== 47 || slash === -1 || path.indexOf("/", slash + 1) !== -1) return undefined;
+  return [path.slice(1, slash), path.slice(slash + 1)];
+}
+
+export function createEarlyAuth(options: EarlyAuthOptions): EarlyAuth {
+  const accepted = new WeakMap<object, Authenticated>();
+  return {
+    contextValues(req) {
+      const values = createContextValues();
+      const found = accepted.get(req as object);
+      if (found !== undefined) values.set(kAuthenticated, found);
+      return values;
+    },
+    wrap(handler) {
+      return (req, res) => {
+        const rpc = rpcOf(req.url);
+        const policy = rpc && options.policies.get(rpc[0]);
+        if (!rpc || !policy || policy.kind === "open") return handler(req, res);
+        const started = performance.now();
+        const forwarded = req.headers["x-forwarded-for"];
+        authenticateCall(options.authenticator, policy, {
+          service: rpc[0],
+          method: rpc[1],
+          authorization: req.headers.authorization,
+          clientAddress: clientAddressOf(typeof forwarded === "string" ? forwarded : undefined, req.socket?.remoteAddress, options.trustForwardedFor),
+        }).then(
+          (caller) => {
+            accepted.set(req, { caller });
+            handler(req, res);
+          },
+          (err: unknown) => {
+            const { error, internal } = toConnectError(err);
+            const given = req.headers["x-request-id"];
+            const requestId = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+            error.metadata.set("x-request-id", requestId);
+            const log = options.logger.child({ requestId, rpc: `${rpc[0]}/${rpc[1]}` });
+            const fields = { code: error.code, ms: Math.round(performance.now() - started), phase: "before body" };
+            if (internal) log.error({ ...fields, err }, "rpc failed");
+            else log.info({ ...fields, reason: error.rawMessage }, "rpc");
+            refuse(req, res, error);
+          },
+        );
+      };
+    },
+  };
+}
+
+/** Answers `error` in the request's protocol without reading its body, then resets the stream. */
+function refuse(req: Http2ServerRequest, res: Http2ServerResponse, error: ConnectError): void {
+  if (res.headersSent || res.destroyed) return;
+  const contentType = (req.headers["content-type"] ?? "").toLowerCase();
+  const headers = new Headers();
+  let status = 200;
+  let body: Uint8Array | undefined;
+  if (contentType.startsWith("application/grpc-web")) {
+    // gRPC-Web: the status travels in a trailer frame of the body.
+    headers.set("content-type", contentType.startsWith("application/grpc-web+json") ? "application/grpc-web+json" : "application/grpc-web+proto");
+    body = encodeEnvelope(trailerFlag, trailerSerialize(setTrailerStatus(new Headers(), error)));
+  } else if (contentType.startsWith("application/grpc")) {
+    // gRPC: a trailers-only response (the status in the headers, no body).
+    headers.set("content-type", contentType.startsWith("application/grpc+json") ? "application/grpc+json" : "application/grpc");
+    setTrailerStatus(headers, error);
+  } else if (contentType.startsWith("application/connect+")) {
+    // Connect streaming: an end-of-stream frame carries the error.
+    headers.set("content-type", contentType.startsWith("application/connect+json") ? "application/connect+json" : "application/connect+proto");
+    body = encodeEnvelope(endStreamFlag, new TextEncoder().encode(JSON.stringify(endStreamToJson(error.metadata, error, undefined))));
+  } else {
+    // Connect unary (and anything else): the HTTP status and the JSON error body.
+    status = codeToHttpStatus(error.code);
+    headers.set("content-type", "application/json");
+    error.metadata.forEach((value, key) => headers.set(key, value));
+    body = errorToJsonBytes(error, undefined);
+  }
+  // The raw stream, so a gRPC trailers-only answer is one HEADERS frame with END_STREAM, as
+  // gRPC clients require (the compatibility API would send the headers and an empty DATA frame).
+  const stream = res.stream;
+  const out: Record<string, string> = { ":status": String(status) };
+  headers.forEach((value, key) => {
+    out[key] = value;
+  });
+  // The body was never read: once answered, tell a client still sending it to stop, without an
+  // error (a client that finished sending needs nothing more).
+  const reset = () => {
+    if (!stream.closed && stream.state.remoteClose !== 1) stream.close(h2.NGHTTP2_NO_ERROR);
+  };
+  stream.once("finish", reset);
+  if (body === undefined) {
+    stream.respond(out, { endStream: true });
+  } else {
+    stream.respond(out);
+    stream.end(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+  }
+}
