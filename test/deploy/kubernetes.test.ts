@@ -11,7 +11,8 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readDescriptor } from "./descriptor.js";
 import { LUA_MAPPER_PATH, readEnvoyYaml } from "./envoy-config.js";
-import { checkKubernetesCrossReferences, type RepositoryFiles } from "./k8s-crossrefs.js";
+import YAML from "yaml";
+import { checkHardening, checkKubernetesCrossReferences, type RepositoryFiles } from "./k8s-crossrefs.js";
 import { admits, namespaceLabels, podOf, podSource, type Source } from "./k8s-network.js";
 import { schemaErrors, unknownFieldErrors } from "./k8s-schema.js";
 import { kustomizeBuild, KustomizeError, type K8sObject, type RenderOptions } from "./kustomize.js";
@@ -187,6 +188,55 @@ describe("overlay differences", () => {
 
   it("needs --load-restrictor LoadRestrictionsNone, for envoy.yaml at the repository root", () => {
     expect(() => kustomizeBuild(path.join(REPO, "deploy/overlays/local"))).toThrow(/envoy\.yaml' is not in or below/);
+  });
+});
+
+describe("the example runner (deploy/examples/session-runner.yaml), which no overlay includes", () => {
+  const EXAMPLE = path.join(REPO, "deploy/examples/session-runner.yaml");
+  let example: K8sObject[];
+  let runner: K8sObject;
+  beforeAll(() => {
+    example = YAML.parseAllDocuments(readFileSync(EXAMPLE, "utf8")).map((d) => d.toJS() as K8sObject);
+    runner = example.find((o) => o.kind === "Deployment")!;
+  });
+
+  it("validates against the schemas and is hardened like agentplane's own pods", async () => {
+    expect(example.map((o) => o.kind)).toEqual(["Namespace", "Deployment"]);
+    expect(await schemaErrors(example)).toEqual([]);
+    expect(unknownFieldErrors(example)).toEqual([]);
+    expect(checkHardening(runner)).toEqual([]);
+    for (const overlay of OVERLAYS) expect(objectsOf(overlay).some((o) => o.metadata.name === runner.metadata.name)).toBe(false);
+  });
+
+  it.each(OVERLAYS)("in overlay %s, reaches the internal port of the module its URL names, and nothing else of agentplane's", (overlay) => {
+    const objects = objectsOf(overlay);
+    const policies = objects.filter((o) => o.kind === "NetworkPolicy");
+    const c = runner.spec.template.spec.containers[0];
+    const url = new URL(c.env.find((e: { name: string }) => e.name === "AGENTPLANE_SESSIONS_URL").value);
+    const [service, namespace] = url.hostname.split(".");
+    expect(url.hostname).toBe(`${service}.${namespace}.svc.cluster.local`);
+    expect(namespace).toBe(get(objects, "Namespace", "agentplane").metadata.name);
+    // The URL's port is the Service port that reaches the module's INTERNAL_GRPC_PORT.
+    const servicePort = get(objects, "Service", service!).spec.ports.find((p: { port: number }) => p.port === Number(url.port));
+    const module = get(objects, "Deployment", service!);
+    const reached = podOf(module).ports.find((p) => p.name === servicePort.targetPort)!.containerPort;
+    expect(String(reached)).toBe(get(objects, "ConfigMap", "agentplane-config").data.INTERNAL_GRPC_PORT);
+
+    const source = { pod: { namespace: runner.metadata.namespace!, namespaceLabels: namespaceLabels(example, runner.metadata.namespace!), labels: runner.spec.template.metadata.labels } };
+    const reachable = objects
+      .filter((o) => ["Deployment", "StatefulSet", "Job"].includes(o.kind))
+      .flatMap((w) => podOf(w).ports.filter((p) => admits(policies, source, podOf(w), p.containerPort)).map((p) => `${w.metadata.name}:${p.name}`));
+    expect(reachable.sort()).toEqual(["envoy:http", ...modules.map((m) => `${m.name}:grpc-internal`)].sort());
+    // Its label is what lets it in.
+    const unlabelled = { pod: { ...source.pod, labels: { "app.kubernetes.io/name": "session-runner" } } };
+    expect(admits(policies, unlabelled, podOf(module), reached)).toBe(false);
+  });
+
+  it("uses the Secret and key that deploy/README.md's commands create", () => {
+    const ref = runner.spec.template.spec.containers[0].env.find((e: { name: string }) => e.name === "AGENTPLANE_TOKEN").valueFrom.secretKeyRef;
+    const readme = readFileSync(path.join(REPO, "deploy/README.md"), "utf8");
+    expect(readme).toContain(`kubectl -n ${runner.metadata.namespace} create secret generic ${ref.name} --from-file=${ref.key}=/dev/stdin`);
+    expect(readme).toContain("service-account create --name runner-eu-1 --scopes sessions.runner");
   });
 });
 
