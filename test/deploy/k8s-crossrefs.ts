@@ -6,9 +6,17 @@
 //   * one Deployment per module, hardened, probed over grpc.health.v1, with a PDB and an HPA;
 //   * Envoy's clusters resolve to those Services, and its ConfigMap holds the repository's
 //     envoy.yaml, descriptor set and Lua mapper at the paths envoy.yaml reads them from.
+//   * each module listens for its internal services on INTERNAL_GRPC_PORT, apart from GRPC_PORT,
+//     declares that port and its Service exposes it;
+//   * NetworkPolicies (k8s-network.ts models them): each selects pods and names ports they have;
+//     every pod is isolated for ingress; a module's public gRPC port admits the Envoy pods only
+//     (and they get in on the port their cluster names), its internal port admits only pods
+//     labelled agentplane.dev/workload=true (and such a pod in another namespace gets in); an
+//     in-cluster datastore admits exactly the agentplane pods whose DATABASE_URL / REDIS_URL name it.
 import path from "node:path";
 import { parseServices } from "../../services/platform/config.js";
 import { clusterEndpoints, envoyFiles, parseEnvoyYaml } from "./envoy-config.js";
+import { admits, ingressPoliciesOf, labelSelectorMatches, podOf, podSource, requiresLabel, resolvePort, rulePortsCover, type Pod, type Source } from "./k8s-network.js";
 import type { K8sObject } from "./kustomize.js";
 import type { ModuleFacts } from "./service-modules.js";
 
@@ -32,10 +40,10 @@ function selects(selector: Record<string, string> | undefined, labels: Record<st
   return Object.entries(selector).every(([k, v]) => labels?.[k] === v);
 }
 
-function labelSelectorMatches(sel: Any, labels: Record<string, string> | undefined): boolean {
-  if (!sel) return false;
-  if (sel.matchExpressions?.length) throw new Error("matchExpressions in a workload selector are not modelled by this check");
-  return selects(sel.matchLabels, labels);
+/** A workload's own selector: an empty one is invalid for apps/v1, so it matches nothing here. */
+function workloadSelectorMatches(sel: Any, labels: Record<string, string> | undefined): boolean {
+  if (!sel || (Object.keys(sel.matchLabels ?? {}).length === 0 && (sel.matchExpressions ?? []).length === 0)) return false;
+  return labelSelectorMatches(sel, labels ?? {});
 }
 
 function podSpec(o: K8sObject): Any {
@@ -93,7 +101,7 @@ export function checkKubernetesCrossReferences(objects: readonly K8sObject[], mo
 
   for (const w of workloads) {
     const ns = w.metadata.namespace;
-    if (w.kind !== "Job" && !labelSelectorMatches(w.spec?.selector, podLabels(w))) fail(id(w), "its selector does not match its own pod template labels");
+    if (w.kind !== "Job" && !workloadSelectorMatches(w.spec?.selector, podLabels(w))) fail(id(w), "its selector does not match its own pod template labels");
     problems.push(...checkReferences(w, objects));
     problems.push(...checkHardening(w));
     for (const c of containers(w)) {
@@ -147,6 +155,8 @@ export function checkKubernetesCrossReferences(objects: readonly K8sObject[], mo
   }
 
   problems.push(...checkModules(objects, modules));
+  problems.push(...checkModulePorts(objects, modules));
+  problems.push(...checkNetworkPolicies(objects, modules));
   problems.push(...checkEnvoy(objects, modules, repo));
   return problems;
 }
@@ -186,7 +196,7 @@ function checkReferences(w: K8sObject, objects: readonly K8sObject[]): string[] 
 }
 
 /** Non-root, read-only root filesystem, no capabilities, no privilege escalation, requests and limits. */
-function checkHardening(w: K8sObject): string[] {
+export function checkHardening(w: K8sObject): string[] {
   const problems: string[] = [];
   const pod = podSpec(w) ?? {};
   for (const c of containers(w)) {
@@ -254,6 +264,194 @@ function checkModules(objects: readonly K8sObject[], modules: readonly ModuleFac
   return problems;
 }
 
+/** The label that admits a pod to the modules' internal gRPC port (deploy/base/network-policies.yaml). */
+const WORKLOAD_LABEL = { key: "agentplane.dev/workload", value: "true" } as const;
+
+/** A workload pod in a namespace of its own, as a runner, a host or an ingest client runs. */
+const WORKLOAD_ELSEWHERE: Source = {
+  pod: { namespace: "workloads", namespaceLabels: { "kubernetes.io/metadata.name": "workloads" }, labels: { [WORKLOAD_LABEL.key]: WORKLOAD_LABEL.value } },
+};
+
+interface ModuleContainer {
+  readonly d: K8sObject;
+  readonly c: Any;
+  readonly module: ModuleFacts;
+  readonly grpcPort: number;
+  /** INTERNAL_GRPC_PORT as set (undefined when unset). */
+  readonly internalPort: number | undefined;
+}
+
+/** The agentplane container of each module Deployment (those checkModules accepts). */
+function moduleContainers(objects: readonly K8sObject[], modules: readonly ModuleFacts[]): ModuleContainer[] {
+  const out: ModuleContainer[] = [];
+  for (const d of objects.filter((o) => o.kind === "Deployment")) {
+    for (const c of containers(d).filter(runsAgentplane)) {
+      const env = literalEnv(c, objects, d.metadata.namespace);
+      const module = modules.find((m) => m.name === env.get("SERVICES"));
+      if (!module) continue; // reported by checkModules
+      const internal = env.get("INTERNAL_GRPC_PORT");
+      out.push({ d, c, module, grpcPort: Number(env.get("GRPC_PORT") ?? 8081), internalPort: internal === undefined ? undefined : Number(internal) });
+    }
+  }
+  return out;
+}
+
+/** The Services (same namespace) whose selector picks the workload's pods. */
+function servicesOf(w: K8sObject, objects: readonly K8sObject[]): K8sObject[] {
+  return objects.filter((o) => o.kind === "Service" && o.metadata.namespace === w.metadata.namespace && selects(o.spec?.selector, podLabels(w)));
+}
+
+/** The container port number a Service port reaches on the container (undefined if none). */
+function reachedPort(servicePort: Any, c: Any): number | undefined {
+  const target = servicePort.targetPort ?? servicePort.port;
+  return (c.ports ?? []).find((p: Any) => p.name === target || p.containerPort === target)?.containerPort;
+}
+
+/** Internal services listen on INTERNAL_GRPC_PORT, apart from GRPC_PORT; the container declares it and the Service exposes it exactly when the module has internal services. */
+function checkModulePorts(objects: readonly K8sObject[], modules: readonly ModuleFacts[]): string[] {
+  const problems: string[] = [];
+  for (const { d, c, module, grpcPort, internalPort } of moduleContainers(objects, modules)) {
+    const exposed = servicesOf(d, objects).flatMap((s) => (s.spec?.ports ?? []).map((p: Any) => ({ s, p, to: reachedPort(p, c) })));
+    if (module.internalServices.length === 0) {
+      for (const { s, p } of exposed.filter((e) => internalPort !== undefined && e.to === internalPort)) {
+        problems.push(`${id(s)} port ${p.name ?? p.port}: exposes the internal gRPC port ${internalPort} of ${id(d)}, whose module ${module.name} serves no internal service`);
+      }
+      continue;
+    }
+    if (internalPort === undefined) {
+      problems.push(`${id(d)}: needs INTERNAL_GRPC_PORT (${module.name} serves ${module.internalServices.join(", ")})`);
+      continue;
+    }
+    if (internalPort === grpcPort) problems.push(`${id(d)}: INTERNAL_GRPC_PORT and GRPC_PORT are both ${grpcPort}; the internal services need a port of their own`);
+    if (!(c.ports ?? []).some((p: Any) => p.containerPort === internalPort)) problems.push(`${id(d)} ${c.name}: does not declare its internal gRPC port ${internalPort}`);
+    else if (!exposed.some((e) => e.to === internalPort)) problems.push(`${id(d)}: no Service exposes its internal gRPC port ${internalPort} (${module.internalServices.join(", ")})`);
+  }
+  return problems;
+}
+
+/** Do the rule's peers all require the labels `required` (in the policy's own namespace unless `anyNamespace`)? */
+function peersRequire(rule: Any, required: Record<string, string>, anyNamespace: boolean): boolean {
+  const from: Any[] = rule.from ?? [];
+  if (from.length === 0) return false; // every source
+  return from.every(
+    (peer) =>
+      !peer.ipBlock &&
+      (anyNamespace || !peer.namespaceSelector) &&
+      Object.entries(required).every(([k, v]) => requiresLabel(peer.podSelector, k, v)),
+  );
+}
+
+/** Rules of the policies selecting `pod` that admit something to `port`. */
+function rulesAdmittingPort(policies: readonly K8sObject[], pod: Pod, port: number): { policy: K8sObject; index: number; rule: Any }[] {
+  return ingressPoliciesOf(policies, pod).flatMap((policy) =>
+    (policy.spec?.ingress ?? []).map((rule: Any, index: number) => ({ policy, index, rule })).filter(({ rule }: Any) => rulePortsCover(rule.ports, pod, port)),
+  );
+}
+
+/** The Service and target pods a datastore URL (postgres://host:port, redis://host:port) names inside the namespace. */
+function datastoreOf(url: string, objects: readonly K8sObject[], namespace: string | undefined): { svc: K8sObject; port: number; pods: K8sObject[] } | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  const svc = find(objects, "Service", parsed.hostname, namespace);
+  if (!svc) return undefined; // outside the cluster (a managed service): no policy of ours applies
+  const defaultPort = parsed.protocol.startsWith("redis") ? 6379 : 5432;
+  const servicePort = (svc.spec?.ports ?? []).find((p: Any) => p.port === Number(parsed.port || defaultPort));
+  const pods = objects.filter((o) => WORKLOADS.has(o.kind) && o.metadata.namespace === namespace && selects(svc.spec?.selector, podLabels(o)));
+  const port = servicePort && pods.length > 0 ? containers(pods[0]!).map((c) => reachedPort(servicePort, c)).find((p) => p !== undefined) : undefined;
+  return port === undefined ? undefined : { svc, port, pods };
+}
+
+/** The datastore URLs a workload's agentplane containers read from Secrets, by variable. */
+function datastoreUrls(w: K8sObject, objects: readonly K8sObject[]): Map<string, string> {
+  const urls = new Map<string, string>();
+  for (const c of containers(w).filter(runsAgentplane)) {
+    for (const e of c.env ?? []) {
+      const ref = e.valueFrom?.secretKeyRef;
+      if (!ref || !["DATABASE_URL", "REDIS_URL"].includes(e.name)) continue;
+      const value = find(objects, "Secret", ref.name, w.metadata.namespace)?.data?.[ref.key];
+      if (value !== undefined) urls.set(e.name, Buffer.from(value, "base64").toString("utf8"));
+    }
+  }
+  return urls;
+}
+
+/** NetworkPolicies: well-formed references, every pod isolated, and who reaches which port. */
+function checkNetworkPolicies(objects: readonly K8sObject[], modules: readonly ModuleFacts[]): string[] {
+  const problems: string[] = [];
+  const policies = objects.filter((o) => o.kind === "NetworkPolicy");
+  const workloads = objects.filter((o) => WORKLOADS.has(o.kind));
+
+  for (const np of policies) {
+    const where = id(np);
+    if ((np.spec?.egress ?? []).length > 0) problems.push(`${where}: egress rules are not modelled by these checks`);
+    const selected = workloads.filter((w) => w.metadata.namespace === np.metadata.namespace && labelSelectorMatches(np.spec?.podSelector ?? {}, podLabels(w) ?? {}));
+    if (selected.length === 0) problems.push(`${where}: its podSelector matches no pod`);
+    for (const [i, rule] of (np.spec?.ingress ?? []).entries()) {
+      for (const p of rule.ports ?? []) {
+        if (p.port === undefined) continue;
+        for (const w of selected) if (resolvePort(p.port, podOf(w)) === undefined) problems.push(`${where} ingress[${i}]: port ${p.port} is not a port of ${id(w)}`);
+      }
+      for (const [j, peer] of (rule.from ?? []).entries()) {
+        // A peer with a namespaceSelector names pods elsewhere (workloads), which this rendering does not hold.
+        if (!peer.podSelector || peer.namespaceSelector) continue;
+        const matched = workloads.some((w) => w.metadata.namespace === np.metadata.namespace && labelSelectorMatches(peer.podSelector, podLabels(w) ?? {}));
+        if (!matched) problems.push(`${where} ingress[${i}].from[${j}]: its podSelector matches no pod`);
+      }
+    }
+  }
+
+  // Default deny: a pod no Ingress policy selects admits every connection.
+  for (const w of workloads) {
+    if (ingressPoliciesOf(policies, podOf(w)).length === 0) problems.push(`${id(w)}: no NetworkPolicy isolates its pods for ingress (want a default deny)`);
+  }
+
+  // The modules: the public port from Envoy only, the internal port from workload pods only.
+  const envoy = objects.find((o) => o.kind === "Deployment" && containers(o).some((c) => imageName(String(c.image)) === "envoyproxy/envoy"));
+  const envoyLabels = podLabels(envoy ?? ({} as K8sObject)) ?? {};
+  const edge = { "app.kubernetes.io/name": envoyLabels["app.kubernetes.io/name"] ?? "", "app.kubernetes.io/component": envoyLabels["app.kubernetes.io/component"] ?? "" };
+  for (const { d, module, grpcPort, internalPort } of moduleContainers(objects, modules)) {
+    const pod = podOf(d);
+    for (const { policy, index, rule } of rulesAdmittingPort(policies, pod, grpcPort)) {
+      if (!envoy || !peersRequire(rule, edge, false)) problems.push(`${id(policy)} ingress[${index}]: admits the public gRPC port ${grpcPort} of ${id(d)} from more than the Envoy pods`);
+    }
+    if (internalPort === undefined || module.internalServices.length === 0) continue;
+    for (const { policy, index, rule } of rulesAdmittingPort(policies, pod, internalPort)) {
+      if (!peersRequire(rule, { [WORKLOAD_LABEL.key]: WORKLOAD_LABEL.value }, true)) {
+        problems.push(`${id(policy)} ingress[${index}]: admits the internal gRPC port ${internalPort} of ${id(d)} from pods not labelled ${WORKLOAD_LABEL.key}=${WORKLOAD_LABEL.value}`);
+      }
+    }
+    if (!admits(policies, WORKLOAD_ELSEWHERE, pod, internalPort)) problems.push(`${id(d)}: a pod labelled ${WORKLOAD_LABEL.key}=${WORKLOAD_LABEL.value} in another namespace cannot reach the internal gRPC port ${internalPort}`);
+  }
+
+  // In-cluster datastores: exactly the agentplane pods whose DATABASE_URL / REDIS_URL name them.
+  const agentplanePods = workloads.filter((w) => podLabels(w)?.["app.kubernetes.io/name"] === "agentplane");
+  const stores = new Map<string, { svc: K8sObject; port: number; pods: K8sObject[] }>();
+  for (const w of agentplanePods) {
+    for (const url of datastoreUrls(w, objects).values()) {
+      const store = datastoreOf(url, objects, w.metadata.namespace);
+      if (store) stores.set(id(store.svc), store);
+    }
+  }
+  for (const { svc, port, pods } of stores.values()) {
+    for (const target of pods) {
+      for (const { policy, index, rule } of rulesAdmittingPort(policies, podOf(target), port)) {
+        if (!peersRequire(rule, { "app.kubernetes.io/name": "agentplane" }, false)) problems.push(`${id(policy)} ingress[${index}]: admits port ${port} of ${id(target)} from pods other than agentplane's`);
+      }
+      for (const w of agentplanePods) {
+        const uses = [...datastoreUrls(w, objects).values()].some((url) => datastoreOf(url, objects, w.metadata.namespace)?.svc === svc);
+        const admitted = admits(policies, podSource(w, objects), podOf(target), port);
+        if (uses && !admitted) problems.push(`${id(w)}: uses ${id(svc)}, but ${id(target)} does not admit it on port ${port}`);
+        if (!uses && admitted) problems.push(`${id(target)}: admits ${id(w)} on port ${port}, which it does not use`);
+      }
+    }
+  }
+  return problems;
+}
+
 /** Envoy: its ConfigMap holds the repository's files where envoy.yaml reads them; its clusters reach the module Services. */
 function checkEnvoy(objects: readonly K8sObject[], modules: readonly ModuleFacts[], repo: RepositoryFiles): string[] {
   const problems: string[] = [];
@@ -295,7 +493,8 @@ function checkEnvoy(objects: readonly K8sObject[], modules: readonly ModuleFacts
   else if (luaBytes.toString("utf8") !== repo.luaMapper) problems.push(`${id(envoy)}: ${lua} differs from deploy/envoy/error-mapper.lua`);
 
   // Every cluster endpoint is a Service of the module the cluster is named after, on a port that
-  // reaches the module's gRPC port.
+  // reaches the module's public gRPC port and that the NetworkPolicies admit the Envoy pods to.
+  const policies = objects.filter((o) => o.kind === "NetworkPolicy");
   for (const ep of clusterEndpoints(config)) {
     const where = `envoy cluster ${ep.cluster} (${ep.address}:${ep.port})`;
     const svc = find(objects, "Service", ep.address, ns);
@@ -316,6 +515,9 @@ function checkEnvoy(objects: readonly K8sObject[], modules: readonly ModuleFacts
         const grpcPort = Number(literalEnv(c, objects, ns).get("GRPC_PORT") ?? 8081);
         const exposed = (c.ports ?? []).find((p: Any) => p.name === target || p.containerPort === target);
         if (port && exposed?.containerPort !== grpcPort) problems.push(`${where}: Service ${ep.address} port ${ep.port} does not reach the gRPC port ${grpcPort} of ${id(d)}`);
+        // Headless: DNS gives the pod IPs and Envoy dials them on the cluster's port, untranslated.
+        if (exposed && exposed.containerPort !== ep.port) problems.push(`${where}: Envoy dials the pods of the headless Service ${ep.address} on ${ep.port}, but that Service port targets container port ${exposed.containerPort}`);
+        if (!admits(policies, podSource(envoy, objects), podOf(d), ep.port)) problems.push(`${where}: no NetworkPolicy admits the Envoy pods to port ${ep.port} of ${id(d)}`);
       }
     }
   }

@@ -2,7 +2,8 @@
 // implementation is published on npm, so the test composes the kustomizations itself), every
 // object is validated against the Kubernetes API schemas (kubernetes-models, plus unknown fields
 // from the same models' type declarations), and the cross-references are checked
-// (k8s-crossrefs.ts). Broken copies of deploy/ show each check failing.
+// (k8s-crossrefs.ts), NetworkPolicies included (k8s-network.ts models whom they admit). Broken
+// copies of deploy/ show each check failing.
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -10,7 +11,9 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readDescriptor } from "./descriptor.js";
 import { LUA_MAPPER_PATH, readEnvoyYaml } from "./envoy-config.js";
-import { checkKubernetesCrossReferences, type RepositoryFiles } from "./k8s-crossrefs.js";
+import YAML from "yaml";
+import { checkHardening, checkKubernetesCrossReferences, type RepositoryFiles } from "./k8s-crossrefs.js";
+import { admits, namespaceLabels, podOf, podSource, type Source } from "./k8s-network.js";
 import { schemaErrors, unknownFieldErrors } from "./k8s-schema.js";
 import { kustomizeBuild, KustomizeError, type K8sObject, type RenderOptions } from "./kustomize.js";
 import { serviceModules, type ModuleFacts } from "./service-modules.js";
@@ -90,6 +93,66 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
     const envoy = get(objects, "Deployment", "envoy");
     expect(envoy.spec.template.spec.volumes.find((v: { name: string }) => v.name === "config").configMap.name).toBe(cm.metadata.name);
   });
+
+  it("serves internal services on 8082 beside the public 8081; probes stay on 8081; the Service exposes both", () => {
+    const objects = objectsOf(overlay);
+    expect(get(objects, "ConfigMap", "agentplane-config").data).toMatchObject({ GRPC_PORT: "8081", INTERNAL_GRPC_PORT: "8082" });
+    for (const m of modules) {
+      expect(m.internalServices.length).toBeGreaterThan(0); // every module has one today; the checks handle one without
+      const c = get(objects, "Deployment", m.name).spec.template.spec.containers[0];
+      expect(c.ports).toEqual([
+        { name: "grpc", containerPort: 8081, protocol: "TCP" },
+        { name: "grpc-internal", containerPort: 8082, protocol: "TCP" },
+      ]);
+      for (const probe of [c.startupProbe, c.readinessProbe, c.livenessProbe]) expect(probe.grpc.port).toBe(8081);
+      const ports = get(objects, "Service", m.name).spec.ports.map((p: { name: string; port: number; targetPort: string }) => [p.name, p.port, p.targetPort]);
+      expect(ports).toEqual([["grpc", 8081, "grpc"], ["grpc-internal", 8082, "grpc-internal"]]);
+    }
+  });
+
+  it("admits exactly: anyone to Envoy's listener, Envoy to the public port, workloads to the internal port, the pods that use them to the datastores", () => {
+    const objects = objectsOf(overlay);
+    const policies = objects.filter((o) => o.kind === "NetworkPolicy");
+    expect(policies.map((p) => p.metadata.name).sort()).toEqual(
+      ["default-deny-ingress", "envoy-from-anywhere", "services-internal-from-workloads", "services-public-from-envoy", ...(overlay === "local" ? ["postgres-from-agentplane", "redis-from-agentplane"] : [])].sort(),
+    );
+    const elsewhere = (labels: Record<string, string>): Source => ({ pod: { namespace: "runners", namespaceLabels: { "kubernetes.io/metadata.name": "runners" }, labels } });
+    const here = (labels: Record<string, string>): Source => ({ pod: { namespace: "agentplane", namespaceLabels: namespaceLabels(objects, "agentplane"), labels } });
+    const workload = { "agentplane.dev/workload": "true" };
+    const sources: [string, Source][] = [
+      ["envoy", podSource(get(objects, "Deployment", "envoy"), objects)],
+      ["migrate", podSource(get(objects, "Job", "agentplane-migrate"), objects)],
+      ...modules.map((m): [string, Source] => [m.name, podSource(get(objects, "Deployment", m.name), objects)]),
+      ["workload in another namespace", elsewhere(workload)],
+      ["workload in agentplane's namespace", here(workload)],
+      ["unlabelled pod in another namespace", elsewhere({ app: "other" })],
+      ["unlabelled pod in agentplane's namespace", here({ app: "debug" })],
+      ["the internet", { ip: "203.0.113.7" }],
+    ];
+    // Every declared port of every pod rendered.
+    const targets = objects
+      .filter((o) => ["Deployment", "StatefulSet", "Job"].includes(o.kind))
+      .flatMap((w) => podOf(w).ports.map((p) => ({ name: `${w.metadata.name}:${p.containerPort}`, w, port: p.containerPort })));
+    const isModule = (name: string) => modules.some((m) => m.name === name);
+    const expected = (source: string, target: string, port: number): boolean => {
+      if (target === "envoy" && port === 8080) return true;
+      if (isModule(target) && port === 8081) return source === "envoy";
+      if (isModule(target) && port === 8082) return source.startsWith("workload");
+      if (target === "postgres") return isModule(source) || source === "migrate";
+      if (target === "redis") return isModule(source);
+      return false; // Envoy's health port 8099: the kubelet only
+    };
+    const allowed: string[] = [];
+    const want: string[] = [];
+    for (const [source, s] of sources) {
+      for (const { name, w, port } of targets) {
+        if (admits(policies, s, podOf(w), port)) allowed.push(`${source} -> ${name}`);
+        if (expected(source, w.metadata.name, port)) want.push(`${source} -> ${name}`);
+      }
+    }
+    expect(targets.length).toBe(overlay === "local" ? 14 : 12);
+    expect(allowed).toEqual(want);
+  });
 });
 
 describe("overlay differences", () => {
@@ -125,6 +188,55 @@ describe("overlay differences", () => {
 
   it("needs --load-restrictor LoadRestrictionsNone, for envoy.yaml at the repository root", () => {
     expect(() => kustomizeBuild(path.join(REPO, "deploy/overlays/local"))).toThrow(/envoy\.yaml' is not in or below/);
+  });
+});
+
+describe("the example runner (deploy/examples/session-runner.yaml), which no overlay includes", () => {
+  const EXAMPLE = path.join(REPO, "deploy/examples/session-runner.yaml");
+  let example: K8sObject[];
+  let runner: K8sObject;
+  beforeAll(() => {
+    example = YAML.parseAllDocuments(readFileSync(EXAMPLE, "utf8")).map((d) => d.toJS() as K8sObject);
+    runner = example.find((o) => o.kind === "Deployment")!;
+  });
+
+  it("validates against the schemas and is hardened like agentplane's own pods", async () => {
+    expect(example.map((o) => o.kind)).toEqual(["Namespace", "Deployment"]);
+    expect(await schemaErrors(example)).toEqual([]);
+    expect(unknownFieldErrors(example)).toEqual([]);
+    expect(checkHardening(runner)).toEqual([]);
+    for (const overlay of OVERLAYS) expect(objectsOf(overlay).some((o) => o.metadata.name === runner.metadata.name)).toBe(false);
+  });
+
+  it.each(OVERLAYS)("in overlay %s, reaches the internal port of the module its URL names, and nothing else of agentplane's", (overlay) => {
+    const objects = objectsOf(overlay);
+    const policies = objects.filter((o) => o.kind === "NetworkPolicy");
+    const c = runner.spec.template.spec.containers[0];
+    const url = new URL(c.env.find((e: { name: string }) => e.name === "AGENTPLANE_SESSIONS_URL").value);
+    const [service, namespace] = url.hostname.split(".");
+    expect(url.hostname).toBe(`${service}.${namespace}.svc.cluster.local`);
+    expect(namespace).toBe(get(objects, "Namespace", "agentplane").metadata.name);
+    // The URL's port is the Service port that reaches the module's INTERNAL_GRPC_PORT.
+    const servicePort = get(objects, "Service", service!).spec.ports.find((p: { port: number }) => p.port === Number(url.port));
+    const module = get(objects, "Deployment", service!);
+    const reached = podOf(module).ports.find((p) => p.name === servicePort.targetPort)!.containerPort;
+    expect(String(reached)).toBe(get(objects, "ConfigMap", "agentplane-config").data.INTERNAL_GRPC_PORT);
+
+    const source = { pod: { namespace: runner.metadata.namespace!, namespaceLabels: namespaceLabels(example, runner.metadata.namespace!), labels: runner.spec.template.metadata.labels } };
+    const reachable = objects
+      .filter((o) => ["Deployment", "StatefulSet", "Job"].includes(o.kind))
+      .flatMap((w) => podOf(w).ports.filter((p) => admits(policies, source, podOf(w), p.containerPort)).map((p) => `${w.metadata.name}:${p.name}`));
+    expect(reachable.sort()).toEqual(["envoy:http", ...modules.map((m) => `${m.name}:grpc-internal`)].sort());
+    // Its label is what lets it in.
+    const unlabelled = { pod: { ...source.pod, labels: { "app.kubernetes.io/name": "session-runner" } } };
+    expect(admits(policies, unlabelled, podOf(module), reached)).toBe(false);
+  });
+
+  it("uses the Secret and key that deploy/README.md's commands create", () => {
+    const ref = runner.spec.template.spec.containers[0].env.find((e: { name: string }) => e.name === "AGENTPLANE_TOKEN").valueFrom.secretKeyRef;
+    const readme = readFileSync(path.join(REPO, "deploy/README.md"), "utf8");
+    expect(readme).toContain(`kubectl -n ${runner.metadata.namespace} create secret generic ${ref.name} --from-file=${ref.key}=/dev/stdin`);
+    expect(readme).toContain("service-account create --name runner-eu-1 --scopes sessions.runner");
   });
 });
 
@@ -205,6 +317,123 @@ describe("a deliberately broken copy of deploy/ fails", () => {
   it("a pod that may run as root", () => {
     const objects = renderBroken("deploy/base/migrate-job.yaml", /^ *runAsNonRoot: true\n/gm, "");
     expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual("Job/agentplane-migrate migrate: must run as non-root (runAsNonRoot)");
+  });
+
+  it("a misspelled field in a NetworkPolicy", () => {
+    const objects = renderBroken("deploy/base/network-policies.yaml", "  podSelector: {}\n  policyTypes", "  podSelecter: {}\n  policyTypes");
+    expect(unknownFieldErrors(objects)).toContainEqual('NetworkPolicy/default-deny-ingress: spec.podSelecter: unknown field "podSelecter"');
+  });
+
+  it("a NetworkPolicy value of the wrong type", async () => {
+    const objects = renderBroken("deploy/base/network-policies.yaml", /(name: envoy-from-anywhere[\s\S]*?)policyTypes: \["Ingress"\]/, "$1policyTypes: Ingress");
+    expect(await schemaErrors(objects)).toContainEqual(expect.stringMatching(/^NetworkPolicy\/envoy-from-anywhere: .*policyTypes must be array/));
+  });
+
+  it("a NetworkPolicy naming a port the selected pods lack", () => {
+    const objects = renderBroken("deploy/base/network-policies.yaml", "port: grpc-internal,", "port: grpc-intern,");
+    const problems = checkKubernetesCrossReferences(objects, modules, repo);
+    expect(problems).toContainEqual("NetworkPolicy/services-internal-from-workloads ingress[0]: port grpc-intern is not a port of Deployment/sessions");
+    // ... and workloads no longer get in.
+    expect(problems).toContainEqual("Deployment/sessions: a pod labelled agentplane.dev/workload=true in another namespace cannot reach the internal gRPC port 8082");
+  });
+
+  it("a NetworkPolicy pod selector that matches no pod", () => {
+    const objects = renderBroken("deploy/base/network-policies.yaml", /(name: services-public-from-envoy[\s\S]*?component: )envoy/, "$1edge");
+    const problems = checkKubernetesCrossReferences(objects, modules, repo);
+    expect(problems).toContainEqual("NetworkPolicy/services-public-from-envoy ingress[0].from[0]: its podSelector matches no pod");
+    expect(problems).toContainEqual("envoy cluster sessions (sessions:8081): no NetworkPolicy admits the Envoy pods to port 8081 of Deployment/sessions");
+  });
+
+  it("a NetworkPolicy selecting no pod", () => {
+    const objects = renderBroken("deploy/components/in-cluster-datastores/network-policies.yaml", "app.kubernetes.io/component: cache", "app.kubernetes.io/component: caches");
+    const problems = checkKubernetesCrossReferences(objects, modules, repo);
+    expect(problems).toContainEqual("NetworkPolicy/redis-from-agentplane: its podSelector matches no pod");
+    expect(problems).toContainEqual("Deployment/sessions: uses Service/redis, but Deployment/redis does not admit it on port 6379");
+  });
+
+  it("the internal port open to every pod: the namespace and pod selectors as two peers instead of one", () => {
+    const objects = renderBroken("deploy/base/network-policies.yaml", "    - namespaceSelector: {}\n      podSelector:", "    - namespaceSelector: {}\n    - podSelector:");
+    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual(
+      "NetworkPolicy/services-internal-from-workloads ingress[0]: admits the internal gRPC port 8082 of Deployment/analytics from pods not labelled agentplane.dev/workload=true",
+    );
+  });
+
+  it("the internal port admitted by another label", () => {
+    const objects = renderBroken("deploy/base/network-policies.yaml", 'matchLabels:\n          agentplane.dev/workload: "true"', 'matchLabels:\n          agentplane.dev/runner: "true"');
+    const problems = checkKubernetesCrossReferences(objects, modules, repo);
+    expect(problems).toContainEqual(expect.stringMatching(/^NetworkPolicy\/services-internal-from-workloads ingress\[0\]: admits the internal gRPC port 8082 of Deployment\/computers from pods not labelled/));
+    expect(problems).toContainEqual("Deployment/computers: a pod labelled agentplane.dev/workload=true in another namespace cannot reach the internal gRPC port 8082");
+  });
+
+  it("the public port open beyond Envoy", () => {
+    const objects = renderBroken("deploy/base/network-policies.yaml", /(name: services-public-from-envoy[\s\S]*?)- podSelector:/, "$1- namespaceSelector: {}\n      podSelector:");
+    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual(
+      "NetworkPolicy/services-public-from-envoy ingress[0]: admits the public gRPC port 8081 of Deployment/readiness from more than the Envoy pods",
+    );
+  });
+
+  it("no default deny", () => {
+    const objects = renderBroken("deploy/base/kustomization.yaml", "- network-policies.yaml\n", "");
+    const problems = checkKubernetesCrossReferences(objects, modules, repo);
+    expect(problems).toContainEqual("Job/agentplane-migrate: no NetworkPolicy isolates its pods for ingress (want a default deny)");
+    expect(problems).toContainEqual("Deployment/organization: no NetworkPolicy isolates its pods for ingress (want a default deny)");
+  });
+
+  it("a datastore admitting a pod that does not use it", () => {
+    const objects = renderBroken("deploy/components/in-cluster-datastores/network-policies.yaml", /(name: redis-from-agentplane[\s\S]*?organization)\]/, "$1, migrate]");
+    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual("Deployment/redis: admits Job/agentplane-migrate on port 6379, which it does not use");
+  });
+
+  it("a datastore refusing a pod that uses it", () => {
+    const objects = renderBroken("deploy/components/in-cluster-datastores/network-policies.yaml", "organization, migrate]", "organization]");
+    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual("Job/agentplane-migrate: uses Service/postgres, but StatefulSet/postgres does not admit it on port 5432");
+  });
+
+  it("an Envoy cluster on the internal port", () => {
+    const objects = renderBroken("envoy.yaml", "socket_address: { address: sessions, port_value: 8081 }", "socket_address: { address: sessions, port_value: 8082 }");
+    const problems = checkKubernetesCrossReferences(objects, modules, repo);
+    expect(problems).toContainEqual("envoy cluster sessions (sessions:8082): Service sessions port 8082 does not reach the gRPC port 8081 of Deployment/sessions");
+    expect(problems).toContainEqual("envoy cluster sessions (sessions:8082): no NetworkPolicy admits the Envoy pods to port 8082 of Deployment/sessions");
+  });
+
+  it("a Service whose public port targets the internal one", () => {
+    const objects = renderBroken("deploy/base/services/sessions.yaml", "port: 8081\n    targetPort: grpc\n", "port: 8081\n    targetPort: grpc-internal\n");
+    const problems = checkKubernetesCrossReferences(objects, modules, repo);
+    expect(problems).toContainEqual("envoy cluster sessions (sessions:8081): Service sessions port 8081 does not reach the gRPC port 8081 of Deployment/sessions");
+    // A headless Service translates no port: Envoy would still dial 8081, the Service claims 8082.
+    expect(problems).toContainEqual("envoy cluster sessions (sessions:8081): Envoy dials the pods of the headless Service sessions on 8081, but that Service port targets container port 8082");
+  });
+
+  it("no INTERNAL_GRPC_PORT", () => {
+    const objects = renderBroken("deploy/base/kustomization.yaml", "  - INTERNAL_GRPC_PORT=8082\n", "");
+    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual(
+      "Deployment/readiness: needs INTERNAL_GRPC_PORT (readiness serves agentplane.readiness.v1.ReportSubmissionService)",
+    );
+  });
+
+  it("INTERNAL_GRPC_PORT equal to GRPC_PORT", () => {
+    const objects = renderBroken("deploy/base/kustomization.yaml", "  - INTERNAL_GRPC_PORT=8082\n", "  - INTERNAL_GRPC_PORT=8081\n");
+    const problems = checkKubernetesCrossReferences(objects, modules, repo);
+    expect(problems).toContainEqual("Deployment/analytics: INTERNAL_GRPC_PORT and GRPC_PORT are both 8081; the internal services need a port of their own");
+  });
+
+  it("a container that does not declare the internal port", () => {
+    const objects = renderBroken("deploy/base/services/organization.yaml", "containerPort: 8082", "containerPort: 8083");
+    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual("Deployment/organization organization: does not declare its internal gRPC port 8082");
+  });
+
+  it("a Service without the internal port", () => {
+    const objects = renderBroken("deploy/base/services/computers.yaml", /  - name: grpc-internal\n    port: 8082\n[\s\S]*?appProtocol: kubernetes.io\/h2c\n/, "");
+    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual(
+      "Deployment/computers: no Service exposes its internal gRPC port 8082 (agentplane.computers.v1alpha1.HostService)",
+    );
+  });
+
+  it("a Service exposing the internal port of a module that serves no internal service", () => {
+    const withoutInternal = modules.map((m) => (m.name === "analytics" ? { ...m, internalServices: [] } : m));
+    expect(checkKubernetesCrossReferences(objectsOf("local"), withoutInternal, repo)).toEqual([
+      "Service/analytics port grpc-internal: exposes the internal gRPC port 8082 of Deployment/analytics, whose module analytics serves no internal service",
+    ]);
   });
 
   it("a kustomization field this renderer does not model", () => {
