@@ -32,7 +32,8 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist/services ./dist/services
 COPY --from=build /app/dist/gen ./dist/gen
 USER 1000:1000
-# 8080: the REST edge (SERVICES=all or edge); 8081: gRPC, gRPC-Web and Connect over h2c.
-EXPOSE 8080 8081
+# 8080: the REST edge (SERVICES=all or edge); 8081: the public services over h2c (gRPC, gRPC-Web,
+# Connect); 8082: the internal services (workloads with service-account tokens).
+EXPOSE 8080 8081 8082
 ENTRYPOINT ["node", "bin/agentplane.js"]
 CMD ["serve"]
