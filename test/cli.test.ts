@@ -67,4 +67,39 @@ describe("agentplane CLI", () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/user .* not found/);
   }, 60_000);
+
+  it("creates, lists and revokes service accounts, storing only the token's hash", async () => {
+    const org = JSON.parse((await agentplane(env, "org", "create", "--name", "Workloads", "--json")).stdout).id as string;
+    const created = await agentplane(env, "service-account", "create", "--name", "runner-1", "--scopes", "sessions.runner,analytics.ingest", "--org", org, "--json");
+    expect(created.code).toBe(0);
+    const account = JSON.parse(created.stdout);
+    expect(account).toMatchObject({ name: "runner-1", orgId: org, scopes: ["sessions.runner", "analytics.ingest"], revokedAt: null });
+    expect(account.token).toMatch(/^aps_[A-Za-z0-9_-]{43}$/);
+    const rows = await database.db.selectFrom("service_accounts").selectAll().where("id", "=", account.id).execute();
+    expect(rows.map((r) => r.token_hash)).toEqual([hashApiKey(account.token)]);
+    expect(JSON.stringify(rows)).not.toContain(account.token);
+    // Without --json the token alone, for shell use.
+    const plain = await agentplane(env, "service-account", "create", "--name", "platform-rollup", "--scopes", "analytics.rollup");
+    expect(plain.stdout.trim()).toMatch(/^aps_[A-Za-z0-9_-]{43}$/);
+
+    const listed = JSON.parse((await agentplane(env, "service-account", "list", "--org", org, "--json")).stdout);
+    expect(listed.accounts.map((a: { id: string }) => a.id)).toEqual([account.id]);
+    expect(JSON.stringify(listed)).not.toContain(account.token);
+    expect(JSON.stringify(listed)).not.toContain(rows[0]!.token_hash);
+
+    expect((await agentplane(env, "service-account", "revoke", account.id)).code).toBe(0);
+    expect(JSON.parse((await agentplane(env, "service-account", "list", "--org", org, "--json")).stdout).accounts[0].revokedAt).not.toBeNull();
+    const again = await agentplane(env, "service-account", "revoke", account.id);
+    expect([again.code, again.stderr.trim()]).toEqual([1, `agentplane: no live service account ${account.id}`]);
+  }, 120_000);
+
+  it("refuses unknown scopes and organizations, naming them", async () => {
+    const scope = await agentplane(env, "service-account", "create", "--name", "x", "--scopes", "sessions.runner,root");
+    expect([scope.code, scope.stderr]).toEqual([2, expect.stringMatching(/--scopes: unknown scope "root" \(known: analytics.ingest, .*sessions.runner\)/)]);
+    const org = await agentplane(env, "service-account", "create", "--name", "x", "--scopes", "sessions.runner", "--org", "nope");
+    expect([org.code, org.stderr.trim()]).toEqual([1, "agentplane: organization nope not found"]);
+    const help = await agentplane(env, "--help");
+    // Every scope the services declare is listed in --help.
+    for (const s of ["sessions.runner", "computers.host", "analytics.ingest", "analytics.rollup", "readiness.submit", "organization.credits"]) expect(help.stdout).toContain(s);
+  }, 60_000);
 });

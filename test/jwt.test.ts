@@ -46,6 +46,14 @@ describe("JWT access tokens", () => {
     expect(res.status).toBe(401);
   });
 
+  it("rejects a token without an expiry: it would be valid forever", async () => {
+    const forever = await new SignJWT({ org_id: member.orgId }).setProtectedHeader({ alg: "HS256" }).setSubject(member.userId).setIssuedAt().sign(new TextEncoder().encode(SECRET));
+    const res = await api(server.restUrl, forever, "/api/v0/organization/users");
+    expect(res.status).toBe(401);
+    // The same claims with an expiry are accepted: the refusal is about exp alone.
+    expect((await api(server.restUrl, await token({ sub: member.userId, org_id: member.orgId }), "/api/v0/organization/users")).status).toBe(200);
+  });
+
   it("rejects a token naming a user of another organization", async () => {
     const res = await api(server.restUrl, await token({ sub: outsider.userId, org_id: member.orgId }), "/api/v0/organization/users");
     expect(res.status).toBe(401);
@@ -54,5 +62,37 @@ describe("JWT access tokens", () => {
   it("is refused where only API keys are accepted (analytics, readiness)", async () => {
     const jwt = await token({ sub: member.userId, org_id: member.orgId });
     expect((await api(server.restUrl, jwt, "/api/organization/maturity-level-reports")).status).toBe(401);
+  });
+});
+
+describe("JWT issuer and audience, when configured", () => {
+  let server: TestServer;
+  let member: TestUser;
+  const ISSUER = "https://auth.example.test/";
+  const AUDIENCE = "agentplane-api";
+
+  beforeAll(async () => {
+    server = await startTestServer({ JWT_SECRET: SECRET, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE });
+    member = await createTestUser(server.platform.db, await createTestOrg(server.platform.db), "member");
+  });
+  afterAll(() => server?.close());
+
+  const signed = (iss: string | undefined, aud: string | string[] | undefined) => {
+    let jwt = new SignJWT({ org_id: member.orgId }).setProtectedHeader({ alg: "HS256" }).setSubject(member.userId).setIssuedAt().setExpirationTime("5m");
+    if (iss !== undefined) jwt = jwt.setIssuer(iss);
+    if (aud !== undefined) jwt = jwt.setAudience(aud);
+    return jwt.sign(new TextEncoder().encode(SECRET));
+  };
+
+  it.each([
+    ["the right issuer and audience", ISSUER, AUDIENCE, 200],
+    ["an audience list that names ours", ISSUER, ["other", AUDIENCE], 200],
+    ["another issuer", "https://evil.example.test/", AUDIENCE, 401],
+    ["no issuer", undefined, AUDIENCE, 401],
+    ["another audience", ISSUER, "other-api", 401],
+    ["no audience", ISSUER, undefined, 401],
+  ] as const)("answers a token with %s: %i", async (_name, iss, aud, status) => {
+    const res = await api(server.restUrl, await signed(iss, aud as string | string[] | undefined), "/api/v0/organization/users");
+    expect(res.status).toBe(status);
   });
 });
