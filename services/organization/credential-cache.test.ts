@@ -9,7 +9,7 @@ const user = (userId: string): Caller => ({
 
 describe("CredentialCache", () => {
   it("keeps valid credentials when a flood of invalid ones overflows its own map", () => {
-    const cache = new CredentialCache({ maxValid: 10, maxInvalid: 100, invalidTtlMs: 60_000 });
+    const cache = new CredentialCache({ maxValid: 10, maxInvalid: 100, invalidTtlMs: 60_000, retainMs: 0 });
     cache.rememberValid("good", user("u1"), ["user:u1"], 10_000);
     for (let i = 0; i < 10_000; i++) cache.rememberInvalid(`bad${i}`);
     expect(cache.lookup("good")).toEqual({ kind: "valid", caller: user("u1") });
@@ -19,7 +19,7 @@ describe("CredentialCache", () => {
   });
 
   it("forgets exactly the entries resolved from a changed subject, or all of them for *", () => {
-    const cache = new CredentialCache({ maxValid: 10, maxInvalid: 10, invalidTtlMs: 60_000 });
+    const cache = new CredentialCache({ maxValid: 10, maxInvalid: 10, invalidTtlMs: 60_000, retainMs: 0 });
     cache.rememberValid("k1", user("u1"), ["user:u1", "org:o1"], 10_000);
     cache.rememberValid("k2", user("u2"), ["user:u2", "org:o1"], 10_000);
     cache.rememberInvalid("bad");
@@ -37,7 +37,7 @@ describe("CredentialCache", () => {
 
   it("expires entries at their TTL, and a valid one no later than its own expiry", () => {
     let now = 1_000;
-    const cache = new CredentialCache({ maxValid: 10, maxInvalid: 10, invalidTtlMs: 500, now: () => now });
+    const cache = new CredentialCache({ maxValid: 10, maxInvalid: 10, invalidTtlMs: 500, retainMs: 0, now: () => now });
     cache.rememberValid("k", user("u1"), [], 10_000, 1_200);
     cache.rememberInvalid("bad");
     now = 1_199;
@@ -47,5 +47,21 @@ describe("CredentialCache", () => {
     expect(cache.lookup("k").kind).toBe("unknown");
     now = 1_500;
     expect(cache.lookup("bad").kind).toBe("unknown");
+  });
+
+  it("keeps a valid entry past its TTL as stale (look it up again) until the retention ends", () => {
+    let now = 0;
+    const cache = new CredentialCache({ maxValid: 10, maxInvalid: 10, invalidTtlMs: 500, retainMs: 1_000, now: () => now });
+    cache.rememberValid("k", user("u1"), ["user:u1"], 100);
+    now = 100;
+    expect(cache.lookup("k").kind).toBe("stale");
+    now = 1_099;
+    expect(cache.lookup("k").kind).toBe("stale");
+    now = 1_100;
+    expect(cache.lookup("k").kind).toBe("unknown");
+    // A changed subject drops it entirely: a revoked key is no longer known as valid.
+    cache.rememberValid("k", user("u1"), ["user:u1"], 100);
+    cache.forget("user:u1");
+    expect(cache.lookup("k").kind).toBe("unknown");
   });
 });

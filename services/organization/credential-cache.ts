@@ -4,7 +4,10 @@
 // fills only the invalid map and never evicts the valid keys that legitimate clients present:
 // those stay one hash and one map lookup away, with no query. Each valid entry records the
 // subjects it was resolved from ("user:<id>", "org:<id>", "account:<id>"); a change to any of
-// them (credential-changes.ts) drops it at once.
+// them (credential-changes.ts) drops it at once. A valid entry past its TTL is not trusted, but
+// it is kept (for `retainMs`) as "stale": the credential must be looked up again, and may be
+// even while its client's address is over the failure limit (auth-failures.ts), because it was
+// valid a moment ago. Random keys never have a stale entry, so a flood gains nothing from it.
 import type { Caller } from "../platform/context.js";
 
 interface Valid {
@@ -20,12 +23,20 @@ export interface CredentialCacheOptions {
   readonly maxInvalid: number;
   /** How long an invalid credential is remembered. */
   readonly invalidTtlMs: number;
+  /** How long a valid credential past its TTL is still known as one that was valid. */
+  readonly retainMs: number;
   readonly now?: () => number;
 }
 
-export type Lookup = { readonly kind: "valid"; readonly caller: Caller } | { readonly kind: "invalid" } | { readonly kind: "unknown" };
+export type Lookup =
+  | { readonly kind: "valid"; readonly caller: Caller }
+  /** Valid when last looked up, past its TTL: look it up again. */
+  | { readonly kind: "stale" }
+  | { readonly kind: "invalid" }
+  | { readonly kind: "unknown" };
 
 const UNKNOWN: Lookup = { kind: "unknown" };
+const STALE: Lookup = { kind: "stale" };
 const INVALID: Lookup = { kind: "invalid" };
 
 /** Deletes the oldest entry of a Map when it is full (Maps iterate in insertion order). */
@@ -47,6 +58,7 @@ export class CredentialCache {
     const hit = this.valid.get(key);
     if (hit !== undefined) {
       if (hit.expires > now) return { kind: "valid", caller: hit.caller };
+      if (hit.expires + this.options.retainMs > now) return STALE;
       this.valid.delete(key);
     }
     const until = this.invalid.get(key);
@@ -59,6 +71,7 @@ export class CredentialCache {
 
   /** Remembers a valid credential until `ttlMs` from now (or `notAfterMs`, if sooner). */
   rememberValid(key: string, caller: Caller, subjects: readonly string[], ttlMs: number, notAfterMs = Infinity): void {
+    this.valid.delete(key); // re-inserted last: the most recently used are evicted last
     makeRoom(this.valid, this.options.maxValid);
     this.valid.set(key, { caller, subjects, expires: Math.min(this.now() + ttlMs, notAfterMs) });
   }

@@ -24,6 +24,8 @@ export const CACHE_TTL_MS = 10_000;
 /** The same while they cannot arrive (no listener: the embedded database, or the listener reconnecting). */
 export const UNWATCHED_CACHE_TTL_MS = 1_000;
 const INVALID_TTL_MS = 60_000;
+/** How long a credential that was valid may be looked up again despite its client's failure limit. */
+const RETAIN_MS = 3_600_000;
 
 export interface JwtSettings {
   secret?: string | undefined;
@@ -59,7 +61,7 @@ interface Resolved {
 
 export function createAuthenticator(db: Executor, options: AuthenticatorOptions): CredentialAuthenticator {
   const { jwt, failures } = options;
-  const cache = new CredentialCache({ maxValid: 10_000, maxInvalid: 50_000, invalidTtlMs: INVALID_TTL_MS });
+  const cache = new CredentialCache({ maxValid: 10_000, maxInvalid: 50_000, invalidTtlMs: INVALID_TTL_MS, retainMs: RETAIN_MS });
   const jwks: JWTVerifyGetKey | undefined = jwt.jwksUrl ? createRemoteJWKSet(new URL(jwt.jwksUrl)) : undefined;
   const secret = jwt.secret ? new TextEncoder().encode(jwt.secret) : undefined;
   const verifyOptions: JWTVerifyOptions = {
@@ -141,7 +143,8 @@ export function createAuthenticator(db: Executor, options: AuthenticatorOptions)
       if (known.kind === "valid") return known.caller;
       if (known.kind === "invalid") return undefined;
       const kind = credentialKindOf(token);
-      failures?.check(clientAddress, kind);
+      // A credential valid a moment ago is looked up again even from a client over its limit.
+      if (known.kind === "unknown") failures?.check(clientAddress, kind);
       const resolved = await resolve(token, key);
       if (resolved) {
         cache.rememberValid(key, resolved.caller, resolved.subjects, ttl(), resolved.notAfterMs);

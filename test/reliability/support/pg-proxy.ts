@@ -5,7 +5,8 @@
 //                        server goes away between commit and reply — the case only an
 //                        idempotency key can make safe to retry;
 //   slow(ms)             every chunk from Postgres is held back ms before it is passed on.
-// It counts the connections open through it, so a test can see whether they pile up.
+// It counts the connections open through it, so a test can see whether they pile up, and the
+// statements that name a table (statementsNaming), so a test can see which requests queried it.
 import { connect, createServer, type Socket } from "node:net";
 
 export interface PgProxy {
@@ -20,6 +21,8 @@ export interface PgProxy {
   /** Connections opened since the last resetPeak(). */
   readonly opened: number;
   resetPeak(): void;
+  /** Client messages sent since the proxy started that contain `text` (e.g. a table's quoted name). */
+  statementsNaming(text: string): number;
   close(): Promise<void>;
 }
 
@@ -33,6 +36,8 @@ export async function startPgProxy(targetHost: string, targetPort: number): Prom
   let opened = 0;
   let losing: (() => void) | undefined;
   const pairs = new Set<[Socket, Socket]>();
+  // The beginning of each chunk clients sent (a statement's text is at its start), bounded.
+  const sent: Buffer[] = [];
 
   const server = createServer((client) => {
     if (!open) return void client.destroy();
@@ -48,7 +53,11 @@ export async function startPgProxy(targetHost: string, targetPort: number): Prom
     };
     client.on("error", kill).on("close", kill);
     upstream.on("error", kill).on("close", kill);
-    client.on("data", (chunk) => upstream.write(chunk));
+    client.on("data", (chunk: Buffer) => {
+      sent.push(chunk.length > 4096 ? chunk.subarray(0, 4096) : chunk);
+      if (sent.length > 200_000) sent.splice(0, 100_000);
+      upstream.write(chunk);
+    });
     upstream.on("data", (chunk: Buffer) => {
       if (losing && chunk.includes(COMMIT_COMPLETE)) {
         const done = losing;
@@ -101,6 +110,10 @@ export async function startPgProxy(targetHost: string, targetPort: number): Prom
     resetPeak() {
       peak = pairs.size;
       opened = 0;
+    },
+    statementsNaming(text) {
+      const needle = Buffer.from(text);
+      return sent.filter((chunk) => chunk.includes(needle)).length;
     },
     close: () =>
       new Promise<void>((resolve) => {
