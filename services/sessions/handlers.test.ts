@@ -6,6 +6,8 @@ import { handlerTransport, rejection } from "../../test/support/handlers.js";
 import { SessionRunnerService, SessionService } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import { createTestDatabase, type TestDatabase } from "../../test/support/database.js";
 import { createTelemetrySink } from "../analytics/sink.js";
+import { insertComputer } from "../computers/queries.js";
+import { planSteps } from "../computers/steps.js";
 import type { Database } from "../database.js";
 import { migrations } from "../migrations.js";
 import { createOrganization, createUser } from "../organization/queries.js";
@@ -292,8 +294,9 @@ describe("session handlers", () => {
     it("lists messages oldest first with role and computer filters, and a cursor bound to them", async () => {
       const { orgId, member } = await freshOrg();
       const s = await newSession(member.userId, { orgId, computerId: "box-9" });
+      const box10 = (await insertComputer(database.db, orgId, { name: "box-10", provider: "byom", hostId: null, remoteUser: "dev", repos: [], autoInstallDeps: false }, planSteps("byom", [], false))).computer.id;
       await member.api.postMessage({ sessionId: s.sessionId, text: "one" });
-      await member.api.postMessage({ sessionId: s.sessionId, text: "two", computerId: "box-10" });
+      await member.api.postMessage({ sessionId: s.sessionId, text: "two", computerId: box10 });
       const claim = await runner.claimSession({ runnerId: "r", orgId });
       expect(claim.session?.sessionId).toBe(s.sessionId);
       await runner.appendMessages({ sessionId: s.sessionId, leaseToken: claim.leaseToken, messages: [{ role: "tool", content: [{ text: "ls", id: "b1" }] }, { role: "assistant", content: [{ text: "three", id: "" }] }] });
@@ -303,7 +306,7 @@ describe("session handlers", () => {
       const created = all.messages.map((m) => m.createdAt);
       expect([...created].sort((a, b) => a - b)).toEqual(created);
       expect((await member.api.listMessages({ sessionId: s.sessionId, role: "tool" })).messages.map((m) => m.content[0]?.id)).toEqual(["b1"]);
-      expect((await member.api.listMessages({ sessionId: s.sessionId, computerId: "box-10" })).messages.map((m) => m.content[0]?.text)).toEqual(["two"]);
+      expect((await member.api.listMessages({ sessionId: s.sessionId, computerId: box10 })).messages.map((m) => m.content[0]?.text)).toEqual(["two"]);
       const first = await member.api.listMessages({ sessionId: s.sessionId, limit: "1", role: "user" });
       const wrongFilter = await rejection(member.api.listMessages({ sessionId: s.sessionId, limit: "1", cursor: first.pagination!.nextCursor }));
       expect(wrongFilter.rawMessage).toMatch(/^cursor: /);

@@ -2,6 +2,7 @@
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import type { SessionService } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
+import { findComputer } from "../computers/queries.js";
 import type { Database } from "../database.js";
 import { requireRole } from "../platform/auth.js";
 import { principalOf, type Principal } from "../platform/context.js";
@@ -131,6 +132,11 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
         stopIfAbandoned(ctx.signal);
         const session = await lockSession(trx, principal.orgId, req.sessionId, ownerFilter(principal));
         if (!session) throw notFound("session");
+        // The message is sent to that computer: it must be one of the organization's. Another
+        // organization's gets the same answer as an ID that exists nowhere.
+        if (computerId !== undefined && !(await findComputer(trx, principal.orgId, computerId))) {
+          throw invalidArgument("computerId", `no computer with ID ${JSON.stringify(computerId.slice(0, 60))} in your organization`);
+        }
         const messageId = newId();
         // Posting to an idle session queues work; pending and running stay as they are.
         const status = session.status === "idle" ? "pending" : session.status;

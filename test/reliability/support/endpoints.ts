@@ -196,7 +196,8 @@ export function endpoints(org: Org, fuzzComputer: { id: string }): Endpoint[] {
           valid: fc.constantFrom<unknown>([], [{ data: "hello", name: "a.txt", path: "docs/a.txt" }], [{ parsedData: "text", name: "b.pdf" }]),
           invalid: fc.constantFrom<unknown>("file", [{ data: 5 }], [7], [{ name: "a.txt", unknown: 1 }], Array.from({ length: 21 }, () => ({ data: "x" }))),
         },
-        optionalIdParam("computerId", "body"),
+        // The computer the message goes to: one of the organization's (absent: the session's).
+        { name: "computerId", in: "body", valid: fc.constantFrom("", org.computer.id), invalid: fc.constantFrom("c".repeat(201), randomUUID(), "no-such-computer", org.computer.name) },
       ],
       ok: 200,
       shape: (json) => keys(json, ["messageId", "status"]) ?? (["idle", "pending", "running"].includes(json.status) ? undefined : `status ${json.status}`),
