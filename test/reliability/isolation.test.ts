@@ -80,6 +80,13 @@ describe("isolation matrix", () => {
       });
     }
     rows.push({
+      endpoint: "GET /api/v1/analytics/users",
+      target: "org",
+      request: () => ({ method: "GET", path: `/api/v1/analytics/users?${analyticsRange}&cursor=${a.members.member.userId}` }),
+      // A's user is no cursor for another organization: the same 400 as an ID that exists nowhere.
+      expect: (c) => (denied(c) || c === "ownerJwt" ? 401 : c === "member" || c === "guest" ? 403 : c === "otherOwner" ? 400 : 200),
+    });
+    rows.push({
       endpoint: "GET /api/organization/maturity-level-reports",
       target: "org",
       request: () => ({ method: "GET", path: "/api/organization/maturity-level-reports" }),
