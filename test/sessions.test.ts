@@ -198,6 +198,31 @@ describe("sessions end to end", () => {
     expect(list.json.pagination).toEqual({ hasMore: false, nextCursor: "" });
   });
 
+  it("refuses reported child usage keyed by the session itself, its parent or an unrelated session: 400 naming the key", async () => {
+    const parent = await create(member, { title: "Parent" });
+    const child = await create(member, { title: "Child", parentSessionId: parent.sessionId });
+    const unrelated = await create(owner, { title: "Unrelated" });
+    const usage = { inputTokens: 1000 };
+    const before = (await api(server.restUrl, member.key, `/api/v0/sessions/${parent.sessionId}`)).json;
+    for (const id of [child.sessionId, parent.sessionId, unrelated.sessionId]) {
+      const field = `sessionSettings.childInclusiveTokenUsageBySessionId.${id}`;
+      const rest = await api(server.restUrl, member.key, `/api/v0/sessions/${child.sessionId}`, { method: "PATCH", body: { sessionSettings: { childInclusiveTokenUsageBySessionId: { [id]: usage } } } });
+      expectError(rest, 400, field);
+      expect(rest.json.detail.startsWith(`${field}: `)).toBe(true);
+      const grpc = await publicGrpc
+        .call(SessionService.method.updateSession, { sessionId: child.sessionId, sessionSettings: { childInclusiveTokenUsageBySessionId: { [id]: usage } } }, { authorization: `Bearer ${member.key}` })
+        .then(() => undefined, (e: { code: number; details: string }) => e);
+      expect(grpc?.code).toBe(3);
+      expect(decodeURIComponent(grpc!.details).startsWith(`${field}: `)).toBe(true);
+    }
+    // The parent's inclusive usage does not count itself (or anything) twice.
+    expect((await api(server.restUrl, member.key, `/api/v0/sessions/${parent.sessionId}`)).json).toEqual(before);
+    // A child the client ran itself is reported as before.
+    const ok = await api(server.restUrl, member.key, `/api/v0/sessions/${child.sessionId}`, { method: "PATCH", body: { sessionSettings: { childInclusiveTokenUsageBySessionId: { "client-side-subagent": usage } } } });
+    expect(ok.status).toBe(200);
+    expect((await api(server.restUrl, member.key, `/api/v0/sessions/${parent.sessionId}`)).json.sessionSettings.inclusiveTokenUsage.inputTokens).toBe(before.sessionSettings.inclusiveTokenUsage.inputTokens + 1000);
+  });
+
   it("reads back the deprecated geminiThoughtSignature of old messages", async () => {
     const s = await create(member);
     const posted = await api(server.restUrl, member.key, `/api/v0/sessions/${s.sessionId}/messages`, { method: "POST", body: { text: "old" } });

@@ -120,6 +120,45 @@ describe("session handlers", () => {
       expect(err.code).toBe(Code.InvalidArgument);
       expect(err.rawMessage).toBe(`sessionSettings.childInclusiveTokenUsageBySessionId.${child.sessionId}: is a child session this service tracks; its usage cannot be reported`);
     });
+
+    it("accepts reported children only for IDs that are no session of the organization", async () => {
+      // root ── parent ─┬─ self ── child
+      //                 └─ sibling          unrelated (another tree), theirs (another organization)
+      const root = await newSession(member.userId);
+      const parent = await newSession(member.userId, { parentSessionId: root.sessionId });
+      const self = await newSession(member.userId, { parentSessionId: parent.sessionId });
+      const child = await newSession(member.userId, { parentSessionId: self.sessionId });
+      const sibling = await newSession(member.userId, { parentSessionId: parent.sessionId });
+      const unrelated = await newSession(otherMember.userId);
+      const elsewhere = await freshOrg();
+      const theirs = await newSession(elsewhere.member.userId, { orgId: elsewhere.orgId });
+      const report = (id: string) => ({ sessionId: self.sessionId, sessionSettings: { childInclusiveTokenUsageBySessionId: { "client-child": { inputTokens: 1 }, [id]: { inputTokens: 5 } } } });
+      const key = (id: string) => `sessionSettings.childInclusiveTokenUsageBySessionId.${id}`;
+      const cases: [string, string][] = [
+        [self.sessionId, "is this session's own ID"],
+        [child.sessionId, "is a child session this service tracks"],
+        [parent.sessionId, "is a session this service holds and not a child of this one"],
+        [root.sessionId, "is a session this service holds and not a child of this one"],
+        [sibling.sessionId, "is a session this service holds and not a child of this one"],
+        [unrelated.sessionId, "is a session this service holds and not a child of this one"],
+      ];
+      for (const [id, problem] of cases) {
+        const err = await rejection(member.api.updateSession(report(id)));
+        expect(err.code, id).toBe(Code.InvalidArgument);
+        expect(err.rawMessage).toMatch(new RegExp(`^${key(id).replace(/[.]/g, "\\.")}: ${problem}`));
+      }
+      // Nothing was stored, and no inclusive usage counts a session twice.
+      const before = await owner.api.getSession({ sessionId: root.sessionId });
+      expect(Object.keys((await owner.api.getSession({ sessionId: self.sessionId })).sessionSettings!.childInclusiveTokenUsageBySessionId)).toEqual([child.sessionId]);
+      // A client-side child, and another organization's session ID (the service cannot tell them apart), are kept.
+      const ok = await member.api.updateSession(report(theirs.sessionId));
+      expect(Object.keys(ok.sessionSettings!.childInclusiveTokenUsageBySessionId).sort()).toEqual([child.sessionId, "client-child", theirs.sessionId].sort());
+      const after = await owner.api.getSession({ sessionId: root.sessionId });
+      expect(after.sessionSettings!.inclusiveTokenUsage!.inputTokens).toBe(before.sessionSettings!.inclusiveTokenUsage!.inputTokens + 6);
+      // CreateSession (the runner's) keeps to the same rule.
+      const created = await rejection(runner.createSession({ orgId, userId: member.userId, parentSessionId: parent.sessionId, sessionSettings: { childInclusiveTokenUsageBySessionId: report(parent.sessionId).sessionSettings.childInclusiveTokenUsageBySessionId } }));
+      expect(created.rawMessage).toMatch(/^sessionSettings\.childInclusiveTokenUsageBySessionId\.[\w-]+: is a session this service holds/);
+    });
   });
 
   describe("posting and running", () => {
