@@ -536,6 +536,20 @@ describe("request body", () => {
     expectErrorBody(await postJson("/v1/shelves/s1/things", { validateOnly: "yes" }), 400, /^validateOnly: must be true or false$/);
   });
 
+  it("answers 400 for a body nested deeper than 100 objects and arrays, in the words of Envoy's JSON parser", async () => {
+    const nest = (levels: number, wrap: (v: unknown) => unknown) => {
+      let v: unknown = 1;
+      for (let i = 0; i < levels; i++) v = wrap(v);
+      return v;
+    };
+    // The body is level 1; the value of thing takes levels 2 to 101.
+    expectErrorBody(await postJson("/v1/shelves/s1/things", { thing: nest(100, (v) => ({ deep: v })) }), 400, "Message too deep. Max recursion depth reached for key 'deep'");
+    expectErrorBody(await postJson("/v1/shelves/s1/things", { thing: { tags: nest(99, (v) => [v]) } }), 400, "Message too deep. Max recursion depth reached in array");
+    expect(received).toBeUndefined();
+    // 100 levels pass on to the message reader, which finds the unknown field.
+    expectErrorBody(await postJson("/v1/shelves/s1/things", { thing: nest(99, (v) => ({ deep: v })) }), 400, /^thing\.deep: unknown field$/);
+  });
+
   it("answers 400 for malformed JSON", async () => {
     const r = await call("/v1/shelves/s1/things", {
       method: "POST",

@@ -6,6 +6,7 @@
 // construction never address a field the path or body binds.
 import { create, fromJson, type DescField, type JsonValue, type Message } from "@bufbuild/protobuf";
 import { reflect, type ReflectMessage } from "@bufbuild/protobuf/reflect";
+import { MESSAGE_RECURSION_LIMIT } from "../platform/json-nesting.js";
 import { EdgeHttpError } from "./errors.js";
 import { locateJsonError } from "./json-error.js";
 import { ensureChild, type FieldIndex } from "./field-values.js";
@@ -29,7 +30,7 @@ export function buildRequestMessage(
     // goes through the same strict proto3 JSON reader as body "*".
     const json = route.body.kind === "all" ? body : { [route.body.field.jsonName]: body };
     try {
-      message = fromJson(input, json as JsonValue);
+      message = fromJson(input, json as JsonValue, { recursionLimit: MESSAGE_RECURSION_LIMIT });
     } catch (e) {
       // Name the offending value by its JSON path; fall back to protobuf's own wording.
       throw new EdgeHttpError(400, locateJsonError(input, json) ?? `Invalid request body: ${(e as Error).message}`);

@@ -131,6 +131,12 @@ export type SessionTag = Message$1<"agentplane.sessions.v1alpha1.SessionTag"> & 
   name: string;
 
   /**
+   * Any JSON object of at most 8 KiB, nesting objects and arrays at most 32 levels deep (the
+   * metadata object is level 1): deeper, a list page holding the session would pass the default
+   * recursion limit (100) of protobuf readers that count map entries (Java, upb) or every
+   * length-delimited field (the C++ JSON printer in Envoy's transcoder). A deeper value is a 400
+   * naming sessionSettings.tags[i].metadata.
+   *
    * @generated from field: google.protobuf.Struct metadata = 2;
    */
   metadata?: JsonObject | undefined;
@@ -261,7 +267,7 @@ export type SessionSettingsUpdate = Message$1<"agentplane.sessions.v1alpha1.Sess
   archivedAt?: string | undefined;
 
   /**
-   * Array of {name: string, metadata?: object}.
+   * Array of {name: string, metadata?: object} (see SessionTag for the limits of metadata).
    *
    * @generated from field: google.protobuf.ListValue tags = 9;
    */
