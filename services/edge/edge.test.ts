@@ -500,13 +500,22 @@ describe("request body", () => {
     });
   });
 
-  it("the body wins over the path for the same field", async () => {
-    await postJson("/v1/shelves/s1/things", { shelfId: "from-body" });
-    expect(lastRequest<{ shelfId: string }>().shelfId).toBe("from-body");
-    await postJson("/v1/shelves/s1/things", { shelf_id: "" });
-    expect(lastRequest<{ shelfId: string }>().shelfId).toBe("");
-    await postJson("/v1/things/from-path", { id: "from-body", displayName: "x" }, "PATCH");
-    expect(lastRequest<{ thing: { id: string } }>().thing.id).toBe("from-body");
+  it("a body field for a field the path binds: another value under its proto name is Envoy's 400; any other spelling gives way to the path", async () => {
+    // reject_binding_body_field_collisions: the proto name with another value.
+    expectErrorBody(await postJson("/v1/shelves/s1/things", { shelf_id: "other" }), 400, 'The binding value "s1" of the field shelf_id is conflicting with the value "other" in the body.');
+    expectErrorBody(await postJson("/v1/shelves/s1/things", { shelf_id: "" }), 400, 'The binding value "s1" of the field shelf_id is conflicting with the value "" in the body.');
+    expectErrorBody(await postJson("/v1/things/from-path", { id: "from-body", displayName: "x" }, "PATCH"), 400, 'The binding value "from-path" of the field id is conflicting with the value "from-body" in the body.');
+    expect(received).toBeUndefined();
+    // The same value (compared with the decoded path segment) is no collision.
+    expect((await postJson("/v1/shelves/s1/things", { shelf_id: "s1" })).status).toBe(201);
+    expect(lastRequest<{ shelfId: string }>().shelfId).toBe("s1");
+    await postJson("/v1/things/a%20b", { id: "a b", displayName: "x" }, "PATCH");
+    expect(lastRequest<{ thing: { id: string } }>().thing.id).toBe("a b");
+    // The JSON name, or null, is written before the path's value, which wins.
+    expect((await postJson("/v1/shelves/s1/things", { shelfId: "from-body" })).status).toBe(201);
+    expect(lastRequest<{ shelfId: string }>().shelfId).toBe("s1");
+    await postJson("/v1/shelves/s1/things", { shelf_id: null });
+    expect(lastRequest<{ shelfId: string }>().shelfId).toBe("s1");
     await postJson("/v1/things/from-path", { displayName: "x" }, "PATCH");
     expect(lastRequest<{ thing: { id: string } }>().thing.id).toBe("from-path");
   });
