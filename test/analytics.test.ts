@@ -36,6 +36,7 @@ const END = "2026-03-20";
 
 let server: TestServer;
 let telemetry: GrpcCaller;
+let analyticsGrpc: GrpcCaller;
 let owner: TestUser;
 let manager: TestUser;
 let member: TestUser;
@@ -84,6 +85,7 @@ beforeAll(async () => {
 
   for (const [model, m] of Object.entries(MULTIPLIERS)) await setCreditMultiplier(db, model, m);
   telemetry = grpcClient(TelemetryService, server.internalGrpcUrl, bearer(await createTestServiceAccount(server.platform.db)));
+  analyticsGrpc = grpcClient(AnalyticsService, server.grpcUrl);
 
   events = generateEvents(orgA, users.map((u) => ({ id: u.userId, email: u.email })), DAYS, QUIET_DAY);
   const eventsB = generateEvents(orgB, [{ id: ownerB.userId, email: ownerB.email }], ["2026-03-02"], "", 7);
@@ -109,6 +111,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   telemetry?.close();
+  analyticsGrpc?.close();
   await server?.close();
 });
 
@@ -276,6 +279,26 @@ describe("errors", () => {
     const res = await get(path);
     expect(res.status).toBe(400);
     expect(res.json).toEqual({ title: expect.any(String), detail: expect.stringMatching(detail), status: 400, requestId: res.headers.get("x-request-id") });
+  });
+
+  it("a /users cursor that is no user of the organization is a 400 naming cursor, another organization's user alike", async () => {
+    const detail = (id: string) => `cursor: must be a user ID from meta.next_cursor; no user ${JSON.stringify(id)} in your organization`;
+    // Before the first user ID, after the last, between two, and another organization's user.
+    for (const cursor of ["0", "~", "zzzz-no-such-user", ownerB.userId]) {
+      const res = await get(`/users?${range()}&limit=2&cursor=${encodeURIComponent(cursor)}`);
+      expect(res.status).toBe(400);
+      expect(res.json).toEqual({ title: "Bad Request", detail: detail(cursor), status: 400, requestId: res.headers.get("x-request-id") });
+      const grpc = await analyticsGrpc.call(AnalyticsService.method.getUsers, { startDate: START, endDate: END, limit: 2, cursor }, { authorization: `Bearer ${owner.key}` }).then(
+        () => undefined,
+        (e: { code: number; details: string }) => e,
+      );
+      expect(grpc?.code).toBe(3);
+      expect(decodeURIComponent(grpc!.details)).toBe(detail(cursor));
+    }
+    // Every user of the organization is a cursor, active in the range or not.
+    const quiet = await createTestUser(server.platform.db, owner.orgId, "member");
+    expect((await get(`/users?${range()}&cursor=${quiet.userId}`)).status).toBe(200);
+    expect((await get(`/users?${range()}&cursor=${member.userId}`)).status).toBe(200);
   });
 
   it("a non-numeric limit is a 400 too", async () => {

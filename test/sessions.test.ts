@@ -1,5 +1,6 @@
 // Sessions and messages end to end: through the REST edge (spec §2.8, §2.9, §4.3) and over gRPC
 // with a @grpc/grpc-js client (public SessionService and internal SessionRunnerService).
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionRunnerService, SessionService } from "../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import { api, createTestOrg, createTestUser, type TestUser, bearer, createTestServiceAccount } from "./support/fixtures.js";
@@ -197,6 +198,31 @@ describe("sessions end to end", () => {
     expect(list.json.pagination).toEqual({ hasMore: false, nextCursor: "" });
   });
 
+  it("refuses reported child usage keyed by the session itself, its parent or an unrelated session: 400 naming the key", async () => {
+    const parent = await create(member, { title: "Parent" });
+    const child = await create(member, { title: "Child", parentSessionId: parent.sessionId });
+    const unrelated = await create(owner, { title: "Unrelated" });
+    const usage = { inputTokens: 1000 };
+    const before = (await api(server.restUrl, member.key, `/api/v0/sessions/${parent.sessionId}`)).json;
+    for (const id of [child.sessionId, parent.sessionId, unrelated.sessionId]) {
+      const field = `sessionSettings.childInclusiveTokenUsageBySessionId.${id}`;
+      const rest = await api(server.restUrl, member.key, `/api/v0/sessions/${child.sessionId}`, { method: "PATCH", body: { sessionSettings: { childInclusiveTokenUsageBySessionId: { [id]: usage } } } });
+      expectError(rest, 400, field);
+      expect(rest.json.detail.startsWith(`${field}: `)).toBe(true);
+      const grpc = await publicGrpc
+        .call(SessionService.method.updateSession, { sessionId: child.sessionId, sessionSettings: { childInclusiveTokenUsageBySessionId: { [id]: usage } } }, { authorization: `Bearer ${member.key}` })
+        .then(() => undefined, (e: { code: number; details: string }) => e);
+      expect(grpc?.code).toBe(3);
+      expect(decodeURIComponent(grpc!.details).startsWith(`${field}: `)).toBe(true);
+    }
+    // The parent's inclusive usage does not count itself (or anything) twice.
+    expect((await api(server.restUrl, member.key, `/api/v0/sessions/${parent.sessionId}`)).json).toEqual(before);
+    // A child the client ran itself is reported as before.
+    const ok = await api(server.restUrl, member.key, `/api/v0/sessions/${child.sessionId}`, { method: "PATCH", body: { sessionSettings: { childInclusiveTokenUsageBySessionId: { "client-side-subagent": usage } } } });
+    expect(ok.status).toBe(200);
+    expect((await api(server.restUrl, member.key, `/api/v0/sessions/${parent.sessionId}`)).json.sessionSettings.inclusiveTokenUsage.inputTokens).toBe(before.sessionSettings.inclusiveTokenUsage.inputTokens + 1000);
+  });
+
   it("reads back the deprecated geminiThoughtSignature of old messages", async () => {
     const s = await create(member);
     const posted = await api(server.restUrl, member.key, `/api/v0/sessions/${s.sessionId}/messages`, { method: "POST", body: { text: "old" } });
@@ -207,14 +233,55 @@ describe("sessions end to end", () => {
     expect(listed.json.messages[0].geminiThoughtSignature).toBe("sig");
   });
 
+  /** A computer of `user`'s organization, created through the API. */
+  async function computerOf(user: TestUser): Promise<string> {
+    const res = await api(server.restUrl, user.key, "/api/v0/computers", { method: "POST", body: { name: `box-${Math.random().toString(36).slice(2, 10)}`, remoteUser: "dev" } });
+    expect(res.status).toBe(201);
+    return res.json.id;
+  }
+
   it("defaults a message's computer to the session's", async () => {
     const s = await create(member, { computerId: "box-3" });
+    const box4 = await computerOf(member);
     const a = await api(server.restUrl, member.key, `/api/v0/sessions/${s.sessionId}/messages`, { method: "POST", body: { text: "here" } });
-    const b = await api(server.restUrl, member.key, `/api/v0/sessions/${s.sessionId}/messages`, { method: "POST", body: { text: "there", computerId: "box-4" } });
+    const b = await api(server.restUrl, member.key, `/api/v0/sessions/${s.sessionId}/messages`, { method: "POST", body: { text: "there", computerId: box4 } });
+    expect(b.status).toBe(200);
     const onBox3 = await api(server.restUrl, member.key, `/api/v0/sessions/${s.sessionId}/messages?computerId=box-3`);
     expect(onBox3.json.messages.map((m: any) => m.id)).toEqual([a.json.messageId]);
-    expect((await api(server.restUrl, member.key, `/api/v0/sessions/${s.sessionId}/messages/${b.json.messageId}?computerId=box-4`)).status).toBe(200);
+    expect((await api(server.restUrl, member.key, `/api/v0/sessions/${s.sessionId}/messages/${b.json.messageId}?computerId=${box4}`)).status).toBe(200);
     expect((await api(server.restUrl, member.key, `/api/v0/sessions/${s.sessionId}/messages/${b.json.messageId}?computerId=box-3`)).status).toBe(404);
+  });
+
+  it("refuses a message to a computer that is not the organization's (another organization's, or none): 400 naming computerId, nothing stored", async () => {
+    const theirs = await computerOf(outsider);
+    const s = await create(member, { title: "Untouched by foreign computers" });
+    const path = `/api/v0/sessions/${s.sessionId}/messages`;
+    const before = (await api(server.restUrl, member.key, `/api/v0/sessions/${s.sessionId}`)).json;
+    const auth = { authorization: `Bearer ${member.key}` };
+    for (const [i, computerId] of [theirs, "no-such-computer", randomUUID()].entries()) {
+      const key = `foreign-computer-${i}`;
+      const rest = await api(server.restUrl, member.key, path, { method: "POST", body: { text: "run this elsewhere", computerId }, headers: { "idempotency-key": key } });
+      expectError(rest, 400, "computerId");
+      expect(rest.json.detail).toBe(`computerId: no computer with ID ${JSON.stringify(computerId)} in your organization`);
+      const grpc = await publicGrpc.call(SessionService.method.postMessage, { sessionId: s.sessionId, text: "run this elsewhere", computerId }, { ...auth, "idempotency-key": `${key}-grpc` }).then(
+        () => undefined,
+        (e: { code: number; details: string }) => e,
+      );
+      expect(grpc?.code).toBe(3);
+      expect(decodeURIComponent(grpc!.details)).toMatch(/^computerId: no computer with ID/);
+    }
+    // No message, no status change, no telemetry, no idempotency record.
+    expect((await api(server.restUrl, member.key, `/api/v0/sessions/${s.sessionId}`)).json).toEqual(before);
+    expect((await api(server.restUrl, member.key, path)).json.messages).toEqual([]);
+    const db = server.platform.db;
+    expect(await db.selectFrom("messages").select("id").where("session_id", "=", s.sessionId).execute()).toEqual([]);
+    expect(await db.selectFrom("analytics_events").select("event_id").where("session_id", "=", s.sessionId).where("type", "=", "message").execute()).toEqual([]);
+    expect(await db.selectFrom("idempotency_keys").select("key").where("key", "like", "foreign-computer-%").execute()).toEqual([]);
+    // The organization's own computer is accepted, and the message is sent to it.
+    const ours = await computerOf(member);
+    const ok = await api(server.restUrl, member.key, path, { method: "POST", body: { text: "run here", computerId: ours } });
+    expect(ok.status).toBe(200);
+    expect((await api(server.restUrl, member.key, `${path}?computerId=${ours}`)).json.messages.map((m: any) => m.id)).toEqual([ok.json.messageId]);
   });
 
   it("honours Idempotency-Key: same key and body → the first result, other body → 409, nothing stored twice", async () => {

@@ -5,6 +5,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import type { Kysely } from "kysely";
 import type { AnalyticsService, TelemetryService } from "../../gen/agentplane/analytics/v1/analytics_pb.js";
 import type { Database } from "../database.js";
+import { findUser } from "../organization/queries.js";
 import { requireRole } from "../platform/auth.js";
 import { principalOf, type Principal } from "../platform/context.js";
 import { bodyText } from "../platform/deflate-parts.js";
@@ -163,6 +164,12 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
       const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
       const limit = parseLimit(req.limit);
       if (req.cursor.length > MAX_CURSOR) throw invalidArgument("cursor", `must be a user ID from meta.next_cursor (at most ${MAX_CURSOR} characters)`);
+      // A cursor is one of the organization's users (next_cursor names the last user of a page).
+      // Anything else would answer an empty or restarted page as if it were one; another
+      // organization's user is refused alike, so the answer says nothing about other organizations.
+      if (req.cursor !== "" && !(await findUser(deps.db, principal.orgId, req.cursor))) {
+        throw invalidArgument("cursor", `must be a user ID from meta.next_cursor; no user ${JSON.stringify(req.cursor.slice(0, 60))} in your organization`);
+      }
       // The page follows from the request and the days' rollups: a 304 reads no rows.
       const etag = etagOfParts(["users", principal.orgId, range.start, range.end, String(limit), req.cursor, ...(await readDayVersions(deps.db, principal.orgId, range))]);
       if (notModified(ctx, etag, true)) return { data: [], meta: { ...metaOf(principal, range), hasMore: false, nextCursor: "" } };

@@ -1,6 +1,7 @@
 // Reading the JSON request body: media type checks, a hard size limit enforced while reading
 // (never buffering more than the limit), and JSON parsing.
 import type { IncomingMessage } from "node:http";
+import { firstTooDeep, MAX_JSON_NESTING } from "../platform/json-nesting.js";
 import { ClientGoneError, EdgeHttpError } from "./errors.js";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
@@ -52,11 +53,18 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
   } catch {
     throw new EdgeHttpError(400, "Request body is not valid UTF-8");
   }
+  let body: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    body = JSON.parse(text) as unknown;
   } catch (e) {
     throw new EdgeHttpError(400, `Malformed JSON in request body: ${(e as Error).message}`);
   }
+  // Envoy's transcoder refuses deeper bodies while parsing, with these words (json-nesting.ts).
+  const tooDeep = firstTooDeep(body, MAX_JSON_NESTING);
+  if (tooDeep) {
+    throw new EdgeHttpError(400, `Message too deep. Max recursion depth reached ${tooDeep.key === undefined ? "in array" : `for key '${tooDeep.key}'`}`);
+  }
+  return body;
 }
 
 function readLimited(req: IncomingMessage, maxBytes: number): Promise<Buffer> {

@@ -500,13 +500,22 @@ describe("request body", () => {
     });
   });
 
-  it("the body wins over the path for the same field", async () => {
-    await postJson("/v1/shelves/s1/things", { shelfId: "from-body" });
-    expect(lastRequest<{ shelfId: string }>().shelfId).toBe("from-body");
-    await postJson("/v1/shelves/s1/things", { shelf_id: "" });
-    expect(lastRequest<{ shelfId: string }>().shelfId).toBe("");
-    await postJson("/v1/things/from-path", { id: "from-body", displayName: "x" }, "PATCH");
-    expect(lastRequest<{ thing: { id: string } }>().thing.id).toBe("from-body");
+  it("a body field for a field the path binds: another value under its proto name is Envoy's 400; any other spelling gives way to the path", async () => {
+    // reject_binding_body_field_collisions: the proto name with another value.
+    expectErrorBody(await postJson("/v1/shelves/s1/things", { shelf_id: "other" }), 400, 'The binding value "s1" of the field shelf_id is conflicting with the value "other" in the body.');
+    expectErrorBody(await postJson("/v1/shelves/s1/things", { shelf_id: "" }), 400, 'The binding value "s1" of the field shelf_id is conflicting with the value "" in the body.');
+    expectErrorBody(await postJson("/v1/things/from-path", { id: "from-body", displayName: "x" }, "PATCH"), 400, 'The binding value "from-path" of the field id is conflicting with the value "from-body" in the body.');
+    expect(received).toBeUndefined();
+    // The same value (compared with the decoded path segment) is no collision.
+    expect((await postJson("/v1/shelves/s1/things", { shelf_id: "s1" })).status).toBe(201);
+    expect(lastRequest<{ shelfId: string }>().shelfId).toBe("s1");
+    await postJson("/v1/things/a%20b", { id: "a b", displayName: "x" }, "PATCH");
+    expect(lastRequest<{ thing: { id: string } }>().thing.id).toBe("a b");
+    // The JSON name, or null, is written before the path's value, which wins.
+    expect((await postJson("/v1/shelves/s1/things", { shelfId: "from-body" })).status).toBe(201);
+    expect(lastRequest<{ shelfId: string }>().shelfId).toBe("s1");
+    await postJson("/v1/shelves/s1/things", { shelf_id: null });
+    expect(lastRequest<{ shelfId: string }>().shelfId).toBe("s1");
     await postJson("/v1/things/from-path", { displayName: "x" }, "PATCH");
     expect(lastRequest<{ thing: { id: string } }>().thing.id).toBe("from-path");
   });
@@ -534,6 +543,20 @@ describe("request body", () => {
   it("answers 400 for a value of the wrong type", async () => {
     // Named by the JSON path the client wrote, with the JSON type it should have been.
     expectErrorBody(await postJson("/v1/shelves/s1/things", { validateOnly: "yes" }), 400, /^validateOnly: must be true or false$/);
+  });
+
+  it("answers 400 for a body nested deeper than 100 objects and arrays, in the words of Envoy's JSON parser", async () => {
+    const nest = (levels: number, wrap: (v: unknown) => unknown) => {
+      let v: unknown = 1;
+      for (let i = 0; i < levels; i++) v = wrap(v);
+      return v;
+    };
+    // The body is level 1; the value of thing takes levels 2 to 101.
+    expectErrorBody(await postJson("/v1/shelves/s1/things", { thing: nest(100, (v) => ({ deep: v })) }), 400, "Message too deep. Max recursion depth reached for key 'deep'");
+    expectErrorBody(await postJson("/v1/shelves/s1/things", { thing: { tags: nest(99, (v) => [v]) } }), 400, "Message too deep. Max recursion depth reached in array");
+    expect(received).toBeUndefined();
+    // 100 levels pass on to the message reader, which finds the unknown field.
+    expectErrorBody(await postJson("/v1/shelves/s1/things", { thing: nest(99, (v) => ({ deep: v })) }), 400, /^thing\.deep: unknown field$/);
   });
 
   it("answers 400 for malformed JSON", async () => {

@@ -6,6 +6,8 @@ import { handlerTransport, rejection } from "../../test/support/handlers.js";
 import { SessionRunnerService, SessionService } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import { createTestDatabase, type TestDatabase } from "../../test/support/database.js";
 import { createTelemetrySink } from "../analytics/sink.js";
+import { insertComputer } from "../computers/queries.js";
+import { planSteps } from "../computers/steps.js";
 import type { Database } from "../database.js";
 import { migrations } from "../migrations.js";
 import { createOrganization, createUser } from "../organization/queries.js";
@@ -117,6 +119,45 @@ describe("session handlers", () => {
       );
       expect(err.code).toBe(Code.InvalidArgument);
       expect(err.rawMessage).toBe(`sessionSettings.childInclusiveTokenUsageBySessionId.${child.sessionId}: is a child session this service tracks; its usage cannot be reported`);
+    });
+
+    it("accepts reported children only for IDs that are no session of the organization", async () => {
+      // root ── parent ─┬─ self ── child
+      //                 └─ sibling          unrelated (another tree), theirs (another organization)
+      const root = await newSession(member.userId);
+      const parent = await newSession(member.userId, { parentSessionId: root.sessionId });
+      const self = await newSession(member.userId, { parentSessionId: parent.sessionId });
+      const child = await newSession(member.userId, { parentSessionId: self.sessionId });
+      const sibling = await newSession(member.userId, { parentSessionId: parent.sessionId });
+      const unrelated = await newSession(otherMember.userId);
+      const elsewhere = await freshOrg();
+      const theirs = await newSession(elsewhere.member.userId, { orgId: elsewhere.orgId });
+      const report = (id: string) => ({ sessionId: self.sessionId, sessionSettings: { childInclusiveTokenUsageBySessionId: { "client-child": { inputTokens: 1 }, [id]: { inputTokens: 5 } } } });
+      const key = (id: string) => `sessionSettings.childInclusiveTokenUsageBySessionId.${id}`;
+      const cases: [string, string][] = [
+        [self.sessionId, "is this session's own ID"],
+        [child.sessionId, "is a child session this service tracks"],
+        [parent.sessionId, "is a session this service holds and not a child of this one"],
+        [root.sessionId, "is a session this service holds and not a child of this one"],
+        [sibling.sessionId, "is a session this service holds and not a child of this one"],
+        [unrelated.sessionId, "is a session this service holds and not a child of this one"],
+      ];
+      for (const [id, problem] of cases) {
+        const err = await rejection(member.api.updateSession(report(id)));
+        expect(err.code, id).toBe(Code.InvalidArgument);
+        expect(err.rawMessage).toMatch(new RegExp(`^${key(id).replace(/[.]/g, "\\.")}: ${problem}`));
+      }
+      // Nothing was stored, and no inclusive usage counts a session twice.
+      const before = await owner.api.getSession({ sessionId: root.sessionId });
+      expect(Object.keys((await owner.api.getSession({ sessionId: self.sessionId })).sessionSettings!.childInclusiveTokenUsageBySessionId)).toEqual([child.sessionId]);
+      // A client-side child, and another organization's session ID (the service cannot tell them apart), are kept.
+      const ok = await member.api.updateSession(report(theirs.sessionId));
+      expect(Object.keys(ok.sessionSettings!.childInclusiveTokenUsageBySessionId).sort()).toEqual([child.sessionId, "client-child", theirs.sessionId].sort());
+      const after = await owner.api.getSession({ sessionId: root.sessionId });
+      expect(after.sessionSettings!.inclusiveTokenUsage!.inputTokens).toBe(before.sessionSettings!.inclusiveTokenUsage!.inputTokens + 6);
+      // CreateSession (the runner's) keeps to the same rule.
+      const created = await rejection(runner.createSession({ orgId, userId: member.userId, parentSessionId: parent.sessionId, sessionSettings: { childInclusiveTokenUsageBySessionId: report(parent.sessionId).sessionSettings.childInclusiveTokenUsageBySessionId } }));
+      expect(created.rawMessage).toMatch(/^sessionSettings\.childInclusiveTokenUsageBySessionId\.[\w-]+: is a session this service holds/);
     });
   });
 
@@ -292,8 +333,9 @@ describe("session handlers", () => {
     it("lists messages oldest first with role and computer filters, and a cursor bound to them", async () => {
       const { orgId, member } = await freshOrg();
       const s = await newSession(member.userId, { orgId, computerId: "box-9" });
+      const box10 = (await insertComputer(database.db, orgId, { name: "box-10", provider: "byom", hostId: null, remoteUser: "dev", repos: [], autoInstallDeps: false }, planSteps("byom", [], false))).computer.id;
       await member.api.postMessage({ sessionId: s.sessionId, text: "one" });
-      await member.api.postMessage({ sessionId: s.sessionId, text: "two", computerId: "box-10" });
+      await member.api.postMessage({ sessionId: s.sessionId, text: "two", computerId: box10 });
       const claim = await runner.claimSession({ runnerId: "r", orgId });
       expect(claim.session?.sessionId).toBe(s.sessionId);
       await runner.appendMessages({ sessionId: s.sessionId, leaseToken: claim.leaseToken, messages: [{ role: "tool", content: [{ text: "ls", id: "b1" }] }, { role: "assistant", content: [{ text: "three", id: "" }] }] });
@@ -303,7 +345,7 @@ describe("session handlers", () => {
       const created = all.messages.map((m) => m.createdAt);
       expect([...created].sort((a, b) => a - b)).toEqual(created);
       expect((await member.api.listMessages({ sessionId: s.sessionId, role: "tool" })).messages.map((m) => m.content[0]?.id)).toEqual(["b1"]);
-      expect((await member.api.listMessages({ sessionId: s.sessionId, computerId: "box-10" })).messages.map((m) => m.content[0]?.text)).toEqual(["two"]);
+      expect((await member.api.listMessages({ sessionId: s.sessionId, computerId: box10 })).messages.map((m) => m.content[0]?.text)).toEqual(["two"]);
       const first = await member.api.listMessages({ sessionId: s.sessionId, limit: "1", role: "user" });
       const wrongFilter = await rejection(member.api.listMessages({ sessionId: s.sessionId, limit: "1", cursor: first.pagination!.nextCursor }));
       expect(wrongFilter.rawMessage).toMatch(/^cursor: /);

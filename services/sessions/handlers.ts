@@ -2,6 +2,7 @@
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import type { SessionService } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
+import { findComputer } from "../computers/queries.js";
 import type { Database } from "../database.js";
 import { requireRole } from "../platform/auth.js";
 import { principalOf, type Principal } from "../platform/context.js";
@@ -14,7 +15,8 @@ import { claimIdempotencyKey, parseIdempotencyKey, requestHash } from "./idempot
 import { listRole, messageText, optionalId } from "./inputs.js";
 import { listSessionsPage, type SessionListPosition } from "./list-queries.js";
 import { findMessage, insertAttachments, insertMessages, listMessagesPage, type MessagePosition } from "./message-queries.js";
-import { childSessionIds, findSession, lockSession, newId, touchSession, visibleStatus, writeTime } from "./queries.js";
+import { findSession, lockSession, newId, touchSession, visibleStatus, writeTime } from "./queries.js";
+import { refuseHeldSessions } from "./reported-children.js";
 import { sessionListView, sessionView, sessionViewWithTree } from "./session-views.js";
 import { mergeSettings, parseSettingsUpdate } from "./settings.js";
 import { messageEvents } from "./telemetry-events.js";
@@ -82,13 +84,7 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
         const locked = await lockSession(trx, principal.orgId, req.sessionId, ownerFilter(principal));
         if (!locked) throw notFound("session");
         if (Object.keys(patch).length === 0) return locked;
-        if (patch.childInclusiveTokenUsageBySessionId) {
-          const held = new Set(await childSessionIds(trx, principal.orgId, locked.id));
-          const clash = Object.keys(patch.childInclusiveTokenUsageBySessionId).find((id) => held.has(id));
-          if (clash) {
-            throw invalidArgument(`sessionSettings.childInclusiveTokenUsageBySessionId.${clash}`, "is a child session this service tracks; its usage cannot be reported");
-          }
-        }
+        await refuseHeldSessions(trx, principal.orgId, locked.id, patch.childInclusiveTokenUsageBySessionId);
         return touchSession(trx, locked, writeTime(locked), { settings: JSON.stringify(mergeSettings(locked.settings, patch)) });
       });
       return sessionView(db, row);
@@ -131,6 +127,11 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
         stopIfAbandoned(ctx.signal);
         const session = await lockSession(trx, principal.orgId, req.sessionId, ownerFilter(principal));
         if (!session) throw notFound("session");
+        // The message is sent to that computer: it must be one of the organization's. Another
+        // organization's gets the same answer as an ID that exists nowhere.
+        if (computerId !== undefined && !(await findComputer(trx, principal.orgId, computerId))) {
+          throw invalidArgument("computerId", `no computer with ID ${JSON.stringify(computerId.slice(0, 60))} in your organization`);
+        }
         const messageId = newId();
         // Posting to an idle session queues work; pending and running stay as they are.
         const status = session.status === "idle" ? "pending" : session.status;

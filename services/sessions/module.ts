@@ -1,10 +1,20 @@
 import { SessionRunnerService, SessionService } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import { API_KEY_OR_JWT, internal } from "../platform/auth.js";
+import { MESSAGE_RECURSION_LIMIT } from "../platform/json-nesting.js";
 import type { ServiceModule } from "../platform/module.js";
 import { writeSessionsDemo } from "./demo.js";
 import { createSessionService } from "./handlers.js";
 import { startIdempotencyKeyPruner } from "./pruner.js";
 import { createSessionRunnerService } from "./runner-handlers.js";
+
+// Tag metadata is free-form JSON (google.protobuf.Struct): a request whose body Envoy (or the
+// TypeScript edge) accepts may nest it deeper than protobuf's default limit of 100 messages. It
+// must reach the handler, which refuses it with a 400 naming the field (settings.ts), rather than
+// fail in the decoder (an INTERNAL error, a 500 through the edge). Responses never nest that deep.
+const DECODE_FREE_FORM_JSON = {
+  binaryOptions: { recursionLimit: MESSAGE_RECURSION_LIMIT },
+  jsonOptions: { recursionLimit: MESSAGE_RECURSION_LIMIT },
+};
 
 export const sessionsModule: ServiceModule = {
   name: "sessions",
@@ -22,8 +32,8 @@ export const sessionsModule: ServiceModule = {
     },
   ],
   routes: (platform) => (router) => {
-    router.service(SessionService, createSessionService({ db: platform.db, cursors: platform.cursors, telemetry: platform.telemetry }));
-    router.service(SessionRunnerService, createSessionRunnerService({ db: platform.db, telemetry: platform.telemetry }));
+    router.service(SessionService, createSessionService({ db: platform.db, cursors: platform.cursors, telemetry: platform.telemetry }), DECODE_FREE_FORM_JSON);
+    router.service(SessionRunnerService, createSessionRunnerService({ db: platform.db, telemetry: platform.telemetry }), DECODE_FREE_FORM_JSON);
   },
   start: async (platform) => startIdempotencyKeyPruner(platform.db, platform.logger),
   demo: writeSessionsDemo,

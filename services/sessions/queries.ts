@@ -153,9 +153,3 @@ export function visibleStatus(row: Pick<SessionRow, "status" | "lease_expires_at
   if (row.status === "running" && row.lease_expires_at !== null && row.lease_expires_at.getTime() <= nowMs) return "pending";
   return row.status;
 }
-
-/** IDs of the direct children this service holds for a session. */
-export async function childSessionIds(db: Executor, orgId: string, sessionId: string): Promise<string[]> {
-  const rows = await db.selectFrom("sessions").select("id").where("org_id", "=", orgId).where("parent_session_id", "=", sessionId).execute();
-  return rows.map((r) => r.id);
-}

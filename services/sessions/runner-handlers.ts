@@ -13,6 +13,7 @@ import { AUTONOMY_MODES, CLIENTS, MAX_TITLE_CHARS, oneOf, optionalId, requiredId
 import { DEFAULT_LEASE_SECONDS, MAX_LEASE_SECONDS, MIN_LEASE_SECONDS, lockNextClaimable, newLeaseToken, renewLease, requireLease } from "./lease-queries.js";
 import { attachmentsOf, insertMessages, messageExists, userMessagesAfter } from "./message-queries.js";
 import { findSession, insertSession, lockSessionById, lockedNow, newId, touchSession, writeTime } from "./queries.js";
+import { refuseHeldSessions } from "./reported-children.js";
 import { checkModelUsage, checkNewMessages } from "./runner-input.js";
 import { sessionView } from "./session-views.js";
 import { parseSettingsUpdate } from "./settings.js";
@@ -55,6 +56,7 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
           throw invalidArgument("parentSessionId", "is not a session of this organization");
         }
         const id = newId();
+        await refuseHeldSessions(trx, orgId, id, settings.childInclusiveTokenUsageBySessionId);
         const createdAt = await lockedNow(trx);
         // The event first: insertSession takes the organization's list clock, and nothing that
         // may wait on another lock (a new analytics partition) should run while holding it.

@@ -63,6 +63,26 @@ describe("parseSettingsUpdate", () => {
     expect(message(() => parseSettingsUpdate(update({ model: "m".repeat(300) })))).toBe("sessionSettings.model: must be at most 256 characters, got 300");
   });
 
+  it("limits how deeply a tag's metadata nests objects and arrays: 32 levels, the metadata object being the first", () => {
+    const deep = (levels: number, wrap: (v: unknown) => unknown) => {
+      let v: unknown = 1;
+      for (let i = 1; i < levels; i++) v = wrap(v);
+      return { k: v };
+    };
+    const objects = (v: unknown) => ({ a: v });
+    const lists = (v: unknown) => [v];
+    const mixed = (v: unknown) => (Array.isArray(v) ? { a: v } : [v]);
+    for (const wrap of [objects, lists, mixed]) {
+      // deep(n) is n levels: the metadata object and n - 1 levels inside it.
+      expect(parseSettingsUpdate(update({ tags: [{ name: "x", metadata: deep(32, wrap) }] })).tags?.[0]?.metadata).toEqual(deep(32, wrap));
+      expect(message(() => parseSettingsUpdate(update({ tags: [{ name: "ok" }, { name: "x", metadata: deep(33, wrap) }] })))).toBe(
+        "sessionSettings.tags[1].metadata: must nest objects and arrays at most 32 levels deep (the metadata object is level 1); deeper values cannot be read by protobuf clients",
+      );
+    }
+    // Wide is not deep.
+    expect(parseSettingsUpdate(update({ tags: [{ name: "x", metadata: Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`k${i}`, { v: [i] }])) }] })).tags).toHaveLength(1);
+  });
+
   it("limits list sizes", () => {
     const tags = Array.from({ length: 101 }, (_, i) => ({ name: `t${i}` }));
     expect(message(() => parseSettingsUpdate(update({ tags })))).toBe("sessionSettings.tags: must have at most 100 items, got 101");

@@ -7,6 +7,7 @@ import { toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { ListValueSchema } from "@bufbuild/protobuf/wkt";
 import type { SessionSettingsUpdate } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import { invalidArgument } from "../platform/errors.js";
+import { firstTooDeep } from "../platform/json-nesting.js";
 import type { StoredSettings, StoredTokenUsage } from "./tables.js";
 
 export const SETTINGS_LIMITS = {
@@ -14,6 +15,14 @@ export const SETTINGS_LIMITS = {
   tags: 100,
   tagNameChars: 100,
   tagMetadataBytes: 8 * 1024,
+  // Objects and arrays nested at most this deep in a tag's metadata (the metadata object is level
+  // 1). Each level is a google.protobuf.Struct, a map entry and a Value (a ListValue and a Value
+  // for an array): 32 levels under ListSessionsResponse > SessionListItem > SessionSettings >
+  // SessionTag make 99 nested messages, and 100 length-delimited fields with a string at the
+  // bottom, within the default limit of 100 of every protobuf reader that counts them (Java's and
+  // upb's CodedInputStream count map entries; the C++ JSON printer Envoy's transcoder uses counts
+  // every length-delimited field). One level more and some reader fails every read of the session.
+  tagMetadataDepth: 32,
   toolIds: 500,
   toolIdChars: 200,
   children: 1000,
@@ -61,6 +70,9 @@ function parseTags(path: string, items: JsonValue[]): NonNullable<StoredSettings
     shortString(`${at}.name`, item.name, SETTINGS_LIMITS.tagNameChars);
     if (item.metadata === undefined) return { name: item.name };
     if (!isObject(item.metadata)) throw invalidArgument(`${at}.metadata`, `must be an object, got ${typeOf(item.metadata)}`);
+    if (firstTooDeep(item.metadata, SETTINGS_LIMITS.tagMetadataDepth)) {
+      throw invalidArgument(`${at}.metadata`, `must nest objects and arrays at most ${SETTINGS_LIMITS.tagMetadataDepth} levels deep (the metadata object is level 1); deeper values cannot be read by protobuf clients`);
+    }
     const bytes = Buffer.byteLength(JSON.stringify(item.metadata));
     if (bytes > SETTINGS_LIMITS.tagMetadataBytes) throw invalidArgument(`${at}.metadata`, `must be at most ${SETTINGS_LIMITS.tagMetadataBytes} bytes of JSON, got ${bytes}`);
     return { name: item.name, metadata: item.metadata };

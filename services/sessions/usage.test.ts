@@ -22,6 +22,21 @@ describe("computeUsage", () => {
     expect(usage.get("root")!.inclusive).toEqual(u(56));
   });
 
+  it("ignores reported entries naming the session itself, an ancestor or another member of its tree (stored before writes refused them)", () => {
+    const usage = computeUsage([
+      node("root", null, u(1)),
+      node("child", "root", u(5), { child: u(100), root: u(200), sibling: u(300), grandchild: u(400), external: u(7), other: u(8) }),
+      node("sibling", "root", u(10)),
+      node("grandchild", "child", u(2)),
+      node("other", null, u(50)),
+    ]);
+    // Only the held grandchild and the client-side entries count; another tree's session is an
+    // entry like any client-side one (it is not part of this tree's usage).
+    expect(usage.get("child")!.children).toEqual({ grandchild: u(2), external: u(7), other: u(8) });
+    expect(usage.get("child")!.inclusive).toEqual(u(22));
+    expect(usage.get("root")!.inclusive).toEqual(u(1 + 22 + 10));
+  });
+
   it("ignores a parent outside the given set", () => {
     const usage = computeUsage([node("child", "not-loaded", u(4))]);
     expect(usage.get("child")!.inclusive).toEqual(u(4));

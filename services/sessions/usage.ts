@@ -4,8 +4,10 @@
 //   childMap(s)[c]         = inclusive(c) for every child session c this service holds, plus the
 //                            entries a client reported through PATCH for children it ran itself
 //   inclusiveTokenUsage(s) = tokenUsage(s) + Σ childMap(s)
-// A reported entry whose key is one of the held children is ignored: the held child's own
-// numbers win, so nothing counts twice.
+// A reported entry whose key is a session of the same tree (a held child, the session itself, an
+// ancestor, any other member) is ignored: that session's own numbers are counted where it stands,
+// so nothing counts twice. Writes refuse such keys (reported-children.ts); this keeps entries
+// stored before that rule harmless.
 import type { StoredTokenUsage } from "./tables.js";
 import { TOKEN_USAGE_KEYS, ZERO_USAGE } from "./settings.js";
 
@@ -41,6 +43,17 @@ export function computeUsage(nodes: readonly UsageNode[]): Map<string, SessionUs
     list.push(n.id);
     childrenOf.set(n.parentId, list);
   }
+  const roots = new Map<string, string>();
+  const rootOf = (id: string): string => {
+    let root = roots.get(id);
+    if (root === undefined) {
+      const parentId = byId.get(id)!.parentId;
+      root = parentId === null || !byId.has(parentId) ? id : rootOf(parentId);
+      roots.set(id, root);
+    }
+    return root;
+  };
+  const sameTree = (a: string, b: string) => byId.has(b) && rootOf(a) === rootOf(b);
   const result = new Map<string, SessionUsage>();
   const visit = (id: string, depth: number): SessionUsage => {
     const done = result.get(id);
@@ -51,7 +64,7 @@ export function computeUsage(nodes: readonly UsageNode[]): Map<string, SessionUs
     const node = byId.get(id)!;
     const held = childrenOf.get(id) ?? [];
     const children: Record<string, StoredTokenUsage> = {};
-    for (const [key, usage] of Object.entries(node.reported)) if (!held.includes(key)) children[key] = usage;
+    for (const [key, usage] of Object.entries(node.reported)) if (!sameTree(id, key)) children[key] = usage;
     for (const child of held) children[child] = visit(child, depth + 1).inclusive;
     const inclusive = Object.values(children).reduce(addUsage, node.own);
     const usage = { own: node.own, inclusive, children };

@@ -324,7 +324,7 @@ function checkTranscoderOptions(t: Node): string[] {
   want(t.convert_grpc_status === true, "convert_grpc_status must be true");
   want(t.request_validation_options?.reject_unknown_method === true, "request_validation_options.reject_unknown_method must be true");
   want(t.request_validation_options?.reject_unknown_query_parameters === true, "request_validation_options.reject_unknown_query_parameters must be true");
-  want(t.request_validation_options?.reject_binding_body_field_collisions !== true, "the body must win over path/query values (reject_binding_body_field_collisions off)");
+  want(t.request_validation_options?.reject_binding_body_field_collisions === true, "request_validation_options.reject_binding_body_field_collisions must be true (a body field may not override a path value)");
   want(t.print_options?.always_print_primitive_fields === true, "print_options.always_print_primitive_fields must be true");
   want(t.print_options?.preserve_proto_field_names !== true, "JSON names, not proto names (preserve_proto_field_names off)");
   want(t.print_options?.always_print_enums_as_ints !== true, "enums print as names");

@@ -153,6 +153,7 @@ describe("envoy.yaml cross-references", () => {
     ["a health check of a service the module does not serve", (c: Config) => { c.static_resources.clusters[0].health_checks[0].grpc_health_check.service_name = "agentplane.sessions.v1alpha1.SessionService"; }, /cluster analytics: health-checks agentplane\.sessions\.v1alpha1\.SessionService/],
     ["proto field names in the JSON", (c: Config) => { transcoderOf(c).print_options.preserve_proto_field_names = true; }, /JSON names, not proto names/],
     ["unknown query parameters let through", (c: Config) => { transcoderOf(c).request_validation_options.reject_unknown_query_parameters = false; }, /reject_unknown_query_parameters must be true/],
+    ["a body field overriding a path value", (c: Config) => { delete transcoderOf(c).request_validation_options.reject_binding_body_field_collisions; }, /reject_binding_body_field_collisions must be true/],
     ["a local reply title that differs from the TypeScript edge", (c: Config) => { publicEdge(c)!.hcm.local_reply_config.mappers[0].body_format_override.json_format.title = "Bad request"; }, /the title for 400 must be "Bad Request"/],
   ])("fail on a broken copy with %s", (_name, change, expected) => {
     expect(checkEnvoyCrossReferences(brokenConfig(change), services, modules)).toContainEqual(expect.stringMatching(expected));

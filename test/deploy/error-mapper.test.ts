@@ -206,6 +206,27 @@ describe("the Lua error mapper answers as the TypeScript edge", () => {
     expectSameAnswer(ts, lua);
   });
 
+  it("a body nested deeper than 100 levels: the transcoder's JSON parser refuses it, reshaped; the same 400", async () => {
+    let deep: unknown = {};
+    for (let i = 0; i < 100; i++) deep = { deep };
+    const req: RestRequest = { method: "POST", path: "/v1/shelves/s1/things", headers: [["content-type", "application/json"], ["x-request-id", "deep-1"]], body: JSON.stringify({ thing: deep }) };
+    const ts = await viaTypeScriptEdge(req);
+    expect(ts.status).toBe(400);
+    // JsonStreamParser::IncrementRecursionDepth, through sendLocalReply and local_reply_config.
+    const text = "Message too deep. Max recursion depth reached for key 'deep'";
+    expectSameAnswer(ts, viaLuaMapper(req, localReply(hcm, 400, text, new Map([["x-request-id", "deep-1"]]))));
+  });
+
+  it("a body field naming the field a path variable binds, with another value: the transcoder's 400, reshaped", async () => {
+    const req: RestRequest = { method: "POST", path: "/v1/shelves/s%201/things", headers: [["content-type", "application/json"], ["x-request-id", "collide-1"]], body: '{"shelf_id":"s2 \\"x\\"","thing":{}}' };
+    const ts = await viaTypeScriptEdge(req);
+    expect(ts.status).toBe(400);
+    // RequestWeaver::CollisionCheck (grpc-httpjson-transcoding): both values quoted as they are,
+    // the path's percent-decoded, through sendLocalReply and local_reply_config.
+    const text = 'The binding value "s 1" of the field shelf_id is conflicting with the value "s2 "x"" in the body.';
+    expectSameAnswer(ts, viaLuaMapper(req, localReply(hcm, 400, text, new Map([["x-request-id", "collide-1"]]))));
+  });
+
   it("a JSON body with a charset parameter goes on to the transcoder", async () => {
     const req: RestRequest = { method: "POST", path: "/v1/shelves/s1/things", headers: [["content-type", "Application/JSON; charset=utf-8"], ["x-request-id", "ok-1"]], body: '{"thing":{"id":"n1"}}' };
     const ts = await viaTypeScriptEdge(req);

@@ -81,6 +81,13 @@ describe("isolation matrix", () => {
       });
     }
     rows.push({
+      endpoint: "GET /api/v1/analytics/users",
+      target: "org",
+      request: () => ({ method: "GET", path: `/api/v1/analytics/users?${analyticsRange}&cursor=${a.members.member.userId}` }),
+      // A's user is no cursor for another organization: the same 400 as an ID that exists nowhere.
+      expect: (c) => (denied(c) || c === "ownerJwt" ? 401 : c === "member" || c === "guest" ? 403 : c === "otherOwner" ? 400 : 200),
+    });
+    rows.push({
       endpoint: "GET /api/organization/maturity-level-reports",
       target: "org",
       request: () => ({ method: "GET", path: "/api/organization/maturity-level-reports" }),
@@ -112,6 +119,19 @@ describe("isolation matrix", () => {
         { endpoint: "POST /api/v0/sessions/{sessionId}/messages", target, request: (c) => ({ method: "POST", path: `/api/v0/sessions/${session(target, c)}/messages`, body: { text: "isolation check" } }), expect: write },
       );
     }
+    rows.push({
+      // A message naming A's computer: A's writers post it to their own session; another
+      // organization's owner posts it to its own session and is refused as for an ID that exists
+      // nowhere, with nothing of A in the answer.
+      endpoint: "POST /api/v0/sessions/{sessionId}/messages",
+      target: "own",
+      request: (c) => ({
+        method: "POST",
+        path: `/api/v0/sessions/${c === "otherOwner" ? b.sessions.owner : session("own", c)}/messages`,
+        body: { text: "isolation check on a computer", computerId: a.computer.id },
+      }),
+      expect: (c) => (denied(c) ? 401 : c === "guest" ? 403 : c === "otherOwner" ? 400 : 200),
+    });
     let n = 0;
     rows.push(
       {

@@ -99,7 +99,8 @@ export function endpoints(org: Org, fuzzComputer: { id: string }): Endpoint[] {
       org,
       [
         { name: "limit", in: "query", valid: fc.integer({ min: 1, max: 100 }).map(String), invalid: fc.constantFrom("0", "101", "-5", "abc", "1.5") },
-        { name: "cursor", in: "query", valid: fc.oneof(fc.constantFrom(org.members.member.userId, ""), fc.stringMatching(/^[a-z0-9-]{1,40}$/)), invalid: fc.constant("u".repeat(300)) },
+        // A cursor is one of the organization's users (next_cursor); any other ID is refused.
+        { name: "cursor", in: "query", valid: fc.constantFrom(org.members.member.userId, org.members.owner.userId, ""), invalid: fc.oneof(fc.constantFrom("u".repeat(300), randomUUID()), fc.stringMatching(/^[a-z0-9-]{1,40}$/)) },
       ],
       (json) => envelope(json) ?? keys(json.meta, ["has_more", "next_cursor"]),
     ),
@@ -196,7 +197,8 @@ export function endpoints(org: Org, fuzzComputer: { id: string }): Endpoint[] {
           valid: fc.constantFrom<unknown>([], [{ data: "hello", name: "a.txt", path: "docs/a.txt" }], [{ parsedData: "text", name: "b.pdf" }]),
           invalid: fc.constantFrom<unknown>("file", [{ data: 5 }], [7], [{ name: "a.txt", unknown: 1 }], Array.from({ length: 21 }, () => ({ data: "x" }))),
         },
-        optionalIdParam("computerId", "body"),
+        // The computer the message goes to: one of the organization's (absent: the session's).
+        { name: "computerId", in: "body", valid: fc.constantFrom("", org.computer.id), invalid: fc.constantFrom("c".repeat(201), randomUUID(), "no-such-computer", org.computer.name) },
       ],
       ok: 200,
       shape: (json) => keys(json, ["messageId", "status"]) ?? (["idle", "pending", "running"].includes(json.status) ? undefined : `status ${json.status}`),

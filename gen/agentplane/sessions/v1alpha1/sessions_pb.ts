@@ -22,7 +22,17 @@
 // (a session created with parent_session_id = this one), plus the entries a client reported
 // through PATCH for children this service does not hold; inclusiveTokenUsage is tokenUsage plus
 // every entry of that map. All three are computed from stored usage on every read, so they are
-// always consistent. A PATCH may not report a child this service holds (400).
+// always consistent.
+//
+// Reported children: a PATCH (or CreateSession) may report only children run outside this
+// service. A key that names any session of the organization is a 400 naming that key
+// (sessionSettings.childInclusiveTokenUsageBySessionId.<id>): the session's own ID, a child it
+// holds, its parent or another ancestor, or an unrelated session. Each of those is counted from
+// its own stored usage where it stands in its tree; reported again, it would count twice (an
+// ancestor's inclusive usage would include itself). A key that names no session of the
+// organization is kept as given (the service does not tell a client-side ID from another
+// organization's session ID). On read, a reported entry naming a session of the same tree is
+// ignored (entries stored before this rule).
 //
 // Visibility: members and guests see only the sessions they own, owners and managers every
 // session of their organization; guests cannot update or post (403). A session or message of
@@ -121,6 +131,12 @@ export type SessionTag = Message$1<"agentplane.sessions.v1alpha1.SessionTag"> & 
   name: string;
 
   /**
+   * Any JSON object of at most 8 KiB, nesting objects and arrays at most 32 levels deep (the
+   * metadata object is level 1): deeper, a list page holding the session would pass the default
+   * recursion limit (100) of protobuf readers that count map entries (Java, upb) or every
+   * length-delimited field (the C++ JSON printer in Envoy's transcoder). A deeper value is a 400
+   * naming sessionSettings.tags[i].metadata.
+   *
    * @generated from field: google.protobuf.Struct metadata = 2;
    */
   metadata?: JsonObject | undefined;
@@ -238,7 +254,8 @@ export type SessionSettingsUpdate = Message$1<"agentplane.sessions.v1alpha1.Sess
   assistantActiveTimeMs?: number | undefined;
 
   /**
-   * Object: session ID -> TokenUsage-shaped object.
+   * Object: session ID -> TokenUsage-shaped object. The IDs are of children run outside this
+   * service: an ID of any session of the organization is refused (see "Reported children").
    *
    * @generated from field: google.protobuf.Struct child_inclusive_token_usage_by_session_id = 7;
    */
@@ -250,7 +267,7 @@ export type SessionSettingsUpdate = Message$1<"agentplane.sessions.v1alpha1.Sess
   archivedAt?: string | undefined;
 
   /**
-   * Array of {name: string, metadata?: object}.
+   * Array of {name: string, metadata?: object} (see SessionTag for the limits of metadata).
    *
    * @generated from field: google.protobuf.ListValue tags = 9;
    */
