@@ -25,8 +25,9 @@ const REDACT = [
 // every line is also scrubbed, as written, of anything shaped like a credential, whatever field
 // or message holds it: API keys (apk_) and workload tokens (aps_), JWTs (three base64url parts,
 // the first a JSON object, so "eyJ"), and whatever follows "Bearer". Their characters are never
-// escaped in JSON, so the serialized line shows them as the client sent them.
-const CREDENTIAL = /\b(?:[Bb]earer|BEARER)\s+[^\s"\\]+|(ap[ks])_[A-Za-z0-9_-]{6,}|eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*)?/g;
+// escaped in JSON, so the serialized line shows them as the client sent them. Envoy's access log
+// gets the same from redact_credentials in deploy/envoy/error-mapper.lua.
+const CREDENTIAL = /(?:[Bb]earer|BEARER)\s+[^\s"\\]+|(ap[ks])_[A-Za-z0-9_-]{6,}|eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*)?/g;
 
 /** `text` with every credential-shaped substring replaced (the prefix of a key kept, for diagnosis). */
 export function redactCredentials(text: string): string {
