@@ -1,7 +1,7 @@
 // The runtime: opens Postgres and Redis (or their embedded stand-ins), applies migrations, serves
 // the selected modules over h2c (gRPC, gRPC-Web and Connect on one port) and, when the edge
 // module is on, the REST/JSON edge. stop() drains in-flight requests before closing.
-import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
+import type { Server as HttpServer } from "node:http";
 import { createServer as createHttp2Server, type Http2Server, type Http2Session } from "node:http2";
 import type { AddressInfo } from "node:net";
 import type { ConnectRouter, Interceptor, Transport } from "@connectrpc/connect";
@@ -11,8 +11,8 @@ import type { Database } from "./database.js";
 import { migrations } from "./migrations.js";
 import { ALL_MODULES, modulesFor } from "./modules.js";
 import { createRestEdge } from "./edge/edge.js";
+import { createEdgeHttpServer, type EdgeHttpServer } from "./edge/http-server.js";
 import { createLocalTransport } from "./edge/local-transport.js";
-import { handleClientError } from "./edge/client-error.js";
 import { authInterceptor, OPEN, policyMap } from "./platform/auth.js";
 import type { Config } from "./platform/config.js";
 import { CursorStore } from "./platform/cursors.js";
@@ -111,7 +111,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
   });
   const grpcPort = await listen(grpcServer, config.grpcPort, config.host);
 
-  let restServer: HttpServer | undefined;
+  let restServer: EdgeHttpServer | undefined;
   let restPort: number | undefined;
   if (config.services.includes("edge")) {
     // The edge routes every public service. When all of them run in this process it calls them
@@ -123,11 +123,9 @@ export async function startServer(config: Config, logger: Logger, options: Start
       allLocal || !config.edgeUpstreamUrl
         ? createLocalTransport(routes, interceptors)
         : createGrpcTransport({ baseUrl: config.edgeUpstreamUrl, sessionManager: createHttp2SessionManager(config.edgeUpstreamUrl) });
-    restServer = createHttpServer(createRestEdge({ services: publicServices, transport, logger, maxBodyBytes: MAX_REQUEST_BODY_BYTES, timeoutMs: config.requestTimeoutMs }));
-    // Requests the HTTP parser refuses still get the JSON error body (as Envoy's local replies).
-    restServer.on("clientError", handleClientError);
-    restServer.keepAliveTimeout = 65_000;
-    restPort = await listen(restServer, config.port, config.host);
+    const edge = createRestEdge({ services: publicServices, transport, logger, maxBodyBytes: MAX_REQUEST_BODY_BYTES, timeoutMs: config.requestTimeoutMs });
+    restServer = createEdgeHttpServer(edge, { requestTimeoutMs: config.requestTimeoutMs, maxConnections: config.edgeMaxConnections, logger });
+    restPort = await listen(restServer.server, config.port, config.host);
   }
 
   const workers: Worker[] = [];
@@ -143,16 +141,15 @@ export async function startServer(config: Config, logger: Logger, options: Start
       logger.info("draining");
       const force = setTimeout(() => {
         for (const s of sessions) s.destroy();
-        restServer?.closeAllConnections();
+        restServer?.closeAll();
       }, DRAIN_TIMEOUT_MS);
       force.unref();
       const closed = Promise.all([
         new Promise<void>((resolve) => grpcServer.close(() => resolve())),
-        restServer ? new Promise<void>((resolve) => restServer!.close(() => resolve())) : undefined,
+        restServer?.drain(),
       ]);
-      // GOAWAY lets streams in flight finish; idle keep-alive connections close now.
+      // GOAWAY lets streams in flight finish; the REST edge's answers say Connection: close.
       for (const s of sessions) s.close();
-      restServer?.closeIdleConnections();
       await closed;
       clearTimeout(force);
       await Promise.all(workers.map((w) => w.stop()));
