@@ -2,7 +2,7 @@
 // the selected modules over h2c (gRPC, gRPC-Web and Connect) on two listeners — the public
 // services on GRPC_PORT, the internal ones on INTERNAL_GRPC_PORT — and, when the edge module is
 // on, the REST/JSON edge. stop() drains in-flight requests before closing.
-import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
+import type { Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ConnectRouter, Interceptor, Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -11,8 +11,8 @@ import type { Database } from "./database.js";
 import { migrations } from "./migrations.js";
 import { ALL_MODULES, modulesFor } from "./modules.js";
 import { createRestEdge } from "./edge/edge.js";
+import { createEdgeHttpServer, type EdgeHttpServer } from "./edge/http-server.js";
 import { createLocalTransport } from "./edge/local-transport.js";
-import { handleClientError } from "./edge/client-error.js";
 import { authInterceptor, OPEN, policyMap } from "./platform/auth.js";
 import { AuthFailureLimiter } from "./platform/auth-failures.js";
 import { startGrpcListener } from "./platform/grpc-listener.js";
@@ -138,7 +138,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
   const grpcListener = await listen2(publicServed, config.grpcPort, true);
   const internalListener = await listen2(internalServed, config.internalGrpcPort, false);
 
-  let restServer: HttpServer | undefined;
+  let restServer: EdgeHttpServer | undefined;
   let restPort: number | undefined;
   if (config.services.includes("edge")) {
     // The edge routes every public service. When all of them run in this process it calls them
@@ -150,11 +150,9 @@ export async function startServer(config: Config, logger: Logger, options: Start
       allLocal || !config.edgeUpstreamUrl
         ? createLocalTransport(routes, interceptors)
         : createGrpcTransport({ baseUrl: config.edgeUpstreamUrl, sessionManager: createHttp2SessionManager(config.edgeUpstreamUrl) });
-    restServer = createHttpServer(createRestEdge({ services: publicServices, transport, logger, maxBodyBytes: MAX_REQUEST_BODY_BYTES, timeoutMs: config.requestTimeoutMs }));
-    // Requests the HTTP parser refuses still get the JSON error body (as Envoy's local replies).
-    restServer.on("clientError", handleClientError);
-    restServer.keepAliveTimeout = 65_000;
-    restPort = await listen(restServer, config.port, config.host);
+    const edge = createRestEdge({ services: publicServices, transport, logger, maxBodyBytes: MAX_REQUEST_BODY_BYTES, timeoutMs: config.requestTimeoutMs });
+    restServer = createEdgeHttpServer(edge, { requestTimeoutMs: config.requestTimeoutMs, maxConnections: config.edgeMaxConnections, logger });
+    restPort = await listen(restServer.server, config.port, config.host);
   }
 
   const workers: Worker[] = [];
@@ -172,16 +170,11 @@ export async function startServer(config: Config, logger: Logger, options: Start
       const force = setTimeout(() => {
         grpcListener.destroy();
         internalListener.destroy();
-        restServer?.closeAllConnections();
+        restServer?.closeAll();
       }, DRAIN_TIMEOUT_MS);
       force.unref();
-      // GOAWAY lets streams in flight finish; idle keep-alive connections close now.
-      const closed = Promise.all([
-        grpcListener.close(),
-        internalListener.close(),
-        restServer ? new Promise<void>((resolve) => restServer!.close(() => resolve())) : undefined,
-      ]);
-      restServer?.closeIdleConnections();
+      // GOAWAY lets streams in flight finish; the REST edge's answers say Connection: close.
+      const closed = Promise.all([grpcListener.close(), internalListener.close(), restServer?.drain()]);
       await closed;
       clearTimeout(force);
       await Promise.all(workers.map((w) => w.stop()));

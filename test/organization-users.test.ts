@@ -110,13 +110,22 @@ describe("GET /api/v0/organization/users", () => {
     const user = await createTestUser(db, orgId, "owner");
     const statuses: number[] = [];
     let last;
+    let sent = 0;
     for (let i = 0; i < 5; i++) {
+      sent = Date.now();
       last = await api(server.restUrl, user.key, "/api/v0/organization/users");
       statuses.push(last.status);
       expect(last.headers.get("ratelimit-limit")).toBe("3");
     }
+    const answered = Date.now();
     expect(statuses).toEqual([200, 200, 200, 429, 429]);
-    expect(Number(last!.headers.get("retry-after"))).toBeGreaterThan(0);
+    // The seconds left in the current window (the clock's minute) when the refusal was made, at
+    // least 1; not a minute counted from the first request.
+    const leftAt = (t: number) => Math.max(1, Math.ceil((60_000 - (t % 60_000)) / 1000));
+    const retryAfter = Number(last!.headers.get("retry-after"));
+    expect(retryAfter).toBeLessThanOrEqual(leftAt(sent));
+    expect(retryAfter).toBeGreaterThanOrEqual(leftAt(answered));
+    expect(last!.headers.get("ratelimit-reset")).toBe(String(retryAfter));
     expect(last!.headers.get("ratelimit-remaining")).toBe("0");
     expect(last!.json).toMatchObject({ status: 429, title: "Too Many Requests" });
   });

@@ -10,7 +10,9 @@
 --   * every response carries X-Request-Id, the client's one when it is 1-200 visible ASCII
 --     characters, else a fresh UUID;
 --   * requests the TypeScript edge refuses before routing are refused the same way here: raw
---     gRPC (the edge speaks REST/JSON only) and request bodies that are not application/json.
+--     gRPC (the edge speaks REST/JSON only) and request bodies that are not application/json;
+--   * the access log's path (dynamic metadata `path`, envoy.yaml) has credential-shaped text
+--     replaced, as services/platform/logger.ts scrubs the TypeScript edge's log lines.
 --
 -- The tables below mirror services/edge/status.ts (gRPC code -> HTTP status) and Node's reason
 -- phrases (the error body's title); test/deploy/error-mapper.test.ts runs this file under a Lua VM
@@ -319,6 +321,22 @@ local function refuse_request(headers)
 end
 
 ---------------------------------------------------------------------------------------------------
+-- Credentials out of the access log: a client may put its key or token in a query value or a path
+-- variable (`?repoId=apk_...`), and the log must not keep it. The same shapes and replacements as
+-- redactCredentials in services/platform/logger.ts: API keys and workload tokens (apk_, aps_),
+-- JWTs (eyJ... with two or three base64url parts), whatever follows "Bearer".
+
+local KEY_CHARS = string.rep("[%w_%-]", 6) .. "[%w_%-]*"
+
+local function redact_credentials(text)
+  text = text:gsub("[Bb]earer%s+[^%s\"\\]+", "Bearer [redacted]")
+  text = text:gsub("BEARER%s+[^%s\"\\]+", "Bearer [redacted]")
+  text = text:gsub("(ap[ks])_" .. KEY_CHARS, "%1_[redacted]")
+  text = text:gsub("eyJ[%w_%-]*%.[%w_%-]+%.?[%w_%-]*", "[redacted JWT]")
+  return text
+end
+
+---------------------------------------------------------------------------------------------------
 -- Envoy's entry points.
 
 function envoy_on_request(request_handle)
@@ -329,6 +347,8 @@ function envoy_on_request(request_handle)
     headers:replace("x-request-id", id)
   end
   request_handle:streamInfo():dynamicMetadata():set(METADATA_NAMESPACE, "request_id", id)
+  -- Before the transcoder: still the client's REST path and query.
+  request_handle:streamInfo():dynamicMetadata():set(METADATA_NAMESPACE, "path", redact_credentials(headers:get(":path") or ""))
 
   local status, detail = refuse_request(headers)
   if status ~= nil then

@@ -23,9 +23,10 @@ export function isJsonMediaType(contentType: string | undefined): boolean {
 
 /**
  * Reads and parses the body of a route that has a body rule. Returns undefined when the request
- * has no body (the message is then built from the path and query alone).
+ * has no body (the message is then built from the path and query alone). When `signal` aborts
+ * before the body is complete, rejects with its reason (the edge's 408 at the request deadline).
  */
-export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unknown> {
+export async function readJsonBody(req: IncomingMessage, maxBytes: number, signal?: AbortSignal): Promise<unknown> {
   if (!announcesBody(req)) return undefined;
   const contentType = req.headers["content-type"];
   if (!isJsonMediaType(contentType)) {
@@ -45,7 +46,7 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
     // Refuse before reading a byte.
     throw new EdgeHttpError(413, `Request body exceeds ${maxBytes} bytes`);
   }
-  const raw = await readLimited(req, maxBytes);
+  const raw = await readLimited(req, maxBytes, signal);
   if (raw.length === 0) return undefined;
   let text: string;
   try {
@@ -67,7 +68,7 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
   return body;
 }
 
-function readLimited(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+function readLimited(req: IncomingMessage, maxBytes: number, signal: AbortSignal | undefined): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -76,6 +77,14 @@ function readLimited(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
       req.off("end", onEnd);
       req.off("error", onError);
       req.off("close", onClose);
+      signal?.removeEventListener("abort", onAbort);
+    };
+    const onAbort = () => {
+      // As for 413: stop reading; the answer carries Connection: close, which drops the rest.
+      cleanup();
+      req.pause();
+      chunks.length = 0;
+      reject(signal!.reason as Error);
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
@@ -102,6 +111,8 @@ function readLimited(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
       cleanup();
       reject(new ClientGoneError("client closed the connection while sending the body"));
     };
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener("abort", onAbort, { once: true });
     req.on("data", onData);
     req.on("end", onEnd);
     req.on("error", onError);

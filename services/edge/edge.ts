@@ -29,7 +29,11 @@ export interface RestEdgeOptions {
   logger: Logger;
   /** Largest accepted request body; larger → 413. Default 1 MiB. */
   maxBodyBytes?: number;
-  /** Per-call deadline passed to the transport; DEADLINE_EXCEEDED → 504. */
+  /**
+   * The request deadline (REQUEST_TIMEOUT_MS). The body must arrive within it (else 408, as
+   * Envoy's request_timeout), and the call must complete within it from the complete request
+   * (else 504, as Envoy's route timeout); the transport is handed it as the call's deadline.
+   */
   timeoutMs?: number;
 }
 
@@ -84,8 +88,9 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
       }
       const route = match.route;
       rpc = `${route.method.parent.typeName}/${route.method.name}`;
-      // Without a body rule the body is ignored, as Envoy does; node:http discards it.
-      const body = route.body.kind === "none" ? undefined : await readJsonBody(req, maxBodyBytes);
+      // Without a body rule the body is ignored, as Envoy does (the answer then closes the
+      // connection rather than wait for a body that may never come; see below).
+      const body = route.body.kind === "none" ? undefined : await readBody(req, maxBodyBytes, timeoutMs);
       const input = buildRequestMessage(route, table.fields, match.parts, query, body);
       // The deadline (Envoy's route timeout) runs from the complete request. The transport only
       // hands it to the handler, which may not watch it (an in-process call, a query waiting on
@@ -106,6 +111,7 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
         abort.signal,
       );
       if (abort.signal.aborted) throw abort.signal.reason;
+      if (unreadBody(req)) res.setHeader("connection", "close");
       writeSuccess(res, route, result, requestId, logger, slot);
     } catch (err) {
       const parts = describeError(err);
@@ -125,9 +131,7 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
         res.destroy();
         return;
       }
-      // Answered before the body was read (unknown route, bad query, ...): close the connection
-      // rather than let node:http read and discard a body of any size to reuse it.
-      if (announcesBody(req) && !req.complete) res.setHeader("connection", "close");
+      if (unreadBody(req)) res.setHeader("connection", "close");
       try {
         writeError(res, parts, requestId);
       } catch (writeErr) {
@@ -140,6 +144,31 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
       res.off("close", onClose);
     }
   };
+}
+
+/**
+ * The body, read within the request deadline: a body shorter than its Content-Length, or one
+ * trickled a byte at a time, is answered 408 at the deadline instead of holding the connection
+ * for as long as the client likes (Envoy's request_timeout).
+ */
+async function readBody(req: IncomingMessage, maxBodyBytes: number, timeoutMs: number | undefined): Promise<unknown> {
+  if (timeoutMs === undefined || !announcesBody(req)) return readJsonBody(req, maxBodyBytes);
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(new EdgeHttpError(408, `the request body was not received within ${timeoutMs} ms`)), timeoutMs);
+  try {
+    return await readJsonBody(req, maxBodyBytes, deadline.signal);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Answered before the whole body was read (an unknown route, a bad query, a route without a body
+ * rule, the 408 above): the connection closes with the answer, rather than let node:http read
+ * and discard a body of any size, at any pace, to reuse it.
+ */
+function unreadBody(req: IncomingMessage): boolean {
+  return announcesBody(req) && !req.complete;
 }
 
 /** The call's result, or the signal's reason as soon as it aborts (whichever comes first). */

@@ -32,8 +32,17 @@ export interface Config {
    * requests only, e.g. in API replicas while one deployment runs the workers.
    */
   readonly workers: boolean;
-  /** REQUEST_TIMEOUT_MS, default 30 000 (Envoy's route timeout in envoy.yaml): the REST edge's deadline per request; past it the answer is 504. */
+  /**
+   * REQUEST_TIMEOUT_MS, default 30 000 (Envoy's request_timeout and route timeout in envoy.yaml):
+   * the REST edge's deadline per request. A body not received within it is answered 408; a call
+   * not completed within it of the complete request, 504.
+   */
   readonly requestTimeoutMs: number;
+  /**
+   * EDGE_MAX_CONNECTIONS, default 1024 (Envoy's global_downstream_max_connections in envoy.yaml):
+   * open connections the REST edge accepts; more are closed as they arrive.
+   */
+  readonly edgeMaxConnections: number;
   /** The E2B sandbox API that provisions e2b computers; undefined when E2B_API_KEY is unset. */
   readonly e2b: E2bConfig | undefined;
 }
@@ -89,6 +98,13 @@ function positiveMs(env: Env, name: string, fallback: number): number {
   return Number(raw);
 }
 
+function positiveInteger(env: Env, name: string, fallback: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > max) throw new ConfigError(name, `must be a whole number from 1 to ${max}, got "${raw.slice(0, 40)}"`);
+  return Number(raw);
+}
+
 function flag(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
@@ -130,6 +146,13 @@ function e2bConfig(env: Env): E2bConfig | undefined {
   return { apiUrl: (apiUrl ?? "https://api.e2b.app").replace(/\/+$/, ""), apiKey, sandboxUrl: sandboxUrl?.replace(/\/+$/, ""), template };
 }
 
+/**
+ * Enough for every client of one edge process with room to spare, while a flood of connections
+ * that send nothing (each held up to the header or request deadline) stays a bounded cost in
+ * memory and file descriptors.
+ */
+export const DEFAULT_EDGE_MAX_CONNECTIONS = 1024;
+
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
 export function loadConfig(env: Env = process.env): Config {
@@ -161,6 +184,7 @@ export function loadConfig(env: Env = process.env): Config {
     seedDemo: env.SEED_DEMO !== "false",
     workers: flag(env, "WORKERS", true),
     requestTimeoutMs: positiveMs(env, "REQUEST_TIMEOUT_MS", 30_000),
+    edgeMaxConnections: positiveInteger(env, "EDGE_MAX_CONNECTIONS", DEFAULT_EDGE_MAX_CONNECTIONS, 1_000_000),
     e2b: e2bConfig(env),
   };
   if (config.grpcPort !== 0 && config.grpcPort === config.internalGrpcPort) {

@@ -50,14 +50,14 @@ export class MemoryKeyValueStore implements KeyValueStore {
     this.entries.delete(key);
   }
 
-  async hit(key: string, windowMs: number): Promise<{ count: number; resetMs: number }> {
+  async hit(key: string, ttlMs: number): Promise<{ count: number; resetMs: number }> {
     this.assertOpen();
-    const window = validTtl(windowMs, "windowMs");
+    const ttl = validTtl(ttlMs, "ttlMs");
     const now = this.now();
     const entry = this.live(key);
     if (!entry) {
-      this.entries.set(key, { value: "1", expiresAt: now + window });
-      return { count: 1, resetMs: window };
+      this.entries.set(key, { value: "1", expiresAt: now + ttl });
+      return { count: 1, resetMs: ttl };
     }
     const current = Number(entry.value);
     if (!Number.isSafeInteger(current)) throw new Error("ERR value is not an integer or out of range");

@@ -19,7 +19,7 @@ export interface RedisStoreOptions {
   connectTimeoutMs?: number;
 }
 
-/** INCR, and on a key without expiry (i.e. just created) set it to the window. One round trip. */
+/** INCR, and on a key without expiry (i.e. just created) set it to the given TTL. One round trip. */
 const HIT_SCRIPT = `
 local count = redis.call('INCR', KEYS[1])
 local ttl = redis.call('PTTL', KEYS[1])
@@ -31,7 +31,7 @@ return {count, ttl}
 `;
 
 interface HitCommand {
-  agentplaneHit(key: string, windowMs: number): Promise<[number | string, number | string]>;
+  agentplaneHit(key: string, ttlMs: number): Promise<[number | string, number | string]>;
 }
 
 /** Opens the store, waiting up to the connect timeout for Redis; if it is not there yet, returns anyway (operations fail until it is). */
@@ -102,10 +102,9 @@ export class RedisKeyValueStore implements KeyValueStore {
     await this.redis.del(key);
   }
 
-  async hit(key: string, windowMs: number): Promise<{ count: number; resetMs: number }> {
-    const window = validTtl(windowMs, "windowMs");
-    const [count, ttl] = await (this.redis as unknown as HitCommand).agentplaneHit(key, window);
-    return { count: Number(count), resetMs: Math.max(0, Number(ttl)) };
+  async hit(key: string, ttlMs: number): Promise<{ count: number; resetMs: number }> {
+    const [count, left] = await (this.redis as unknown as HitCommand).agentplaneHit(key, validTtl(ttlMs, "ttlMs"));
+    return { count: Number(count), resetMs: Math.max(0, Number(left)) };
   }
 
   async ping(timeoutMs = 1_000): Promise<boolean> {

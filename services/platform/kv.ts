@@ -12,8 +12,12 @@ export interface KeyValueStore {
   get(key: string): Promise<string | null>;
   set(key: string, value: string, ttlMs: number): Promise<void>;
   del(key: string): Promise<void>;
-  /** Fixed-window counter: atomically increments key, setting its expiry to windowMs when it is created. Returns the new count and ms until the window resets. */
-  hit(key: string, windowMs: number): Promise<{ count: number; resetMs: number }>;
+  /**
+   * Fixed-window counter: atomically increments key, setting its expiry to ttlMs when it is
+   * created (the caller passes what is left of its window, so the counter dies with the window).
+   * Later hits never move the expiry. Returns the new count and the counter's remaining ms.
+   */
+  hit(key: string, ttlMs: number): Promise<{ count: number; resetMs: number }>;
   ping(timeoutMs?: number): Promise<boolean>; // never throws
   close(): Promise<void>;
 }

@@ -19,6 +19,23 @@ const REDACT = [
   "*.jwt",
 ];
 
+// Fields can be redacted by name, but a credential also reaches the logs inside text: a client
+// that put its key in a query value, a path variable or a body field gets it echoed in the
+// reason of the refusal (`repoId: no repository with ID apk_…`), which the rpc line logs. So
+// every line is also scrubbed, as written, of anything shaped like a credential, whatever field
+// or message holds it: API keys (apk_) and workload tokens (aps_), JWTs (three base64url parts,
+// the first a JSON object, so "eyJ"), and whatever follows "Bearer". Their characters are never
+// escaped in JSON, so the serialized line shows them as the client sent them. Envoy's access log
+// gets the same from redact_credentials in deploy/envoy/error-mapper.lua.
+const CREDENTIAL = /(?:[Bb]earer|BEARER)\s+[^\s"\\]+|(ap[ks])_[A-Za-z0-9_-]{6,}|eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*)?/g;
+
+/** `text` with every credential-shaped substring replaced (the prefix of a key kept, for diagnosis). */
+export function redactCredentials(text: string): string {
+  return text.replace(CREDENTIAL, (match: string, keyPrefix: string | undefined) =>
+    keyPrefix !== undefined ? `${keyPrefix}_[redacted]` : match.startsWith("eyJ") ? "[redacted JWT]" : "Bearer [redacted]",
+  );
+}
+
 /** Characters collected before a buffered logger writes; a quiet server's lines wait at most FLUSH_AFTER_MS. */
 const BUFFER_CHARS = 4096;
 const FLUSH_AFTER_MS = 200;
@@ -72,6 +89,7 @@ export function createLogger(level: string, toStderr = false, buffered = false):
       level,
       base: { service: "agentplane" },
       redact: { paths: REDACT, censor: "[redacted]" },
+      hooks: { streamWrite: redactCredentials },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
     destination,

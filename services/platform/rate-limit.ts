@@ -16,19 +16,27 @@ export const PLAN_RATE_LIMITS: Readonly<Record<string, number>> = {
   enterprise: 6000,
 };
 
-export function rateLimitInterceptor(kv: KeyValueStore, windowMs = RATE_LIMIT_WINDOW_MS): Interceptor {
+/**
+ * Windows are aligned on the clock (minute 0-60 s, 60-120 s, ...) and named in the counter's key,
+ * so every replica counts a credential's requests of one window under one key. The budget comes
+ * back when the window ends: RateLimit-Reset and Retry-After give the seconds left until then
+ * (at least 1), and the counter expires then too. `now` is for tests.
+ */
+export function rateLimitInterceptor(kv: KeyValueStore, windowMs = RATE_LIMIT_WINDOW_MS, now: () => number = Date.now): Interceptor {
   return (next) => async (req) => {
     const principal = req.contextValues.get(kPrincipal);
     if (!principal) return next(req);
-    const window = Math.floor(Date.now() / windowMs);
-    let hit: { count: number; resetMs: number };
+    const at = now();
+    const window = Math.floor(at / windowMs);
+    const leftMs = (window + 1) * windowMs - at;
+    let hit: { count: number };
     try {
-      hit = await kv.hit(`rl:${principal.credentialId}:${window}`, windowMs);
+      hit = await kv.hit(`rl:${principal.credentialId}:${window}`, leftMs);
     } catch {
       throw unavailable("rate limiter unavailable, retry shortly");
     }
     const limit = principal.rateLimitPerMinute;
-    const resetSeconds = Math.max(1, Math.ceil(hit.resetMs / 1000));
+    const resetSeconds = Math.max(1, Math.ceil(leftMs / 1000));
     const headers: Record<string, string> = {
       "ratelimit-limit": String(limit),
       "ratelimit-remaining": String(Math.max(0, limit - hit.count)),

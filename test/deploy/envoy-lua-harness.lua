@@ -94,8 +94,9 @@ function run_exchange(request_headers, response_headers, response_body)
     logWarn = warn, logInfo = info, logErr = err, logDebug = debug,
   }
   envoy_on_request(request_handle)
+  local logged_path = (metadata["envoy.filters.http.lua"] or {}).path or ""
   if responded then
-    return { responded = true, headers = responded.headers:serialize(), body = responded.body, logs = table.concat(logs, "\n"), requestHeaders = req:serialize() }
+    return { responded = true, headers = responded.headers:serialize(), body = responded.body, logs = table.concat(logs, "\n"), requestHeaders = req:serialize(), loggedPath = logged_path }
   end
   local res = new_headers(response_headers)
   local buffer = new_buffer(response_body)
@@ -110,5 +111,5 @@ function run_exchange(request_headers, response_headers, response_body)
     logWarn = warn, logInfo = info, logErr = err, logDebug = debug,
   }
   envoy_on_response(response_handle)
-  return { responded = false, headers = res:serialize(), body = buffer:bytes(), logs = table.concat(logs, "\n"), requestHeaders = req:serialize() }
+  return { responded = false, headers = res:serialize(), body = buffer:bytes(), logs = table.concat(logs, "\n"), requestHeaders = req:serialize(), loggedPath = logged_path }
 end

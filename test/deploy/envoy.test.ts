@@ -16,7 +16,9 @@ import {
 } from "./envoy-config.js";
 import { checkEnvoyConfig } from "./envoy-proto.js";
 import { serviceModules, type ModuleFacts } from "./service-modules.js";
-import { MAX_REQUEST_BODY_BYTES } from "../../services/server.js";
+import { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS } from "../../services/edge/http-server.js";
+import { DEFAULT_EDGE_MAX_CONNECTIONS, loadConfig } from "../../services/platform/config.js";
+import { DRAIN_TIMEOUT_MS, MAX_REQUEST_BODY_BYTES } from "../../services/server.js";
 
 const text = readEnvoyYaml();
 let services: Map<string, DescribedService>;
@@ -63,6 +65,8 @@ describe("envoy.yaml parses strictly as Envoy's Bootstrap", () => {
     ["a deprecated field", "default_source_code:\n", "inline_code: \"function envoy_on_request() end\"\n              default_source_code:\n", /deprecated field inline_code of envoy\.extensions\.filters\.http\.lua\.v3\.Lua/],
     ["two members of one oneof", "proto_descriptor: /etc/envoy/api.binpb", "proto_descriptor: /etc/envoy/api.binpb\n              proto_descriptor_bin: AAAA", /oneof descriptor_set of .*GrpcJsonTranscoder has more than one member/],
     ["a broken validation rule (zero health-check timeout)", "{ timeout: 1s, interval: 5s", "{ timeout: 0s, interval: 5s", /health_checks\[0\]\.timeout: must be longer than 0s/],
+    ["a connection limit of 0", "max_active_downstream_connections: 1024", "max_active_downstream_connections: 0", /overload_manager\.resource_monitors\[0\]\.typed_config\.max_active_downstream_connections: must be > 0/],
+    ["a misspelled connection-manager timeout", "request_timeout: 30s", "request_timout: 30s", /unknown field "request_timout" in envoy\.extensions\.filters\.network\.http_connection_manager\.v3\.HttpConnectionManager/],
   ])("rejects a broken copy with %s", (_name, from, to, expected) => {
     const { errors } = checkEnvoyConfig(parseEnvoyYaml(brokenCopy(from, to)));
     expect(errors).toContainEqual(expect.stringMatching(expected));
@@ -80,6 +84,35 @@ describe("envoy.yaml cross-references", () => {
 
   it("limits request bodies exactly as the TypeScript edge does", () => {
     expect(transcoderOf(parseEnvoyYaml(text)).max_request_body_size).toBe(MAX_REQUEST_BODY_BYTES);
+  });
+
+  it("bounds connections and requests as the TypeScript edge does", () => {
+    const config = parseEnvoyYaml(text);
+    const hcm = publicEdge(config)!.hcm;
+    const seconds = (d: string) => Number(/^(\d+(?:\.\d+)?)s$/.exec(d)?.[1]);
+    // Headers, then the whole request (408 past either), then the call from the complete request.
+    expect(seconds(hcm.request_headers_timeout) * 1000).toBe(HEADERS_TIMEOUT_MS);
+    expect(seconds(hcm.request_timeout) * 1000).toBe(loadConfig({}).requestTimeoutMs);
+    for (const r of routesOf(config)) expect(seconds(r.route.timeout) * 1000).toBe(loadConfig({}).requestTimeoutMs);
+    expect(seconds(hcm.common_http_protocol_options.idle_timeout) * 1000).toBe(KEEP_ALIVE_TIMEOUT_MS);
+    // The HTTP/2 drain grace fits in the drain.
+    expect(seconds(hcm.drain_timeout) * 1000).toBeGreaterThan(0);
+    expect(seconds(hcm.drain_timeout) * 1000).toBeLessThan(DRAIN_TIMEOUT_MS);
+    // One connection limit, EDGE_MAX_CONNECTIONS' default, on the public listener only.
+    const monitors = config.overload_manager.resource_monitors;
+    expect(monitors).toEqual([
+      {
+        name: "envoy.resource_monitors.global_downstream_max_connections",
+        typed_config: {
+          "@type": "type.googleapis.com/envoy.extensions.resource_monitors.downstream_connections.v3.DownstreamConnectionsConfig",
+          max_active_downstream_connections: DEFAULT_EDGE_MAX_CONNECTIONS,
+        },
+      },
+    ]);
+    const listeners: Config[] = config.static_resources.listeners;
+    expect(listeners.find((l) => l.name === "public_http").ignore_global_conn_limit).toBeUndefined();
+    expect(listeners.find((l) => l.name === "health").ignore_global_conn_limit).toBe(true);
+    expect(config.admin.ignore_global_conn_limit).toBe(true);
   });
 
   it("transcodes exactly the five public services of the service modules", () => {

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CreateThingResponseSchema, EdgeTestService } from "../../gen/agentplane/edgetest/v1/edgetest_pb.js";
 import { createRestEdge } from "../../services/edge/edge.js";
 import { errorBody } from "../../services/edge/errors.js";
+import { redactCredentials } from "../../services/platform/logger.js";
 import { GRPC_TO_HTTP_STATUS, reasonPhrase } from "../../services/edge/status.js";
 import { parseEnvoyYaml, publicEdge, readEnvoyYaml } from "./envoy-config.js";
 import { convertedGrpcError, ENVOY_GRPC_TO_HTTP, grpcPercentEncode, localReply, unconvertedGrpcError } from "./envoy-model.js";
@@ -288,6 +289,31 @@ describe("the Lua error mapper answers as the TypeScript edge", () => {
     const lua = viaLuaMapper({ method: "GET", path: "/v1/fail/5" }, convertedGrpcError(Code.NotFound, "gone"), "0f8fad5b-d9cb-469f-a165-70867728950e");
     expect(lua.headers.get("x-request-id")).toBe("0f8fad5b-d9cb-469f-a165-70867728950e");
     expect(JSON.parse(lua.body)).toEqual({ title: "Not Found", detail: "gone", status: 404, requestId: "0f8fad5b-d9cb-469f-a165-70867728950e" });
+  });
+});
+
+describe("the access log's path", () => {
+  const KEY = "apk_" + "Kk0_-".repeat(8) + "xyz";
+  const WORKLOAD = "aps_" + "Ww9".repeat(14) + "w";
+  const JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1In0.c2lnbmF0dXJlLXNpZ25hdHVyZQ";
+  it.each([
+    ["a key in a query value", `/api/organization/maturity-level-reports?repoId=${KEY}`],
+    ["a workload token in a path variable", `/api/v0/sessions/${WORKLOAD}/messages?limit=5`],
+    ["a JWT in a query value", `/api/v0/sessions?cursor=${JWT}&limit=2`],
+    ["a Bearer value", `/api/v0/organization/users?cursor=Bearer%20${KEY}`],
+    ["two credentials", `/api/v0/computers/name/${KEY}?x=${JWT}`],
+    ["nothing to hide", "/api/v1/analytics/tokens?startDate=2026-02-01&endDate=2026-02-02"],
+  ])("has %s redacted as the TypeScript edge's logger redacts it", (_what, path) => {
+    const lua = viaLuaMapper({ method: "GET", path }, { status: 200, headers: [["content-type", "application/json"]], body: "{}" });
+    expect(lua.loggedPath).toBe(redactCredentials(path));
+    for (const secret of [KEY, WORKLOAD, JWT]) expect(lua.loggedPath).not.toContain(secret.slice(4, 20));
+  });
+
+  it("is what envoy.yaml's access log prints as the path", () => {
+    const log = hcm.access_log[0].typed_config.log_format.json_format;
+    expect(log.path).toBe("%DYNAMIC_METADATA(envoy.filters.http.lua:path)%");
+    // No other field prints the client's path or query.
+    for (const [field, format] of Object.entries(log)) if (field !== "path") expect(String(format), field).not.toMatch(/ORIGINAL-PATH|REQ\(:PATH\)|%PATH%/);
   });
 });
 

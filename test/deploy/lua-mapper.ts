@@ -37,6 +37,8 @@ export interface LuaResult {
   /** The request headers as the filter passed them on. */
   readonly requestHeaders: ReadonlyMap<string, string>;
   readonly logs: readonly string[];
+  /** What the access log shows as the path (dynamic metadata `path`). */
+  readonly loggedPath: string;
 }
 
 function headerText(list: HeaderList): string {
@@ -76,6 +78,7 @@ interface HarnessOutput {
   body: string;
   logs: string;
   requestHeaders: string;
+  loggedPath: string;
 }
 
 function toResult(out: HarnessOutput): LuaResult {
@@ -89,6 +92,7 @@ function toResult(out: HarnessOutput): LuaResult {
     body: out.body,
     requestHeaders: parseHeaderText(out.requestHeaders),
     logs: out.logs.split("\n").filter((l) => l !== ""),
+    loggedPath: out.loggedPath,
   };
 }
 
@@ -106,6 +110,7 @@ export async function loadErrorMapper(): Promise<ErrorMapper> {
         body: String(out.body ?? ""),
         logs: String(out.logs ?? ""),
         requestHeaders: String(out.requestHeaders),
+        loggedPath: String(out.loggedPath ?? ""),
       });
     },
     close() {
@@ -139,8 +144,8 @@ export function runUnderLuajit(exchanges: readonly [LuaRequest, UpstreamResponse
     at = nl + 1 + n;
   }
   const results: LuaResult[] = [];
-  for (let i = 0; i < strings.length; i += 5) {
-    results.push(toResult({ responded: strings[i] === "true", headers: strings[i + 1]!, body: strings[i + 2]!, logs: strings[i + 3]!, requestHeaders: strings[i + 4]! }));
+  for (let i = 0; i < strings.length; i += 6) {
+    results.push(toResult({ responded: strings[i] === "true", headers: strings[i + 1]!, body: strings[i + 2]!, logs: strings[i + 3]!, requestHeaders: strings[i + 4]!, loggedPath: strings[i + 5]! }));
   }
   return results;
 }

@@ -1,8 +1,8 @@
 -- Runs exchanges through deploy/envoy/error-mapper.lua under a standalone Lua (LuaJIT, the VM
 -- Envoy embeds), for test/deploy/error-mapper.test.ts. Usage: luajit luajit-driver.lua ROOT < cases
 -- Input: per exchange three length-prefixed strings (request headers, response headers, body),
--- each as "<byte length>\n<bytes>". Output: per exchange five length-prefixed strings
--- (responded, headers, body, logs, request headers).
+-- each as "<byte length>\n<bytes>". Output: per exchange six length-prefixed strings
+-- (responded, headers, body, logs, request headers, the access log's path).
 local root = arg[1]
 dofile(root .. "/deploy/envoy/error-mapper.lua")
 dofile(root .. "/test/deploy/envoy-lua-harness.lua")
@@ -30,4 +30,5 @@ while true do
   write_string(out.body)
   write_string(out.logs)
   write_string(out.requestHeaders)
+  write_string(out.loggedPath)
 end

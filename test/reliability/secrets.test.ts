@@ -1,8 +1,10 @@
-// Secrets at rest and in logs (issue 10): API keys are stored only as hashes (no column of any
-// table holds a key or a long piece of one), and the server's own log output — the real binary
-// at LOG_LEVEL=trace, stdout and stderr captured — never contains a key, a JWT or an
-// Authorization header value, whatever the requests did with them.
+// Secrets at rest and in logs (issues 10 and 17): API keys are stored only as hashes (no column
+// of any table holds a key or a long piece of one), and the server's own log output — the real
+// binary at LOG_LEVEL=trace, stdout and stderr captured — never contains a key, a JWT or an
+// Authorization header value, whatever the requests did with them: sent them as credentials, or
+// put them in a query value, a path variable or a body field of any endpoint.
 import { spawn, type ChildProcess } from "node:child_process";
+import fc from "fast-check";
 import { SignJWT } from "jose";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,7 +13,9 @@ import { migrations } from "../../services/migrations.js";
 import { createApiKey, revokeApiKey } from "../../services/organization/queries.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { api, createTestOrg, createTestUser, type TestUser } from "../support/fixtures.js";
+import { endpoints, id, type Endpoint } from "./support/endpoints.js";
 import { recordFigures } from "./support/figures.js";
+import { seedOrg } from "./support/world.js";
 
 const JWT_SECRET = "secrets-test-jwt-secret-0123456789abcdef";
 
@@ -42,6 +46,7 @@ describe("secrets", () => {
   let member: TestUser;
   let child: ChildProcess;
   let restUrl: string;
+  let grpcUrl: string;
   let output = "";
   const used: string[] = [];
 
@@ -56,14 +61,14 @@ describe("secrets", () => {
     });
     child.stdout!.on("data", (c: Buffer) => (output += c.toString()));
     child.stderr!.on("data", (c: Buffer) => (output += c.toString()));
-    restUrl = await new Promise<string>((resolve, reject) => {
+    [restUrl, grpcUrl] = await new Promise<[string, string]>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`server did not start: ${output.slice(-2000)}`)), 60_000);
       const poll = setInterval(() => {
-        const match = /REST edge: (http:\/\/\S+)/.exec(output);
-        if (match?.[1]) {
+        const match = /REST edge: (http:\/\/\S+)\s+gRPC: (http:\/\/\S+)/.exec(output);
+        if (match?.[1] && match[2]) {
           clearInterval(poll);
           clearTimeout(timer);
-          resolve(match[1]);
+          resolve([match[1], match[2]]);
         }
       }, 50);
       child.once("exit", (code) => reject(new Error(`server exited ${code}: ${output.slice(-2000)}`)));
@@ -120,15 +125,50 @@ describe("secrets", () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(output.split("\n").filter((l) => l.includes('"rpc"')).length).toBeGreaterThan(requests.length / 2);
 
-    for (const secret of used) {
-      expect(output.includes(secret), "a credential in the log").toBe(false);
-      // Nor a long piece of one (a truncated echo).
-      const body = secret.startsWith("apk_") ? secret.slice(4) : secret.split(".")[2]!;
-      expect(output.includes(body.slice(0, 16)), "part of a credential in the log").toBe(false);
-    }
-    expect(output).not.toMatch(/Bearer\s+(?:apk_|ey)/);
+    expectNoCredentialIn(output, used);
     recordFigures("secrets in logs", { requests: requests.length, credentials: used.length, logLines: output.split("\n").length, logBytes: output.length, found: 0 });
   }, 60_000);
+
+  it("logs no credential a client put in a query value, path variable or body field, on any endpoint", async () => {
+    const org = await seedOrg(database.db, restUrl, grpcUrl, "Secrets", { demo: false });
+    const planted = [
+      org.members.member.key,
+      "apk_" + "R".repeat(20) + "unknownKey" + "r".repeat(13),
+      // A workload token (aps_, the shape of an API key), which the server does not know.
+      "aps_" + "W".repeat(20) + "workload" + "w".repeat(15),
+      await jwt(org.orgId, org.members.member.userId),
+    ];
+    const asBearer = `Bearer ${org.members.manager.key}`;
+    const catalog = endpoints(org, org.computer);
+    const before = output.length;
+    const statuses = new Map<number, number>();
+    let requests = 0;
+    for (const endpoint of catalog) {
+      for (const param of endpoint.params) {
+        for (const credential of [...planted, asBearer]) {
+          for (const value of plantedValues(param.valid, credential)) {
+            const res = await send(restUrl, endpoint, org.members.owner.key, param.name, value);
+            statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+            requests++;
+          }
+        }
+      }
+    }
+    // Most requests were refused with a reason naming the value (the case that leaked).
+    expect(statuses.get(400) ?? 0).toBeGreaterThan(requests / 4);
+    await new Promise((r) => setTimeout(r, 500));
+    const logged = output.slice(before);
+    expect(logged.split("\n").filter((l) => l.includes('"reason"')).length).toBeGreaterThan(requests / 4);
+    expectNoCredentialIn(logged, [...planted, org.members.manager.key, org.members.owner.key]);
+    recordFigures("secrets in parameters", {
+      endpoints: catalog.length,
+      params: catalog.reduce((n, e) => n + e.params.length, 0),
+      requests,
+      statuses: Object.fromEntries([...statuses].sort(([a], [b]) => a - b)),
+      logLines: logged.split("\n").length,
+      found: 0,
+    });
+  }, 120_000);
 
   it("stores API keys only as hashes: no column of any table holds a key or 16 characters of one", async () => {
     const keys = [owner.key, member.key, ...used.filter((k) => k.startsWith("apk_"))];
@@ -149,3 +189,53 @@ describe("secrets", () => {
     recordFigures("secrets at rest", { keys: keys.length, storedValuesScanned: values.length, found: 0 });
   });
 });
+
+/** No credential, nor a 16-character piece of its secret part, nor `Bearer <credential>`, in `text`. */
+function expectNoCredentialIn(text: string, credentials: readonly string[]): void {
+  for (const secret of credentials) {
+    expect(text.includes(secret), `a credential in the log: ${secret.slice(0, 8)}…`).toBe(false);
+    // Nor a long piece of one (a truncated echo).
+    const body = /^ap[ks]_/.test(secret) ? secret.slice(4) : secret.split(".")[2]!;
+    expect(text.includes(body.slice(0, 16)), `part of a credential in the log: ${secret.slice(0, 8)}…`).toBe(false);
+  }
+  expect(text).not.toMatch(/Bearer\s+(?:ap[ks]_|ey)/);
+}
+
+/**
+ * The credential as the parameter's whole value, and (for a structured value such as the users
+ * of the credit-limit PUT) in each string of a valid value, where a nested field's check sees it.
+ */
+function plantedValues(valid: fc.Arbitrary<unknown>, credential: string): unknown[] {
+  const sample = fc.sample(valid, { numRuns: 1, seed: 17 })[0];
+  const values: unknown[] = [credential];
+  const replaced = replaceStrings(sample, credential);
+  if (JSON.stringify(replaced) !== JSON.stringify(sample) && typeof sample !== "string") values.push(replaced);
+  return values;
+}
+
+function replaceStrings(value: unknown, by: string): unknown {
+  if (typeof value === "string") return by;
+  if (Array.isArray(value)) return value.map((v) => replaceStrings(v, by));
+  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, replaceStrings(v, by)]));
+  return value;
+}
+
+/** The endpoint called with a valid value for every parameter but `name`, which gets `value`. */
+async function send(restUrl: string, endpoint: Endpoint, key: string, name: string, value: unknown) {
+  const valueOf = (p: Endpoint["params"][number]) => (p.name === name ? value : fc.sample(p.valid, { numRuns: 1, seed: 17 })[0]);
+  let path = endpoint.template;
+  const query = new URLSearchParams();
+  const body: Record<string, unknown> = {};
+  for (const p of endpoint.params) {
+    const v = valueOf(p);
+    if (p.in === "path") path = path.replace(`{${p.name}}`, encodeURIComponent(String(v)));
+    else if (p.in === "query") {
+      if (v !== "") query.set(p.name, String(v));
+    } else body[p.name] = v;
+  }
+  const target = query.size > 0 ? `${path}?${query}` : path;
+  const hasBody = endpoint.params.some((p) => p.in === "body");
+  const res = await api(restUrl, key, target, { method: endpoint.method, body: hasBody ? body : undefined });
+  if (res.status >= 500) throw new Error(`${id(endpoint)} with ${name}: ${res.status} ${res.text}`);
+  return res;
+}
