@@ -4,7 +4,7 @@
 // with another value it is a 400 naming the field; under its JSON name it gives way to the path.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionRunnerService } from "../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
-import { api, createTestOrg, createTestUser, type TestUser } from "./support/fixtures.js";
+import { api, createTestOrg, createTestUser, type TestUser, bearer, createTestServiceAccount } from "./support/fixtures.js";
 import { grpcClient, type GrpcCaller } from "./support/grpc.js";
 import { startTestServer, type TestServer } from "./support/server.js";
 
@@ -16,7 +16,7 @@ describe("body fields naming a path variable's field", () => {
   beforeAll(async () => {
     server = await startTestServer();
     owner = await createTestUser(server.platform.db, await createTestOrg(server.platform.db, "Path bindings"), "owner");
-    runner = grpcClient(SessionRunnerService, server.grpcUrl);
+    runner = grpcClient(SessionRunnerService, server.internalGrpcUrl, bearer(await createTestServiceAccount(server.platform.db)));
   });
   afterAll(async () => {
     runner?.close();

@@ -9,7 +9,7 @@ import { reflect, type ReflectMessage } from "@bufbuild/protobuf/reflect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ListSessionsResponseSchema, SessionRunnerService, SessionService, type ListSessionsResponse } from "../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import { SETTINGS_LIMITS } from "../services/sessions/settings.js";
-import { api, createTestOrg, createTestUser, type TestUser } from "./support/fixtures.js";
+import { api, createTestOrg, createTestUser, type TestUser, bearer, createTestServiceAccount } from "./support/fixtures.js";
 import { grpcClient, type GrpcCaller } from "./support/grpc.js";
 import { startTestServer, type TestServer } from "./support/server.js";
 
@@ -97,7 +97,7 @@ describe("tag metadata nesting", () => {
     server = await startTestServer();
     const orgId = await createTestOrg(server.platform.db, "Metadata depth");
     owner = await createTestUser(server.platform.db, orgId, "owner");
-    runner = grpcClient(SessionRunnerService, server.grpcUrl);
+    runner = grpcClient(SessionRunnerService, server.internalGrpcUrl, bearer(await createTestServiceAccount(server.platform.db)));
     protobufEs = grpcClient(SessionService, server.grpcUrl);
     const definition = protoLoader.loadSync("agentplane/sessions/v1alpha1/sessions.proto", { includeDirs: ["proto"] });
     const pkg = grpc.loadPackageDefinition(definition) as any;

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../services/database.js";
 import { migrations } from "../../services/migrations.js";
 import { createApiKey, revokeApiKey } from "../../services/organization/queries.js";
+import { createServiceAccount } from "../../services/organization/service-accounts.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { api, createTestOrg, createTestUser, type TestUser } from "../support/fixtures.js";
 import { endpoints, id, type Endpoint } from "./support/endpoints.js";
@@ -46,7 +47,7 @@ describe("secrets", () => {
   let member: TestUser;
   let child: ChildProcess;
   let restUrl: string;
-  let grpcUrl: string;
+  let internalGrpcUrl: string;
   let output = "";
   const used: string[] = [];
 
@@ -61,10 +62,10 @@ describe("secrets", () => {
     });
     child.stdout!.on("data", (c: Buffer) => (output += c.toString()));
     child.stderr!.on("data", (c: Buffer) => (output += c.toString()));
-    [restUrl, grpcUrl] = await new Promise<[string, string]>((resolve, reject) => {
+    [restUrl, internalGrpcUrl] = await new Promise<[string, string]>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`server did not start: ${output.slice(-2000)}`)), 60_000);
       const poll = setInterval(() => {
-        const match = /REST edge: (http:\/\/\S+)\s+gRPC: (http:\/\/\S+)/.exec(output);
+        const match = /REST edge: (http:\/\/\S+)\s+gRPC: http:\/\/\S+\s+internal gRPC: (http:\/\/\S+)/.exec(output);
         if (match?.[1] && match[2]) {
           clearInterval(poll);
           clearTimeout(timer);
@@ -130,7 +131,7 @@ describe("secrets", () => {
   }, 60_000);
 
   it("logs no credential a client put in a query value, path variable or body field, on any endpoint", async () => {
-    const org = await seedOrg(database.db, restUrl, grpcUrl, "Secrets", { demo: false });
+    const org = await seedOrg(database.db, restUrl, internalGrpcUrl, "Secrets", { demo: false });
     const planted = [
       org.members.member.key,
       "apk_" + "R".repeat(20) + "unknownKey" + "r".repeat(13),
@@ -170,8 +171,9 @@ describe("secrets", () => {
     });
   }, 120_000);
 
-  it("stores API keys only as hashes: no column of any table holds a key or 16 characters of one", async () => {
-    const keys = [owner.key, member.key, ...used.filter((k) => k.startsWith("apk_"))];
+  it("stores API keys and service-account tokens only as hashes: no column of any table holds one or 16 characters of one", async () => {
+    const workload = await createServiceAccount(database.db, { name: "secrets", scopes: ["sessions.runner"], orgId: owner.orgId });
+    const keys = [owner.key, member.key, workload.token, ...used.filter((k) => k.startsWith("apk_"))];
     const values = await everyStoredValue(database.db);
     expect(values.length).toBeGreaterThan(0);
     for (const key of keys) {
@@ -180,7 +182,10 @@ describe("secrets", () => {
       const found = values.filter((v) => v.includes(key) || pieces.some((p) => v.includes(p)));
       expect(found, "a stored value holding a key").toEqual([]);
     }
-    const hashes = await database.db.selectFrom("api_keys").select(["key_hash", "prefix"]).execute();
+    const hashes = [
+      ...(await database.db.selectFrom("api_keys").select(["key_hash", "prefix"]).execute()),
+      ...(await database.db.selectFrom("service_accounts").select(["token_hash as key_hash", "prefix"]).execute()),
+    ];
     for (const h of hashes) {
       expect(h.key_hash).toMatch(/^[0-9a-f]{64}$/);
       // The displayed prefix: "apk_" and 6 characters (36 of the key's 256 random bits).
