@@ -6,19 +6,11 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OrganizationService } from "../../gen/agentplane/organization/v1alpha1/organization_pb.js";
-import type { Database } from "../../services/database.js";
-import { migrations } from "../../services/migrations.js";
 import { DEFAULT_AUTH_FAILURE_LIMITS } from "../../services/platform/auth-failures.js";
-import { openDatabase, type Database as DatabaseHandle } from "../../services/platform/db.js";
-import type { KeyValueStore } from "../../services/platform/kv.js";
-import { IN_MEMORY_DATA_DIR } from "../../services/platform/pglite.js";
 import { api, createTestOrg, createTestUser, type TestUser } from "../support/fixtures.js";
-import { createTestDatabase, testLogger, type TestDatabase } from "../support/database.js";
 import { grpcClient } from "../support/grpc.js";
-import { createTestKv } from "../support/kv.js";
 import { recordFigures } from "./support/figures.js";
-import { startServerOn } from "./support/in-process-server.js";
-import { startPgProxy, type PgProxy } from "./support/pg-proxy.js";
+import { startServerBehindProxy, type ServerBehindProxy } from "./support/server-behind-proxy.js";
 import { UNLIMITED } from "./support/world.js";
 import { setOrganizationRateLimit } from "../../services/organization/queries.js";
 
@@ -28,36 +20,22 @@ const CONCURRENCY = 16;
 const madeUpKey = () => `apk_${randomBytes(32).toString("base64url")}`;
 
 describe.skipIf(!REAL)(`a flood of made-up keys${REAL ? "" : " (skipped: needs TEST_DATABASE_URL: the statements are counted by a proxy in front of Postgres)"}`, () => {
-  let proxy: PgProxy;
-  let database: TestDatabase<Database>;
-  let handle: DatabaseHandle<Database>;
-  let kv: KeyValueStore;
-  let server: Awaited<ReturnType<typeof startServerOn>>;
+  let world: ServerBehindProxy;
+  let server: ServerBehindProxy["server"];
   let owner: TestUser;
   let idle: TestUser;
-  const lookups = () => proxy.statementsNaming('"api_keys"');
+  const lookups = () => world.proxy.statementsNaming('"api_keys"');
 
   beforeAll(async () => {
-    const upstream = new URL(process.env.TEST_DATABASE_URL!);
-    proxy = await startPgProxy(upstream.hostname, Number(upstream.port || 5432));
-    database = await createTestDatabase<Database>(migrations);
-    const viaProxy = new URL(database.url);
-    viaProxy.host = `127.0.0.1:${proxy.port}`;
-    handle = await openDatabase<Database>({ databaseUrl: viaProxy.toString(), dataDir: IN_MEMORY_DATA_DIR, logger: testLogger() });
-    kv = await createTestKv();
-    server = await startServerOn(handle, kv);
-    const orgId = await createTestOrg(database.db);
-    await setOrganizationRateLimit(database.db, orgId, UNLIMITED);
-    owner = await createTestUser(database.db, orgId, "owner");
-    idle = await createTestUser(database.db, orgId, "member");
+    world = await startServerBehindProxy();
+    server = world.server;
+    const db = world.database.db;
+    const orgId = await createTestOrg(db);
+    await setOrganizationRateLimit(db, orgId, UNLIMITED);
+    owner = await createTestUser(db, orgId, "owner");
+    idle = await createTestUser(db, orgId, "member");
   }, 60_000);
-  afterAll(async () => {
-    await server?.stop();
-    await handle?.close();
-    await kv?.close();
-    await database?.drop();
-    await proxy?.close();
-  });
+  afterAll(() => world?.close());
 
   it("refuses the flood past the limit without querying Postgres, and serves valid keys throughout", async () => {
     expect((await api(server.restUrl, owner.key, "/api/v0/organization/users")).status).toBe(200);

@@ -8,17 +8,13 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../services/database.js";
-import { migrations } from "../../services/migrations.js";
-import { openDatabase, type Database as DatabaseHandle } from "../../services/platform/db.js";
-import { IN_MEMORY_DATA_DIR } from "../../services/platform/pglite.js";
-import type { KeyValueStore } from "../../services/platform/kv.js";
-import { createTestDatabase, testLogger, type TestDatabase } from "../support/database.js";
-import { createTestKv } from "../support/kv.js";
+import type { Database as DatabaseHandle } from "../../services/platform/db.js";
+import type { TestDatabase } from "../support/database.js";
 import { api } from "../support/fixtures.js";
 import { recordFigures } from "./support/figures.js";
-import { startServerOn } from "./support/in-process-server.js";
+import { startServerBehindProxy, type ServerBehindProxy } from "./support/server-behind-proxy.js";
 import { sleep } from "./support/load.js";
-import { startPgProxy, type PgProxy } from "./support/pg-proxy.js";
+import type { PgProxy } from "./support/pg-proxy.js";
 import { seedOrg, type Org } from "./support/world.js";
 
 const REAL = Boolean(process.env.TEST_DATABASE_URL);
@@ -30,32 +26,19 @@ const DEADLINE_MS = 2_000;
 const BURST = 30;
 
 describe.skipIf(!REAL)(`a slow Postgres${REAL ? "" : " (skipped: needs TEST_DATABASE_URL)"}`, () => {
+  let world: ServerBehindProxy;
   let proxy: PgProxy;
   let database: TestDatabase<Database>;
   let handle: DatabaseHandle<Database>;
-  let kv: KeyValueStore;
-  let server: Awaited<ReturnType<typeof startServerOn>>;
+  let server: ServerBehindProxy["server"];
   let org: Org;
 
   beforeAll(async () => {
-    const upstream = new URL(process.env.TEST_DATABASE_URL!);
-    proxy = await startPgProxy(upstream.hostname, Number(upstream.port || 5432));
-    database = await createTestDatabase<Database>(migrations);
-    const viaProxy = new URL(database.url);
-    viaProxy.host = `127.0.0.1:${proxy.port}`;
-    handle = await openDatabase<Database>({ databaseUrl: viaProxy.toString(), dataDir: IN_MEMORY_DATA_DIR, logger: testLogger(), poolMax: POOL, statementTimeoutMs: STATEMENT_TIMEOUT_MS });
-    kv = await createTestKv();
-    server = await startServerOn(handle, kv, { REQUEST_TIMEOUT_MS: String(DEADLINE_MS) });
+    world = await startServerBehindProxy({ poolMax: POOL, statementTimeoutMs: STATEMENT_TIMEOUT_MS, env: { REQUEST_TIMEOUT_MS: String(DEADLINE_MS) } });
+    ({ proxy, database, handle, server } = world);
     org = await seedOrg(handle.db, server.restUrl, server.internalGrpcUrl, "S", { demo: false });
   }, 120_000);
-  afterAll(async () => {
-    proxy?.slow(0);
-    await server?.stop();
-    await handle?.close();
-    await kv?.close();
-    await database?.drop();
-    await proxy?.close();
-  });
+  afterAll(() => world?.close());
 
   const burst = async (path: string) => {
     const started = performance.now();

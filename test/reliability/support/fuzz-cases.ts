@@ -155,7 +155,9 @@ export function fuzzCases(e: Endpoint, routed: Set<string>, key: string): fc.Arb
         break;
       case "wrongMethod":
         method = m.method;
-        expected = "4xx";
+        // With an empty path variable the path may be another route's, which this method has
+        // (POST /computers/ is POST /computers): then any answer that route gives.
+        expected = otherRoute ? "any" : "4xx";
         break;
       case "unknownQuery":
         query.push({ param: -1, text: "zzUnknownParam=1" });
