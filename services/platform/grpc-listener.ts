@@ -1,13 +1,18 @@
 // One gRPC listener: cleartext HTTP/2 speaking gRPC, gRPC-Web and Connect for a set of services,
 // with the message size limit and the credential check before the body (early-auth.ts). The
 // server runs two: the public services (what the edge calls) and the internal ones (workloads).
-import { createServer as createHttp2Server, type Http2Server, type Http2Session } from "node:http2";
+import { createServer as createHttp2Server, type Http2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from "node:http2";
 import type { AddressInfo } from "node:net";
-import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { Code, ConnectError, createConnectRouter, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
+import type { UniversalHandler } from "@connectrpc/connect/protocol";
+import { compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
+import { clientDecodeErrors } from "./decode-errors.js";
 import type { Authenticator, AuthPolicy } from "./auth.js";
 import { createEarlyAuth } from "./early-auth.js";
 import type { Logger } from "./logger.js";
+
+/** The longest deadline a call may ask for: Node's largest timer. */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 export interface GrpcListenerOptions {
   readonly routes: (router: ConnectRouter) => void;
@@ -32,12 +37,32 @@ export interface GrpcListener {
 
 export async function startGrpcListener(options: GrpcListenerOptions): Promise<GrpcListener> {
   const early = createEarlyAuth({ authenticator: options.authenticator, policies: options.policies, trustForwardedFor: options.trustForwardedFor, logger: options.logger });
-  const handler = connectNodeAdapter({
-    routes: options.routes,
+  // connectNodeAdapter's loop, with decode failures answered as the client's (decode-errors.ts).
+  const router = createConnectRouter({
     interceptors: options.interceptors,
     readMaxBytes: options.maxMessageBytes,
-    contextValues: (req) => early.contextValues(req),
+    // Node cuts timers past 2^31 - 1 ms to 1 ms: a longer deadline would end a call at once.
+    maxTimeoutMs: MAX_TIMEOUT_MS,
+    acceptCompression: [compressionGzip, compressionBrotli],
   });
+  options.routes(router);
+  const paths = new Map<string, UniversalHandler>(router.handlers.map((h) => [h.requestPath, h]));
+  const handler = (req: Http2ServerRequest, res: Http2ServerResponse) => {
+    const uHandler = paths.get(req.url.split("?", 1)[0]!);
+    if (!uHandler) {
+      res.writeHead(404);
+      res.end();
+      return;
+    }
+    const uReq = universalRequestFromNodeRequest(req, res, undefined, early.contextValues(req));
+    uHandler(uReq)
+      .then(clientDecodeErrors)
+      .then((uRes) => universalResponseToNodeResponse(uRes, res))
+      .catch((reason: unknown) => {
+        // A client gone mid-answer; anything else was already answered by the protocol handler.
+        if (ConnectError.from(reason).code !== Code.Aborted) options.logger.warn({ err: reason, rpc: `${uHandler.service.typeName}/${uHandler.method.name}` }, "writing the answer failed");
+      });
+  };
   const server: Http2Server = createHttp2Server(early.wrap(handler));
   const sessions = new Set<Http2Session>();
   server.on("session", (session) => {
