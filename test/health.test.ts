@@ -62,6 +62,20 @@ describe("grpc.health.v1.Health", () => {
     await expect(check("agentplane.sessions.v1alpha1.SessionService")).rejects.toMatchObject({ code: 5 });
   });
 
+  it("answers NOT_FOUND with a bounded message for a huge unknown name, and the connection lives on", async () => {
+    // Found by the RPC fuzzer: the name came back whole in grpc-message; hundreds of kB of
+    // trailers ended the server's HTTP/2 session (every call on it), not just this call.
+    const err = await check("é".repeat(100_000)).then(
+      () => undefined,
+      (e: { code: number; details: string }) => e,
+    );
+    expect(err?.code).toBe(5); // NOT_FOUND
+    // 600 kB percent-encoded; grpc-js decodes what it receives.
+    expect(err!.details.length).toBeLessThanOrEqual(1024);
+    expect(err!.details).toMatch(/^unknown service é+… \(message truncated\)$/);
+    expect((await check()).status).toBe(Status.SERVING);
+  });
+
   it("answers NOT_SERVING while Postgres is unreachable, SERVING once it is back", async () => {
     proxy.cut();
     await waitFor(async () => (await check()).status === Status.NOT_SERVING);
