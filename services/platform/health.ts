@@ -46,6 +46,9 @@ export function createHealthService(probe: DependencyProbe, serviceNames: readon
           ctx.signal.addEventListener("abort", () => { clearTimeout(timer); resolve(); }, { once: true });
         });
       }
+      // A watch ends only when the call does: past its deadline that is DEADLINE_EXCEEDED (the
+      // signal's reason), not a stream that finished OK, maybe without a single status.
+      throw ctx.signal.reason;
     },
   };
 }
