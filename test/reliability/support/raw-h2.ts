@@ -13,6 +13,8 @@ export interface H2Request {
   method?: string;
   /** For a server stream: stop reading (and cancel the stream) once this holds of the body so far. */
   until?: (body: Buffer) => boolean;
+  /** Send the body but never end the request: only an answer given before the body is whole comes. */
+  keepOpen?: boolean;
 }
 
 export interface H2Response {
@@ -71,22 +73,21 @@ export class H2Client {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        // The answer is in: stop sending what the server no longer reads (it may have answered
+        // before the body was read, and flow control would hold the rest forever).
+        if (!stream.closed) stream.close(constants.NGHTTP2_CANCEL);
         fn();
       };
       const answer = (resetCode?: number) =>
         finish(() => resolve({ status: Number(headers[":status"] ?? 0), headers, trailers, body: Buffer.concat(chunks), ms: performance.now() - started, ...(resetCode === undefined ? {} : { resetCode }) }));
       const timer = setTimeout(() => {
         finish(() => reject(new HangError(`no answer within ${timeoutMs} ms: ${req.path}`)));
-        stream.close(constants.NGHTTP2_CANCEL);
       }, timeoutMs);
       stream.on("response", (h) => (headers = h));
       stream.on("trailers", (t) => (trailers = t));
       stream.on("data", (c: Buffer) => {
         chunks.push(c);
-        if (req.until?.(Buffer.concat(chunks))) {
-          answer();
-          stream.close(constants.NGHTTP2_CANCEL);
-        }
+        if (req.until?.(Buffer.concat(chunks))) answer();
       });
       stream.on("end", () => answer());
       // Closed without an end: a reset by the server is an answer of its own kind.
@@ -110,14 +111,15 @@ export class H2Client {
             });
           }
         }
-        if (!stream.destroyed && !stream.closed) stream.end();
+        if (!req.keepOpen && !stream.destroyed && !stream.closed) stream.end();
       };
       void write();
     });
   }
 
+  /** Ends the connection at once (nothing is in flight when the fuzzer closes a client). */
   close(): void {
-    this.session?.close();
+    this.session?.destroy();
     this.session = undefined;
   }
 }
