@@ -84,9 +84,12 @@ describe("grpc.health.v1.Health", () => {
     // themselves and would hide what the server answers.
     const client = new H2Client(server.grpcUrl);
     try {
-      for (const timeout of ["300m", "0n"]) {
+      for (const timeout of ["300m", "0n", "1m"]) {
+        const started = Date.now();
         const res = await client.request({ path: `/${Health.typeName}/Watch`, headers: { "content-type": "application/grpc", te: "trailers", "grpc-timeout": timeout }, body: [envelope(0, new Uint8Array())] }, 10_000);
         expect(res.trailers["grpc-status"] ?? res.headers["grpc-status"], `grpc-timeout ${timeout}`).toBe(String(Code.DeadlineExceeded));
+        // At the deadline, not at the next status poll (every 2 s).
+        expect(Date.now() - started, `grpc-timeout ${timeout}`).toBeLessThan(1_500);
         // The current status first (SERVING: field 1 = 1), when the deadline leaves time for it.
         if (timeout === "300m") expect(res.body).toEqual(envelope(0, new Uint8Array([0x08, 0x01])));
       }

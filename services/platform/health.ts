@@ -41,6 +41,8 @@ export function createHealthService(probe: DependencyProbe, serviceNames: readon
           previous = status;
           yield { status };
         }
+        // An abort that came while the status was read or sent fires no listener added now.
+        if (ctx.signal.aborted) break;
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, WATCH_INTERVAL_MS);
           ctx.signal.addEventListener("abort", () => { clearTimeout(timer); resolve(); }, { once: true });
