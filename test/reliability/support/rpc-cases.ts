@@ -178,7 +178,7 @@ export function rpcCases(m: RpcMethod, ctx: CaseContext): fc.Arbitrary<RpcCase> 
     const labels = [`protocol:${protocol}`, `credential:${r.credential}`, `damage:${r.damage.kind}`, `framing:${r.framing.kind}`];
     if (r.coherent) {
       const keys = Object.keys(r.coherent);
-      if (keys.every((k) => r.message.labels.includes(`${k}:valid`))) {
+      if (keys.length > 0 && keys.every((k) => r.message.labels.includes(`${k}:valid`))) {
         Object.assign(json, r.coherent);
         labels.push("coherent");
       }

@@ -208,9 +208,9 @@ function unmet(expected: Expectation, a: Answer): string[] {
   }
 }
 
-// Messages of the protocol layer (Connect's framing and decoding), which say what is wrong with
-// the request as a whole rather than with one field.
-const PROTOCOL_MESSAGES = [/^protocol error: /, /^cannot decode /, /^parse binary: /, /^decompression failed$/];
+// Messages of the protocol layer (Connect's framing, decoding and limits), which say what is
+// wrong with the request as a whole rather than with one field.
+const PROTOCOL_MESSAGES = [/^protocol error: /, /^cannot decode /, /^parse binary: /, /^received compressed envelope/, /^decompression failed$/, /^timeout \d+ms must be <= \d+$/];
 
 /**
  * Why an INVALID_ARGUMENT message fails to say what is wrong, or undefined: it must be one of the

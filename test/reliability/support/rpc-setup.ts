@@ -39,9 +39,20 @@ export interface Lease {
 /** Everything the generators draw real values from. */
 export interface RpcWorld {
   org: Org;
-  /** Computers by name (the seeded one, one with a host). */
-  computers: { id: string; name: string; hostId?: string }[];
-  leases: Lease[];
+  /**
+   * Computers generated requests may change (UpdateComputer renames them, moves their host):
+   * the computerId pool.
+   */
+  computers: { id: string; name: string }[];
+  /** A computer no request changes, so looking it up by name can succeed all run long. */
+  named: string;
+  /** The host of a computer no request changes, so RegisterHost can succeed all run long. */
+  hostId: string;
+  /**
+   * Leases per lease method (RenewLease, AppendMessages, FinishRun), so that FinishRun ending
+   * its leases does not leave the others none.
+   */
+  leases: Record<"renew" | "append" | "finish", Lease[]>;
   /** Bearer token per internal service type name (undefined: none needed). */
   workloadTokens: Record<string, string | undefined>;
 }
@@ -62,15 +73,23 @@ export async function startRpcTarget(env: Record<string, string> = {}): Promise<
   let server: ServeProcess | undefined;
   try {
     server = await startServeProcess({ DATABASE_URL: database.url, REDIS_URL: process.env.TEST_REDIS_URL ?? "", ...env });
+    // When the internal services get INTERNAL_GRPC_PORT, read its URL from the server's output
+    // here (as serve-process.ts reads the gRPC one) and pass it as internalGrpcUrl.
     const endpoints: RpcEndpoints = { grpcUrl: server.grpcUrl };
     const org = await seedOrg(database.db, server.restUrl!, server.grpcUrl, "R");
     const workloadTokens: Record<string, string | undefined> = {};
     for (const { service, access } of RPC_SERVICES) if (access === "internal") workloadTokens[service.typeName] = await workloadTokenFor(database.db, org.orgId, service.typeName);
 
     const owner = org.members.owner;
+    const computer = async (body: Record<string, unknown>) => {
+      const created = await api(server!.restUrl!, owner.key, "/api/v0/computers", { method: "POST", body: { remoteUser: "dev", ...body } });
+      if (created.status !== 201) throw new Error(`creating a computer failed: ${created.status} ${created.text}`);
+      return { id: created.json.id as string, name: created.json.name as string };
+    };
+    const target = await computer({ name: "fuzz-update-target", hostId: randomUUID() });
+    const named = await computer({ name: "fuzz-named" });
     const hostId = randomUUID();
-    const hosted = await api(server.restUrl!, owner.key, "/api/v0/computers", { method: "POST", body: { name: "fuzz-hosted", remoteUser: "dev", hostId } });
-    if (hosted.status !== 201) throw new Error(`creating the hosted computer failed: ${hosted.status} ${hosted.text}`);
+    await computer({ name: "fuzz-hosted", hostId });
 
     // Sessions with a waiting user message, claimed under long leases: the lease methods get
     // pairs that work (until a generated FinishRun ends one).
@@ -78,24 +97,27 @@ export async function startRpcTarget(env: Record<string, string> = {}): Promise<
     const token = workloadTokens[SessionRunnerService.typeName];
     const leases: Lease[] = [];
     try {
-      for (let i = 0; i < 6; i++) {
-        const s = await runner.call(SessionRunnerService.method.createSession, { orgId: org.orgId, userId: owner.userId, title: `leased ${i}` }, metadataOf(token));
-        const posted = await api(server.restUrl!, owner.key, `/api/v0/sessions/${s.sessionId}/messages`, { method: "POST", body: { text: `work ${i}` } });
-        if (posted.status !== 200) throw new Error(`posting to a leased session failed: ${posted.status} ${posted.text}`);
-      }
-      for (let i = 0; i < 6; i++) {
+      // The four sessions seedOrg made wait too: claim those first.
+      for (let i = 0; i < 4 + 18; i++) {
+        if (i >= 4) {
+          const s = await runner.call(SessionRunnerService.method.createSession, { orgId: org.orgId, userId: owner.userId, title: `leased ${i}` }, metadataOf(token));
+          const posted = await api(server.restUrl!, owner.key, `/api/v0/sessions/${s.sessionId}/messages`, { method: "POST", body: { text: `work ${i}` } });
+          if (posted.status !== 200) throw new Error(`posting to a leased session failed: ${posted.status} ${posted.text}`);
+        }
         const claim = await runner.call(SessionRunnerService.method.claimSession, { runnerId: "fuzz-setup", leaseSeconds: 3600, orgId: org.orgId }, metadataOf(token));
         if (claim.session) leases.push({ sessionId: claim.session.sessionId, leaseToken: claim.leaseToken });
       }
     } finally {
       runner.close();
     }
-    if (leases.length === 0) throw new Error("the setup claimed no session");
+    if (leases.length < 18) throw new Error(`the setup claimed ${leases.length} sessions, not 18`);
 
     const world: RpcWorld = {
       org,
-      computers: [org.computer, { id: hosted.json.id, name: hosted.json.name, hostId }],
-      leases,
+      computers: [org.computer, target],
+      named: named.name,
+      hostId,
+      leases: { renew: leases.slice(-18, -12), append: leases.slice(-12, -6), finish: leases.slice(-6) },
       workloadTokens,
     };
     const started = server;

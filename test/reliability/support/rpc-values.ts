@@ -29,8 +29,8 @@ const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAY
 export function validPools(w: RpcWorld): Record<string, fc.Arbitrary<unknown>> {
   const o = w.org;
   const members = Object.values(o.members);
-  const sessionIds = [...Object.values(o.sessions), ...w.leases.map((l) => l.sessionId)];
-  const hostIds = w.computers.flatMap((c) => (c.hostId ? [c.hostId] : []));
+  const leases = Object.values(w.leases).flat();
+  const sessionIds = [...Object.values(o.sessions), ...leases.map((l) => l.sessionId)];
   const date = fc.oneof(pastDay, yesterday);
   return {
     orgId: fc.constant(o.orgId),
@@ -39,8 +39,8 @@ export function validPools(w: RpcWorld): Record<string, fc.Arbitrary<unknown>> {
     parentSessionId: fc.constantFrom(...sessionIds),
     messageId: fc.constantFrom(...Object.values(o.messages)),
     computerId: fc.constantFrom(...w.computers.map((c) => c.id)),
-    hostId: fc.constantFrom(...hostIds),
-    leaseToken: fc.constantFrom(...w.leases.map((l) => l.leaseToken)),
+    hostId: fc.constant(w.hostId),
+    leaseToken: fc.constantFrom(...leases.map((l) => l.leaseToken)),
     reportId: fc.constant(o.report.id),
     startAfter: fc.constant(o.report.id),
     repoId: fc.constant(o.report.repoId),
@@ -130,7 +130,7 @@ export function validPools(w: RpcWorld): Record<string, fc.Arbitrary<unknown>> {
     // Computers and hosts.
     "CreateComputerRequest.name": freshName,
     "UpdateComputerRequest.name": freshName,
-    "GetComputerByNameRequest.name": fc.constantFrom(...w.computers.map((c) => c.name)),
+    "GetComputerByNameRequest.name": fc.constant(w.named),
     "CreateComputerRequest.hostId": fc.uuid(),
     "UpdateComputerRequest.hostId": fc.uuid(),
     remoteUser: fc.constantFrom("dev", "ubuntu"),
@@ -221,12 +221,25 @@ export function coerce(t: ScalarType | undefined, v: unknown): unknown {
   return v;
 }
 
+const LEASES_OF: Record<string, keyof RpcWorld["leases"]> = { RenewLeaseRequest: "renew", AppendMessagesRequest: "append", FinishRunRequest: "finish" };
+
 /**
- * Fields that only work together: a lease token proves the lease of one session. When the
- * generator chose both valid, the case takes a real pair, so lease calls can succeed.
+ * Fields that only work together: a lease token proves the lease of one session, a message ID
+ * names a message of one session. When the generator chose both valid, the case takes a real
+ * pair, so such calls can succeed.
  */
 export function coherentFor(w: RpcWorld, message: DescMessage): fc.Arbitrary<Record<string, unknown>> | undefined {
   const names = new Set(message.fields.map((f) => f.localName));
-  if (names.has("sessionId") && names.has("leaseToken")) return fc.constantFrom(...w.leases).map((l) => ({ sessionId: l.sessionId, leaseToken: l.leaseToken }));
+  const leases = LEASES_OF[message.name];
+  if (leases) return fc.constantFrom(...w.leases[leases]).map((l) => ({ sessionId: l.sessionId, leaseToken: l.leaseToken }));
+  // A report is valid only when all of its many fields are; now and then take a whole one.
+  if (message.name === "SubmitReportRequest") {
+    const report = fc.uuid().map((reportId) => ({ report: { reportId, createdAt: 0, repoUrl: "https://github.com/fuzz/repo", report: { readme: { numerator: 1, denominator: 1, rationale: "present" } } } }));
+    return fc.oneof({ weight: 3, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: report });
+  }
+  if (names.has("sessionId") && names.has("messageId")) {
+    const roles = Object.keys(w.org.messages) as (keyof typeof w.org.messages)[];
+    return fc.constantFrom(...roles).map((r) => ({ sessionId: w.org.sessions[r], messageId: w.org.messages[r] }));
+  }
   return undefined;
 }
