@@ -21,7 +21,7 @@ import { fuzzMethod, type RpcFigures } from "./support/rpc-runner.js";
 import { startRpcTarget, type RpcTarget } from "./support/rpc-setup.js";
 import { coherentFor, validPools } from "./support/rpc-values.js";
 import { Health, HealthCheckRequestSchema } from "../../gen/grpc/health/v1/health_pb.js";
-import { GetSessionRequestSchema } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
+import { GetSessionRequestSchema, SessionService } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 
 /** Peak resident memory of the server over the whole run, whatever the cases did. */
 const RUN_PEAK_BOUND_MIB = 512;
@@ -131,19 +131,20 @@ describe("fuzzing the gRPC port", () => {
   describe("binary messages that do not decode", () => {
     const kinds = ["truncatedVarint", "invalidUtf8", "fieldZero", "lengthOverrun", "negativeLength"] as const;
     const pending = PENDING_BINARY_DECODE_AS_INTERNAL ? it.fails : it;
+    const note = PENDING_BINARY_DECODE_AS_INTERNAL ? " (pending: the decoding fix in services/server.ts)" : "";
     for (const kind of kinds) {
-      pending(`${kind}: INVALID_ARGUMENT (pending: the decoding fix in services/server.ts)`, async () => {
-        const client = new H2Client(rpcUrlFor(target, Health));
+      pending(`${kind}: INVALID_ARGUMENT${note}`, async () => {
+        const client = new H2Client(rpcUrlFor(target, SessionService));
         try {
           const payload = binaryBody(GetSessionRequestSchema, { sessionId: target.world.org.sessions.owner }, { kind });
-          const res = await client.request({ path: "/agentplane.sessions.v1alpha1.SessionService/GetSession", headers: { "content-type": "application/grpc", te: "trailers", authorization: `Bearer ${target.world.org.members.owner.key}` }, body: [envelope(0, Buffer.from(payload))] }, 10_000);
+          const res = await client.request({ path: `/${SessionService.typeName}/GetSession`, headers: { "content-type": "application/grpc", te: "trailers", authorization: `Bearer ${target.world.org.members.owner.key}` }, body: [envelope(0, Buffer.from(payload))] }, 10_000);
           expect(res.trailers["grpc-status"]).toBe("3");
         } finally {
           client.close();
         }
       });
     }
-    pending("a compressed flag without grpc-encoding: INVALID_ARGUMENT (pending: the decoding fix in services/server.ts)", async () => {
+    pending(`a compressed flag without grpc-encoding: INVALID_ARGUMENT${note}`, async () => {
       const client = new H2Client(target.grpcUrl);
       try {
         const payload = binaryBody(HealthCheckRequestSchema, {}, { kind: "none" });
