@@ -2,7 +2,7 @@
 // correct frames, headers and length prefixes; the fuzzer needs to send wrong ones, so it writes
 // the request itself with node:http2: any headers, the body in chunks of its choosing, a
 // Content-Length that does not match. Each request has a deadline; missing it is a hang.
-import { connect, constants, type ClientHttp2Session, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http2";
+import { connect, constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http2";
 
 export interface H2Request {
   path: string;
@@ -31,10 +31,14 @@ export class HangError extends Error {
   override name = "HangError";
 }
 
+/** Streams one connection may cancel before the client opens another. */
+const RESETS_PER_CONNECTION = 500;
+
 /** One HTTP/2 connection per server, opened again when the server closed it (GOAWAY). */
 export class H2Client {
   private session: ClientHttp2Session | undefined;
   private opened = 0;
+  private resets = 0;
 
   constructor(private readonly url: string) {}
 
@@ -58,7 +62,7 @@ export class H2Client {
   request(req: H2Request, timeoutMs: number): Promise<H2Response> {
     const started = performance.now();
     return new Promise((resolve, reject) => {
-      let stream;
+      let stream: ClientHttp2Stream;
       try {
         stream = this.current().request({ ":method": req.method ?? "POST", ":path": req.path, ...req.headers }, { endStream: false });
       } catch (e) {
@@ -73,9 +77,10 @@ export class H2Client {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        // The answer is in: stop sending what the server no longer reads (it may have answered
-        // before the body was read, and flow control would hold the rest forever).
-        if (!stream.closed) stream.close(constants.NGHTTP2_CANCEL);
+        // The answer is in. A stream still open on our side (the server answered before the
+        // body was read, or a server stream goes on) is cancelled: flow control would hold the
+        // rest forever.
+        if (!stream.closed && (!stream.writableEnded || !stream.readableEnded)) this.cancel(stream);
         fn();
       };
       const answer = (resetCode?: number) =>
@@ -115,6 +120,22 @@ export class H2Client {
       };
       void write();
     });
+  }
+
+  /**
+   * Cancels a stream (RST_STREAM). Node's HTTP/2 server limits how many streams a client may
+   * reset (the Rapid Reset mitigation, CVE-2023-44487) and then fails the connection's streams
+   * with INTERNAL_ERROR, so after RESETS_PER_CONNECTION the next request opens a new connection.
+   * The fuzzer sends one request at a time per client, so nothing else is on the old one.
+   */
+  private cancel(stream: ClientHttp2Stream): void {
+    stream.close(constants.NGHTTP2_CANCEL);
+    if (++this.resets >= RESETS_PER_CONNECTION) {
+      this.resets = 0;
+      const old = this.session;
+      this.session = undefined;
+      old?.close();
+    }
   }
 
   /** Ends the connection at once (nothing is in flight when the fuzzer closes a client). */
