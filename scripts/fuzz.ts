@@ -1,8 +1,9 @@
 // npm run fuzz [-- --runs N] [--seed S] [--all]
 //
-// Runs the bad-input property tests (test/reliability/fuzz-*.test.ts) with more cases than CI
-// (default 10 000 per endpoint instead of 1 000), then prints the figures each endpoint
-// measured: cases tried and the answers by status. With --all it runs the whole reliability
+// Runs the bad-input property tests (test/reliability/fuzz-*.test.ts: the REST endpoints and the
+// gRPC port's methods) with more cases than CI (default 10 000 per endpoint or method instead
+// of 1 000), then prints the figures each measured: cases tried and the answers by status (REST)
+// or by code (RPC). With --all it runs the whole reliability
 // suite (isolation matrix, faults, secrets) and prints the fault figures too: that is how the
 // numbers in RELIABILITY.md are produced. TEST_DATABASE_URL / TEST_REDIS_URL are passed on, as
 // for any test run; without them the fault tests report themselves skipped.
@@ -56,7 +57,17 @@ if (fuzz.length > 0) {
   const fivexx = fuzz.reduce((n, f) => n + Object.entries(f.byStatus ?? {}).filter(([s]) => s.startsWith("5")).reduce((m, [, c]) => m + c, 0), 0);
   lines.push("", `${fuzz.length} endpoints, ${total} cases, ${fivexx} answers 5xx, ${Math.round((Date.now() - started) / 1000)} s.`);
 }
-for (const f of figures.filter((x) => !x.name.startsWith("fuzz "))) {
+const rpc = figures.filter((f) => f.name.startsWith("rpc fuzz ") && f.name !== "rpc fuzz run");
+if (rpc.length > 0) {
+  lines.push("", "| method | cases | answers by code | seed |", "|---|---:|---|---:|");
+  for (const f of rpc) {
+    const codes = Object.entries((f.byCode as Record<string, number> | undefined) ?? {}).sort(([a], [b]) => a.localeCompare(b)).map(([s, n]) => `${s}: ${n}`).join(", ");
+    lines.push(`| ${f.name.slice(9)} | ${f.cases} | ${codes} | ${f.seed} |`);
+  }
+  const total = rpc.reduce((n, f) => n + (f.cases ?? 0), 0);
+  lines.push("", `${rpc.length} methods, ${total} cases.`);
+}
+for (const f of figures.filter((x) => !x.name.startsWith("fuzz ") && !rpc.includes(x))) {
   const { name, ...rest } = f;
   lines.push(`${name}: ${JSON.stringify(rest)}`);
 }

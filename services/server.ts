@@ -128,6 +128,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
       interceptors,
       authenticator,
       policies: policyMap([...services.map((s) => [s.service, s.policy] as const), [Health, OPEN] as const]),
+      services: [...services.map((s) => s.service), Health],
       maxMessageBytes: MAX_REQUEST_BODY_BYTES,
       // Behind the edge, the client is the last X-Forwarded-For hop; workloads connect directly.
       trustForwardedFor,

@@ -1,5 +1,6 @@
 // grpc.health.v1.Health/Check reflects the real state of Postgres: SERVING, then NOT_SERVING
 // while the database is unreachable, then SERVING again once it is back.
+import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "../gen/grpc/health/v1/health_pb.js";
 import { OrganizationService } from "../gen/agentplane/organization/v1alpha1/organization_pb.js";
@@ -11,6 +12,7 @@ import { IN_MEMORY_DATA_DIR } from "../services/platform/pglite.js";
 import { startServer, type RunningServer } from "../services/server.js";
 import { createTestDatabase, testLogger, type TestDatabase } from "./support/database.js";
 import { grpcClient, type GrpcCaller } from "./support/grpc.js";
+import { envelope, H2Client } from "./reliability/support/raw-h2.js";
 import { createTestKv } from "./support/kv.js";
 import { startTcpProxy, type TcpProxy } from "./support/tcp-proxy.js";
 import type { KeyValueStore } from "../services/platform/kv.js";
@@ -60,6 +62,40 @@ describe("grpc.health.v1.Health", () => {
 
   it("answers NOT_FOUND for a service this process does not serve", async () => {
     await expect(check("agentplane.sessions.v1alpha1.SessionService")).rejects.toMatchObject({ code: 5 });
+  });
+
+  it("answers NOT_FOUND with a bounded message for a huge unknown name, and the connection lives on", async () => {
+    // Found by the RPC fuzzer: the name came back whole in grpc-message; hundreds of kB of
+    // trailers ended the server's HTTP/2 session (every call on it), not just this call.
+    const err = await check("é".repeat(100_000)).then(
+      () => undefined,
+      (e: { code: number; details: string }) => e,
+    );
+    expect(err?.code).toBe(5); // NOT_FOUND
+    // 600 kB percent-encoded; grpc-js decodes what it receives.
+    expect(err!.details.length).toBeLessThanOrEqual(1024);
+    expect(err!.details).toMatch(/^unknown service é+… \(message truncated\)$/);
+    expect((await check()).status).toBe(Status.SERVING);
+  });
+
+  it("Watch ends at its deadline with DEADLINE_EXCEEDED, after the current status", async () => {
+    // Found by the RPC fuzzer: at the deadline the stream ended OK, with no status at all when
+    // the deadline was 0. A raw HTTP/2 client, because client libraries enforce the deadline
+    // themselves and would hide what the server answers.
+    const client = new H2Client(server.grpcUrl);
+    try {
+      for (const timeout of ["300m", "0n", "1m"]) {
+        const started = Date.now();
+        const res = await client.request({ path: `/${Health.typeName}/Watch`, headers: { "content-type": "application/grpc", te: "trailers", "grpc-timeout": timeout }, body: [envelope(0, new Uint8Array())] }, 10_000);
+        expect(res.trailers["grpc-status"] ?? res.headers["grpc-status"], `grpc-timeout ${timeout}`).toBe(String(Code.DeadlineExceeded));
+        // At the deadline, not at the next status poll (every 2 s).
+        expect(Date.now() - started, `grpc-timeout ${timeout}`).toBeLessThan(1_500);
+        // The current status first (SERVING: field 1 = 1), when the deadline leaves time for it.
+        if (timeout === "300m") expect(res.body).toEqual(envelope(0, new Uint8Array([0x08, 0x01])));
+      }
+    } finally {
+      client.close();
+    }
   });
 
   it("answers NOT_SERVING while Postgres is unreachable, SERVING once it is back", async () => {

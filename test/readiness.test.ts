@@ -238,6 +238,27 @@ describe("readiness reports end to end", () => {
     expect(repositories.map((r) => r.url)).not.toContain("https://github.com/acme/never-stored");
   });
 
+  it("a report with a thousand bad criteria gets a bounded message, and the connection lives on", async () => {
+    // Found by the RPC fuzzer: every problem went into grpc-message, 2 MB of trailers, and the
+    // server's HTTP/2 session died (FRAME_SIZE_ERROR) with every call on it.
+    const report = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`criterion_${i}`, { numerator: 5, denominator: 0, rationale: "", appPaths: ["apps/gone"] }]));
+    const err = await submit(owner.orgId, { ...fullReport(BASE), report }).then(
+      () => undefined,
+      (e: { code: number; details: string }) => e,
+    );
+    expect(err?.code).toBe(3); // INVALID_ARGUMENT
+    const details = decodeURIComponent(err!.details);
+    expect(details.length).toBeLessThanOrEqual(1024);
+    expect(details).toMatch(/^report\.criterion_0\.denominator: must be at least 1, got 0; /);
+    // 3 problems per criterion; the message lists what fits and counts the rest.
+    const listed = details.match(/(?:^|; )report\.criterion_\d+\.\w+(?:\[\d+\])?: /g)!.length;
+    expect(listed).toBeGreaterThan(1);
+    expect(details).toMatch(new RegExp(`; and ${3000 - listed} more problems$`));
+    // The same client (one HTTP/2 connection) goes on working.
+    const { repositories } = await submission.call(ReportSubmissionService.method.listRepositories, { orgId: owner.orgId });
+    expect(repositories.length).toBeGreaterThan(0);
+  });
+
   it("ListRepositories answers a @grpc/grpc-js client with each repository's latest report", async () => {
     const { repositories } = await submission.call(ReportSubmissionService.method.listRepositories, { orgId: owner.orgId });
     const byUrl = Object.fromEntries(repositories.map((r) => [r.url, r]));

@@ -91,7 +91,8 @@ export const MAX_CLOCK_SKEW_MS = 24 * 60 * 60 * 1000;
 const MAX_ID = 256;
 const MAX_TEXT = 1024;
 const MAX_PATH = 4096;
-const MAX_TOKENS = 1e15;
+/** Largest token count an event may carry (and so a model usage report, which becomes one). */
+export const MAX_TOKENS = 1e15;
 
 // RFC 3339 date-time (with the lower-case t/z and space separator RFC 3339 §5.6 allows).
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;

@@ -13,9 +13,17 @@ import { constants as h2 } from "node:http2";
 import { randomUUID } from "node:crypto";
 import { ConnectError, createContextValues, type ContextValues } from "@connectrpc/connect";
 import { encodeEnvelope } from "@connectrpc/connect/protocol";
-import { codeToHttpStatus, endStreamFlag, endStreamToJson, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
-import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
-import { trailerFlag, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web";
+import type { DescService } from "@bufbuild/protobuf";
+import {
+  codeToHttpStatus,
+  contentTypeStreamRegExp,
+  contentTypeUnaryRegExp,
+  endStreamFlag,
+  endStreamToJson,
+  errorToJsonBytes,
+} from "@connectrpc/connect/protocol-connect";
+import { contentTypeRegExp as grpcContentType, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { contentTypeRegExp as grpcWebContentType, trailerFlag, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web";
 import { authenticateCall, clientAddressOf, kAuthenticated, type Authenticated, type AuthPolicy, type Authenticator } from "./auth.js";
 import { toConnectError } from "./errors.js";
 import type { Logger } from "./logger.js";
@@ -26,6 +34,8 @@ export interface EarlyAuthOptions {
   readonly authenticator: Authenticator;
   /** The policies of the services this listener serves; other paths pass through (to a 404). */
   readonly policies: ReadonlyMap<string, AuthPolicy>;
+  /** The services this listener serves: which protocols each method's requests may speak. */
+  readonly services: readonly DescService[];
   /** Take the client's address from X-Forwarded-For (the public listener, behind the edge). */
   readonly trustForwardedFor: boolean;
   readonly logger: Logger;
@@ -49,8 +59,22 @@ function rpcOf(url: string | undefined): [string, string] | undefined {
   return [path.slice(1, slash), path.slice(slash + 1)];
 }
 
+/** How a refusal is written: the protocol a request speaks, if it speaks one the method takes. */
+type Protocol = "grpc" | "grpc-web" | "connect-unary" | "connect-stream";
+
+function protocolOf(method: string | undefined, contentType: string, unary: boolean): Protocol | undefined {
+  if (grpcContentType.test(contentType)) return "grpc";
+  // gRPC-Web text (base64) frames are not written here: connect-es answers those itself.
+  if (grpcWebContentType.test(contentType) && !/^application\/grpc-web-text/i.test(contentType)) return "grpc-web";
+  if (unary && (method === "GET" || contentTypeUnaryRegExp.test(contentType))) return "connect-unary";
+  if (!unary && contentTypeStreamRegExp.test(contentType)) return "connect-stream";
+  return undefined;
+}
+
 export function createEarlyAuth(options: EarlyAuthOptions): EarlyAuth {
   const accepted = new WeakMap<object, Authenticated>();
+  const unary = new Map<string, boolean>();
+  for (const s of options.services) for (const m of s.methods) unary.set(`${s.typeName}/${m.name}`, m.methodKind === "unary");
   return {
     contextValues(req) {
       const values = createContextValues();
@@ -62,7 +86,11 @@ export function createEarlyAuth(options: EarlyAuthOptions): EarlyAuth {
       return (req, res) => {
         const rpc = rpcOf(req.url);
         const policy = rpc && options.policies.get(rpc[0]);
-        if (!rpc || !policy || policy.kind === "open") return handler(req, res);
+        const isUnary = rpc && unary.get(`${rpc[0]}/${rpc[1]}`);
+        // Open services, unknown paths, and requests in no protocol the method speaks (which
+        // connect-es refuses from their headers, 415 or 405) go straight on.
+        const protocol = isUnary === undefined ? undefined : protocolOf(req.method, req.headers["content-type"] ?? "", isUnary);
+        if (!rpc || !policy || policy.kind === "open" || protocol === undefined) return handler(req, res);
         const started = performance.now();
         const forwarded = req.headers["x-forwarded-for"];
         authenticateCall(options.authenticator, policy, {
@@ -84,7 +112,7 @@ export function createEarlyAuth(options: EarlyAuthOptions): EarlyAuth {
             const fields = { code: error.code, ms: Math.round(performance.now() - started), phase: "before body" };
             if (internal) log.error({ ...fields, err }, "rpc failed");
             else log.info({ ...fields, reason: error.rawMessage }, "rpc");
-            refuse(req, res, error);
+            refuse(req, res, error, protocol);
           },
         );
       };
@@ -93,26 +121,26 @@ export function createEarlyAuth(options: EarlyAuthOptions): EarlyAuth {
 }
 
 /** Answers `error` in the request's protocol without reading its body, then resets the stream. */
-function refuse(req: Http2ServerRequest, res: Http2ServerResponse, error: ConnectError): void {
+function refuse(req: Http2ServerRequest, res: Http2ServerResponse, error: ConnectError, protocol: Protocol): void {
   if (res.headersSent || res.destroyed) return;
   const contentType = (req.headers["content-type"] ?? "").toLowerCase();
   const headers = new Headers();
   let status = 200;
   let body: Uint8Array | undefined;
-  if (contentType.startsWith("application/grpc-web")) {
+  if (protocol === "grpc-web") {
     // gRPC-Web: the status travels in a trailer frame of the body.
     headers.set("content-type", contentType.startsWith("application/grpc-web+json") ? "application/grpc-web+json" : "application/grpc-web+proto");
     body = encodeEnvelope(trailerFlag, trailerSerialize(setTrailerStatus(new Headers(), error)));
-  } else if (contentType.startsWith("application/grpc")) {
+  } else if (protocol === "grpc") {
     // gRPC: a trailers-only response (the status in the headers, no body).
     headers.set("content-type", contentType.startsWith("application/grpc+json") ? "application/grpc+json" : "application/grpc");
     setTrailerStatus(headers, error);
-  } else if (contentType.startsWith("application/connect+")) {
+  } else if (protocol === "connect-stream") {
     // Connect streaming: an end-of-stream frame carries the error.
     headers.set("content-type", contentType.startsWith("application/connect+json") ? "application/connect+json" : "application/connect+proto");
     body = encodeEnvelope(endStreamFlag, new TextEncoder().encode(JSON.stringify(endStreamToJson(error.metadata, error, undefined))));
   } else {
-    // Connect unary (and anything else): the HTTP status and the JSON error body.
+    // Connect unary: the HTTP status and the JSON error body.
     status = codeToHttpStatus(error.code);
     headers.set("content-type", "application/json");
     error.metadata.forEach((value, key) => headers.set(key, value));

@@ -72,13 +72,36 @@ const PG_STATE_TO_CODE: Record<string, [Code, string]> = {
 const NETWORK_ERRORS = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EHOSTUNREACH"]);
 
 /**
+ * Longest error message sent, in UTF-16 code units. Over gRPC the message travels in the
+ * trailers (grpc-message, percent-encoded: up to 9 bytes per unit), and a header block past the
+ * peer's limit (Node's 64 KiB, Envoy's 60 KiB) does not fail one call: it ends the whole HTTP/2
+ * connection (FRAME_SIZE_ERROR), and every other call on it. 1 024 units stay under 10 KiB.
+ */
+export const MAX_ERROR_MESSAGE_LENGTH = 1024;
+const TRUNCATED = "… (message truncated)";
+
+/** The message cut to MAX_ERROR_MESSAGE_LENGTH, never in the middle of a surrogate pair. */
+export function boundedMessage(message: string): string {
+  if (message.length <= MAX_ERROR_MESSAGE_LENGTH) return message;
+  let end = MAX_ERROR_MESSAGE_LENGTH - TRUNCATED.length;
+  if (/[\ud800-\udbff]/.test(message[end - 1]!)) end--;
+  return message.slice(0, end) + TRUNCATED;
+}
+
+/**
  * Maps anything a handler threw to a ConnectError. Returns `internal: true` for errors that are
  * bugs, so the caller logs them; their message is never shown to the client.
  */
 export function toConnectError(err: unknown): { error: ConnectError; internal: boolean } {
-  if (err instanceof ConnectError) return { error: err, internal: err.code === Code.Internal || err.code === Code.Unknown };
+  if (err instanceof ConnectError) {
+    const internal = err.code === Code.Internal || err.code === Code.Unknown;
+    if (err.rawMessage.length <= MAX_ERROR_MESSAGE_LENGTH) return { error: err, internal };
+    const error = new ConnectError(boundedMessage(err.rawMessage), err.code, err.metadata, undefined, err.cause);
+    error.details.push(...err.details);
+    return { error, internal };
+  }
   if (err instanceof DomainError) {
-    const error = new ConnectError(err.message, KIND_TO_CODE[err.kind]);
+    const error = new ConnectError(boundedMessage(err.message), KIND_TO_CODE[err.kind]);
     for (const [k, v] of Object.entries(err.headers ?? {})) error.metadata.set(k, v);
     return { error, internal: false };
   }

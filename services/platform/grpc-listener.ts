@@ -5,6 +5,7 @@ import { createServer as createHttp2Server, type Http2Server, type Http2ServerRe
 import type { AddressInfo } from "node:net";
 import { Code, ConnectError, createConnectRouter, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
+import type { DescService } from "@bufbuild/protobuf";
 import { compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import { clientDecodeErrors } from "./decode-errors.js";
 import type { Authenticator, AuthPolicy } from "./auth.js";
@@ -19,6 +20,8 @@ export interface GrpcListenerOptions {
   readonly interceptors: Interceptor[];
   readonly authenticator: Authenticator;
   readonly policies: ReadonlyMap<string, AuthPolicy>;
+  /** The services it serves. */
+  readonly services: readonly DescService[];
   /** Largest request message (after decompression) and body, in bytes. */
   readonly maxMessageBytes: number;
   readonly trustForwardedFor: boolean;
@@ -36,7 +39,7 @@ export interface GrpcListener {
 }
 
 export async function startGrpcListener(options: GrpcListenerOptions): Promise<GrpcListener> {
-  const early = createEarlyAuth({ authenticator: options.authenticator, policies: options.policies, trustForwardedFor: options.trustForwardedFor, logger: options.logger });
+  const early = createEarlyAuth({ authenticator: options.authenticator, policies: options.policies, services: options.services, trustForwardedFor: options.trustForwardedFor, logger: options.logger });
   // connectNodeAdapter's loop, with decode failures answered as the client's (decode-errors.ts).
   const router = createConnectRouter({
     interceptors: options.interceptors,

@@ -41,11 +41,16 @@ export function createHealthService(probe: DependencyProbe, serviceNames: readon
           previous = status;
           yield { status };
         }
+        // An abort that came while the status was read or sent fires no listener added now.
+        if (ctx.signal.aborted) break;
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, WATCH_INTERVAL_MS);
           ctx.signal.addEventListener("abort", () => { clearTimeout(timer); resolve(); }, { once: true });
         });
       }
+      // A watch ends only when the call does: past its deadline that is DEADLINE_EXCEEDED (the
+      // signal's reason), not a stream that finished OK, maybe without a single status.
+      throw ctx.signal.reason;
     },
   };
 }

@@ -13,7 +13,7 @@ export interface SubmitResult {
   repoId: string;
 }
 
-/** A rejected report: INVALID_ARGUMENT with every problem, plus the list for callers that print them. */
+/** A rejected report: INVALID_ARGUMENT listing its problems (formatProblems), plus the whole list for callers that print them. */
 export class ReportRejected extends DomainError {
   constructor(readonly problems: readonly Problem[]) {
     super("invalid_argument", formatProblems(problems));

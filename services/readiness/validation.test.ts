@@ -1,7 +1,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ReadinessReportSchema, type ReadinessReport } from "../../gen/agentplane/readiness/v1/readiness_pb.js";
-import { formatProblems, validateReport, type Problem } from "./validation.js";
+import { formatProblems, MAX_LISTED_LENGTH, validateReport, type Problem } from "./validation.js";
 
 const NOW = Date.UTC(2026, 2, 1, 12);
 
@@ -92,6 +92,19 @@ describe("validateReport", () => {
     expect(message).toContain("report.over.numerator: must not exceed the denominator (2), got 3");
     expect(message).toContain("modelUsed.reasoningEffort: must be one of low, medium, high, off");
     expect(message).toContain('report["ci.pipeline"].appPaths[1]: "apps/missing" is not a key of apps');
+  });
+
+  it("lists problems in the message up to MAX_LISTED_LENGTH, then counts the rest", () => {
+    const problems: Problem[] = Array.from({ length: 500 }, (_, i) => ({ field: `report.c${i}.denominator`, problem: "must be at least 1, got 0" }));
+    const message = formatProblems(problems);
+    const listed = message.split("; ").filter((p) => p.startsWith("report."));
+    expect(message.length).toBeLessThanOrEqual(MAX_LISTED_LENGTH + "; and 500 more problems".length);
+    expect(listed[0]).toBe("report.c0.denominator: must be at least 1, got 0");
+    expect(message.endsWith(`; and ${500 - listed.length} more problems`)).toBe(true);
+    expect(formatProblems(problems.slice(0, 3))).toBe(problems.slice(0, 3).map((p) => `${p.field}: ${p.problem}`).join("; "));
+    // One over: "1 more problem".
+    const fit = listed.length;
+    expect(formatProblems(problems.slice(0, fit + 1)).endsWith("; and 1 more problem")).toBe(true);
   });
 
   it("requires a repoUrl and at least one criterion", () => {

@@ -1,6 +1,6 @@
 // Validation of a submitted report (SubmitReport and `agentplane readiness submit`). Every
-// problem is collected, so a bad report is rejected once with all of them, and a valid report
-// comes out in the form it is stored in.
+// problem is collected, so a bad report is rejected once with all of them (the message lists as
+// many as fit, then counts the rest), and a valid report comes out in the form it is stored in.
 import { randomUUID } from "node:crypto";
 import type { ReadinessReport } from "../../gen/agentplane/readiness/v1/readiness_pb.js";
 import { item, member } from "./field-path.js";
@@ -50,8 +50,22 @@ export interface Problem {
 
 export type Validation = { ok: true; report: ValidReport } | { ok: false; problems: Problem[] };
 
-/** "field: problem; field: problem" — the message starts with the first field, as every 400 does. */
-export const formatProblems = (problems: readonly Problem[]): string => problems.map((p) => `${p.field}: ${p.problem}`).join("; ");
+/** Longest list formatProblems writes before it counts the rest (errors.ts bounds every message). */
+export const MAX_LISTED_LENGTH = 900;
+
+/**
+ * "field: problem; field: problem" — the message starts with the first field, as every 400 does.
+ * A report can hold thousands of problems (1 000 criteria, each wrong in several ways): the
+ * message lists them up to MAX_LISTED_LENGTH characters, then says how many more there are.
+ */
+export function formatProblems(problems: readonly Problem[]): string {
+  const parts = problems.map((p) => `${p.field}: ${p.problem}`);
+  let out = parts[0] ?? "";
+  let listed = parts.length === 0 ? 0 : 1;
+  while (listed < parts.length && out.length + 2 + parts[listed]!.length <= MAX_LISTED_LENGTH) out += `; ${parts[listed++]}`;
+  const more = parts.length - listed;
+  return more === 0 ? out : `${out}; and ${more} more problem${more === 1 ? "" : "s"}`;
+}
 
 class Problems {
   readonly list: Problem[] = [];

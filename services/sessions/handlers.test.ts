@@ -255,6 +255,26 @@ describe("session handlers", () => {
       await runner.finishRun({ sessionId: s.sessionId, leaseToken: second.leaseToken });
     });
 
+    it("refuses token counts past what telemetry stores, naming the field, and records nothing", async () => {
+      // Found by the RPC fuzzer: counts were checked to be whole numbers only, so 1e16 passed
+      // and the telemetry sink refused the event with a plain Error: INTERNAL.
+      const { orgId, member } = await freshOrg();
+      const s = await newSession(member.userId, { orgId });
+      await member.api.postMessage({ sessionId: s.sessionId, text: "count" });
+      const claim = await runner.claimSession({ runnerId: "r", orgId });
+      for (const [key, value] of [["cacheReadTokens", 1e16], ["inputTokens", 1e308], ["thinkingTokens", 2 ** 53], ["factoryCredits", 1e300]] as const) {
+        const err = await rejection(runner.appendMessages({ sessionId: s.sessionId, leaseToken: claim.leaseToken, modelUsage: [{ modelId: "m", modelTier: "standard", usage: { [key]: value } }] }));
+        expect(err.code, key).toBe(Code.InvalidArgument);
+        expect(err.rawMessage).toMatch(new RegExp(`^modelUsage\\[0\\]\\.usage\\.${key}: must be .* from 0 to 1000000000000000, got `));
+      }
+      const stored = await runner.appendMessages({ sessionId: s.sessionId, leaseToken: claim.leaseToken, modelUsage: [{ modelId: "m", modelTier: "standard", usage: { cacheReadTokens: 1e15, factoryCredits: 0.5 } }] });
+      expect(stored.messageIds).toEqual([]);
+      const after = await member.api.getSession({ sessionId: s.sessionId });
+      expect(after.sessionSettings?.tokenUsage?.cacheReadTokens).toBe(1e15);
+      expect(after.sessionSettings?.tokenUsage?.inputTokens).toBe(0);
+      await runner.finishRun({ sessionId: s.sessionId, leaseToken: claim.leaseToken });
+    });
+
     it("validates runner input and names the field", async () => {
       const bad = async (p: Promise<unknown>, field: RegExp) => {
         const err = await rejection(p);

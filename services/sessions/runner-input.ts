@@ -1,5 +1,6 @@
 // Validation of what agent runners send: appended messages and model usage reports.
 import type { ModelUsage, NewMessage } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
+import { MAX_TOKENS } from "../analytics/events.js";
 import { invalidArgument } from "../platform/errors.js";
 import { MAX_ID_CHARS, MAX_TEXT_CHARS, MODEL_TIERS, OPENAI_PHASES, REASONING_FIELDS, RUNNER_ROLES, VISIBILITIES, oneOf, optionalId } from "./inputs.js";
 import type { NewMessageRow } from "./message-queries.js";
@@ -48,7 +49,10 @@ export function checkNewMessages(messages: readonly NewMessage[]): NewMessageRow
   });
 }
 
-/** Token counts are whole numbers (ANALYTICS.md model_usage); factoryCredits may be fractional. */
+/**
+ * Token counts are whole numbers (ANALYTICS.md model_usage); factoryCredits may be fractional.
+ * Each is at most MAX_TOKENS, the bound of the telemetry event every report becomes.
+ */
 export function checkModelUsage(reports: readonly ModelUsage[]): ModelUsageReport[] {
   return reports.map((r, i) => {
     const at = `modelUsage[${i}]`;
@@ -61,8 +65,8 @@ export function checkModelUsage(reports: readonly ModelUsage[]): ModelUsageRepor
     for (const key of TOKEN_USAGE_KEYS) {
       const n = r.usage[key];
       const whole = key !== "factoryCredits";
-      if (!Number.isFinite(n) || n < 0 || (whole && !Number.isInteger(n))) {
-        throw invalidArgument(`${at}.usage.${key}`, `must be ${whole ? "a whole number" : "a number"} ≥ 0, got ${n}`);
+      if (!Number.isFinite(n) || n < 0 || n > MAX_TOKENS || (whole && !Number.isInteger(n))) {
+        throw invalidArgument(`${at}.usage.${key}`, `must be ${whole ? "a whole number" : "a number"} from 0 to ${MAX_TOKENS}, got ${n}`);
       }
       usage[key] = n;
     }

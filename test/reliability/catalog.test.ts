@@ -1,12 +1,17 @@
 // The fuzzer's and the isolation matrix's endpoint list is the spec §4 surface the edge serves:
 // the same method and path for every route of every public service, and each endpoint fuzzed by
-// one of the fuzz files. A new route that is not added there fails here.
+// one of the fuzz files. A new route that is not added there fails here. Likewise the RPC
+// fuzzer's service list (support/rpc-catalog.ts) is every service the modules serve on the gRPC
+// port, with its access policy, plus the health service; fuzz-rpc.test.ts checks the same
+// against the running server.
 import { describe, expect, it } from "vitest";
 import { buildRouteTable } from "../../services/edge/routes.js";
 import { isPublic } from "../../services/platform/module.js";
 import { ALL_MODULES } from "../../services/modules.js";
 import { endpoints, id } from "./support/endpoints.js";
 import { FUZZ_GROUPS } from "./support/fuzz-groups.js";
+import { RPC_METHODS, RPC_SERVICES } from "./support/rpc-catalog.js";
+import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import type { Org } from "./support/world.js";
 
 const placeholder = new Proxy({}, { get: (_t, p) => (p === "members" || p === "sessions" || p === "messages" ? new Proxy({}, { get: () => ({ userId: "u", email: "e@x.test" }) }) : { id: "x", name: "x", repoId: "x" }) }) as unknown as Org;
@@ -25,5 +30,12 @@ describe("endpoint catalog", () => {
   it("is fuzzed endpoint by endpoint", () => {
     const fuzzed = Object.values(FUZZ_GROUPS).flat().sort();
     expect(fuzzed).toEqual(catalog.map(id).sort());
+  });
+
+  it("the RPC fuzzer covers every service of every module, with its access, and the health service", () => {
+    const served = ALL_MODULES.flatMap((m) => m.services.map((s) => `${s.service.typeName} ${s.policy.kind}`));
+    served.push(`${Health.typeName} open`);
+    expect(RPC_SERVICES.map((s) => `${s.service.typeName} ${s.access}`).sort()).toEqual(served.sort());
+    expect(RPC_METHODS).toHaveLength(30);
   });
 });

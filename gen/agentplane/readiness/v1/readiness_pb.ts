@@ -459,9 +459,10 @@ export const ReadinessService: GenService<{
 export const ReportSubmissionService: GenService<{
   /**
    * Validates and stores a report. A bad report is rejected whole (INVALID_ARGUMENT, nothing
-   * stored) with every problem listed in the message, "; "-separated, each starting with the
+   * stored) with its problems listed in the message, "; "-separated, each starting with the
    * field's path inside the report in its JSON spelling ("report.lint.denominator: must be at
-   * least 1"). A reportId the organization already has is ALREADY_EXISTS.
+   * least 1"); past about 900 characters the list ends with how many more there are ("; and 12
+   * more problems"). A reportId the organization already has is ALREADY_EXISTS.
    *
    * Rules: reportId a UUID (generated when empty; stored lower-case); createdAt a whole number
    * of Unix ms at most 5 minutes ahead of the server's clock (now when 0); repoUrl a remote

@@ -1,0 +1,134 @@
+// The server the RPC fuzzer attacks: the real binary (`agentplane serve`) in a child process, so
+// that its memory is measured apart from the test's, against a fresh database that the test
+// seeds with an organization (every role, demo data in every area, sessions, messages, a
+// computer with a host, a readiness report) and with leases on sessions, so that generated
+// requests carry real IDs and get past validation into the database.
+import { randomUUID } from "node:crypto";
+import type { Kysely } from "kysely";
+import { SessionRunnerService } from "../../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
+import type { Database } from "../../../services/database.js";
+import { migrations } from "../../../services/migrations.js";
+import { createTestDatabase, type TestDatabase } from "../../support/database.js";
+import { ALL_MODULES } from "../../../services/modules.js";
+import { api, createTestServiceAccount } from "../../support/fixtures.js";
+import { grpcClient } from "../../support/grpc.js";
+import { RPC_SERVICES, type RpcEndpoints } from "./rpc-catalog.js";
+import { startServeProcess, type ServeProcess } from "./serve-process.js";
+import { seedOrg, type Org } from "./world.js";
+
+/**
+ * The workload credential (a service-account token, `aps_…`) with which the fuzzer calls an
+ * internal service: an account bound to the seeded organization, holding the scopes the
+ * service's methods need.
+ */
+export async function workloadTokenFor(db: Kysely<Database>, orgId: string, serviceTypeName: string): Promise<string> {
+  const served = ALL_MODULES.flatMap((m) => m.services).find((s) => s.service.typeName === serviceTypeName);
+  if (served?.policy.kind !== "internal") throw new Error(`${serviceTypeName} is not an internal service`);
+  return createTestServiceAccount(db, { orgId, scopes: [...new Set(Object.values(served.policy.scopes))], name: `fuzz ${serviceTypeName}` });
+}
+
+/** A session claimed by a runner in the setup: a valid (sessionId, leaseToken) pair. */
+export interface Lease {
+  sessionId: string;
+  leaseToken: string;
+}
+
+/** Everything the generators draw real values from. */
+export interface RpcWorld {
+  org: Org;
+  /**
+   * Computers generated requests may change (UpdateComputer renames them, moves their host):
+   * the computerId pool.
+   */
+  computers: { id: string; name: string }[];
+  /** A computer no request changes, so looking it up by name can succeed all run long. */
+  named: string;
+  /** The host of a computer no request changes, so RegisterHost can succeed all run long. */
+  hostId: string;
+  /**
+   * Leases per lease method (RenewLease, AppendMessages, FinishRun), so that FinishRun ending
+   * its leases does not leave the others none.
+   */
+  leases: Record<"renew" | "append" | "finish", Lease[]>;
+  /** Bearer token per internal service type name (undefined: none needed). */
+  workloadTokens: Record<string, string | undefined>;
+}
+
+export interface RpcTarget extends RpcEndpoints {
+  server: ServeProcess;
+  database: TestDatabase<Database>;
+  world: RpcWorld;
+  close(): Promise<void>;
+}
+
+function metadataOf(token: string | undefined): Record<string, string> {
+  return token ? { authorization: `Bearer ${token}` } : {};
+}
+
+export async function startRpcTarget(env: Record<string, string> = {}): Promise<RpcTarget> {
+  const database = await createTestDatabase<Database>(migrations);
+  let server: ServeProcess | undefined;
+  try {
+    server = await startServeProcess({ DATABASE_URL: database.url, REDIS_URL: process.env.TEST_REDIS_URL ?? "", ...env });
+    const endpoints: RpcEndpoints = { grpcUrl: server.grpcUrl, internalGrpcUrl: server.internalGrpcUrl };
+    const org = await seedOrg(database.db, server.restUrl!, server.internalGrpcUrl, "R");
+    const workloadTokens: Record<string, string | undefined> = {};
+    for (const { service, access } of RPC_SERVICES) if (access === "internal") workloadTokens[service.typeName] = await workloadTokenFor(database.db, org.orgId, service.typeName);
+
+    const owner = org.members.owner;
+    const computer = async (body: Record<string, unknown>) => {
+      const created = await api(server!.restUrl!, owner.key, "/api/v0/computers", { method: "POST", body: { remoteUser: "dev", ...body } });
+      if (created.status !== 201) throw new Error(`creating a computer failed: ${created.status} ${created.text}`);
+      return { id: created.json.id as string, name: created.json.name as string };
+    };
+    const target = await computer({ name: "fuzz-update-target", hostId: randomUUID() });
+    const named = await computer({ name: "fuzz-named" });
+    const hostId = randomUUID();
+    await computer({ name: "fuzz-hosted", hostId });
+
+    // Sessions with a waiting user message, claimed under long leases: the lease methods get
+    // pairs that work (until a generated FinishRun ends one).
+    const runner = grpcClient(SessionRunnerService, server.internalGrpcUrl);
+    const token = workloadTokens[SessionRunnerService.typeName];
+    const leases: Lease[] = [];
+    try {
+      // The four sessions seedOrg made wait too: claim those first.
+      for (let i = 0; i < 4 + 18; i++) {
+        if (i >= 4) {
+          const s = await runner.call(SessionRunnerService.method.createSession, { orgId: org.orgId, userId: owner.userId, title: `leased ${i}` }, metadataOf(token));
+          const posted = await api(server.restUrl!, owner.key, `/api/v0/sessions/${s.sessionId}/messages`, { method: "POST", body: { text: `work ${i}` } });
+          if (posted.status !== 200) throw new Error(`posting to a leased session failed: ${posted.status} ${posted.text}`);
+        }
+        const claim = await runner.call(SessionRunnerService.method.claimSession, { runnerId: "fuzz-setup", leaseSeconds: 3600, orgId: org.orgId }, metadataOf(token));
+        if (claim.session) leases.push({ sessionId: claim.session.sessionId, leaseToken: claim.leaseToken });
+      }
+    } finally {
+      runner.close();
+    }
+    if (leases.length < 18) throw new Error(`the setup claimed ${leases.length} sessions, not 18`);
+
+    const world: RpcWorld = {
+      org,
+      computers: [org.computer, target],
+      named: named.name,
+      hostId,
+      leases: { renew: leases.slice(-18, -12), append: leases.slice(-12, -6), finish: leases.slice(-6) },
+      workloadTokens,
+    };
+    const started = server;
+    return {
+      ...endpoints,
+      server: started,
+      database,
+      world,
+      async close() {
+        await started.terminate();
+        await database.drop();
+      },
+    };
+  } catch (e) {
+    await server?.terminate();
+    await database.drop();
+    throw e;
+  }
+}
