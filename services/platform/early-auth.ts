@@ -114,7 +114,12 @@ export function createEarlyAuth(options: EarlyAuthOptions): EarlyAuth {
             else log.info({ ...fields, reason: error.rawMessage }, "rpc");
             refuse(req, res, error, protocol);
           },
-        );
+        )
+          // Nothing of a single call may end the process: whatever escaped, that stream is reset.
+          .catch((err: unknown) => {
+            options.logger.error({ err, rpc: `${rpc[0]}/${rpc[1]}` }, "answering a call failed");
+            if (!res.stream.destroyed) res.stream.destroy();
+          });
       };
     },
   };
@@ -122,7 +127,9 @@ export function createEarlyAuth(options: EarlyAuthOptions): EarlyAuth {
 
 /** Answers `error` in the request's protocol without reading its body, then resets the stream. */
 function refuse(req: Http2ServerRequest, res: Http2ServerResponse, error: ConnectError, protocol: Protocol): void {
-  if (res.headersSent || res.destroyed) return;
+  // The client may have gone (cancelled, reset, connection lost) while the credential was being
+  // checked: there is nobody to answer.
+  if (res.headersSent || res.stream.destroyed || res.stream.closed) return;
   const contentType = (req.headers["content-type"] ?? "").toLowerCase();
   const headers = new Headers();
   let status = 200;
@@ -159,10 +166,16 @@ function refuse(req: Http2ServerRequest, res: Http2ServerResponse, error: Connec
     if (!stream.closed && stream.state.remoteClose !== 1) stream.close(h2.NGHTTP2_NO_ERROR);
   };
   stream.once("finish", reset);
-  if (body === undefined) {
-    stream.respond(out, { endStream: true });
-  } else {
-    stream.respond(out);
-    stream.end(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+  try {
+    if (body === undefined) {
+      stream.respond(out, { endStream: true });
+    } else {
+      stream.respond(out);
+      stream.end(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+    }
+  } catch {
+    // The stream went away between the check above and now (a reset arriving meanwhile): the
+    // same as above, nobody to answer. Never let it escape: it would end the process.
+    stream.destroy();
   }
 }

@@ -149,4 +149,55 @@ describe.skipIf(!REAL)(`limits before work${REAL ? "" : " (skipped: needs TEST_D
     expect(server.child.exitCode).toBeNull();
   }, 120_000);
 
+
+  it("stays up when clients cancel their calls while the credential is being checked", async () => {
+    const pid = server.child.pid!;
+    const ingest = "/agentplane.analytics.v1.TelemetryService/Ingest";
+    // Made-up keys make the check query Postgres; the cancel arrives meanwhile, and the answer
+    // (accepted or refused) then finds the stream gone.
+    const credentials = ["", "Bearer aps_madeup", `Bearer ${token}`, `Bearer ${apiKey}`];
+    let cancelled = 0;
+    for (let round = 0; round < 5; round++) {
+      const session = connect(server.internalGrpcUrl);
+      session.on("error", () => {});
+      await Promise.all(
+        Array.from({ length: 60 }, (_, i) => {
+          const authorization = credentials[i % credentials.length]!.replace("aps_madeup", `aps_madeup${round}x${i}`);
+          const req = session.request({ ":method": "POST", ":path": ingest, "content-type": i % 2 ? "application/grpc" : "application/json", ...(authorization ? { authorization } : {}) });
+          req.on("error", () => {});
+          req.write(Buffer.from([0, 0, 0, 0, 0]));
+          return new Promise<void>((resolve) => {
+            setImmediate(() => {
+              req.close(constants.NGHTTP2_CANCEL);
+              cancelled++;
+              resolve();
+            });
+          });
+        }),
+      );
+      session.destroy();
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    expect(cancelled).toBe(300);
+    expect(server.child.exitCode, server.output().slice(-2000)).toBeNull();
+    // And it still answers.
+    const health = connect(server.grpcUrl);
+    health.on("error", () => {});
+    try {
+      const status = await new Promise<string | undefined>((resolve, reject) => {
+        const req = health.request({ ":method": "POST", ":path": "/grpc.health.v1.Health/Check", "content-type": "application/grpc" });
+        let grpcStatus: string | undefined;
+        req.on("response", (h) => (grpcStatus = h["grpc-status"] as string | undefined));
+        req.on("trailers", (t) => (grpcStatus = t["grpc-status"] as string | undefined));
+        req.on("data", () => {});
+        req.on("end", () => resolve(grpcStatus));
+        req.on("error", reject);
+        req.end(Buffer.from([0, 0, 0, 0, 0]));
+      });
+      expect(status).toBe("0");
+    } finally {
+      health.destroy();
+    }
+    expect(rssOf(pid)).toBeGreaterThan(0);
+  }, 60_000);
 });
