@@ -109,9 +109,11 @@ export async function startServer(config: Config, logger: Logger, options: Start
   // Each module's implementations are built once and shared by every router (both gRPC
   // listeners and the in-process edge), with whatever state they keep.
   const moduleRoutes = modules.map((module) => module.routes(platform));
+  // Aborted when stop() begins: health answers NOT_SERVING and open watches end.
+  const draining = new AbortController();
   const routesOf = (services: readonly ServedService[]) => {
     const names = new Set(services.map((s) => s.service.typeName));
-    const health = createHealthService(probe, [...names]);
+    const health = createHealthService(probe, [...names], draining.signal);
     return (router: ConnectRouter) => {
       const only = onlyServices(router, names);
       for (const register of moduleRoutes) register(only);
@@ -168,6 +170,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
   const stop = () =>
     (stopping ??= (async () => {
       logger.info("draining");
+      draining.abort();
       const force = setTimeout(() => {
         grpcListener.destroy();
         internalListener.destroy();

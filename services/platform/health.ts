@@ -22,10 +22,16 @@ export function cachedProbe(probe: DependencyProbe, ttlMs = CACHE_MS): Dependenc
   };
 }
 
-export function createHealthService(probe: DependencyProbe, serviceNames: readonly string[]): ServiceImpl<typeof Health> {
+/**
+ * `draining` aborts when the server begins to stop: from then on every service is NOT_SERVING
+ * (probes take the pod out of rotation), and each Watch sends that and ends, so an open watch
+ * does not hold the drain until its forced end.
+ */
+export function createHealthService(probe: DependencyProbe, serviceNames: readonly string[], draining?: AbortSignal): ServiceImpl<typeof Health> {
   const known = new Set(["", ...serviceNames]);
   const statusOf = async (service: string): Promise<Status> => {
     if (!known.has(service)) return Status.SERVICE_UNKNOWN;
+    if (draining?.aborted) return Status.NOT_SERVING;
     return (await probe()) ? Status.SERVING : Status.NOT_SERVING;
   };
   return {
@@ -41,11 +47,21 @@ export function createHealthService(probe: DependencyProbe, serviceNames: readon
           previous = status;
           yield { status };
         }
+        // The server is stopping: the watcher has its last status (NOT_SERVING), and the stream ends.
+        if (draining?.aborted) return;
         // An abort that came while the status was read or sent fires no listener added now.
         if (ctx.signal.aborted) break;
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, WATCH_INTERVAL_MS);
-          ctx.signal.addEventListener("abort", () => { clearTimeout(timer); resolve(); }, { once: true });
+          const wake = () => {
+            clearTimeout(timer);
+            // Each wait adds its listeners; remove them, or a long watch piles them up.
+            ctx.signal.removeEventListener("abort", wake);
+            draining?.removeEventListener("abort", wake);
+            resolve();
+          };
+          const timer = setTimeout(wake, WATCH_INTERVAL_MS);
+          ctx.signal.addEventListener("abort", wake, { once: true });
+          draining?.addEventListener("abort", wake, { once: true });
         });
       }
       // A watch ends only when the call does: past its deadline that is DEADLINE_EXCEEDED (the
