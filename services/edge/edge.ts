@@ -15,7 +15,8 @@ import { kRenderedResponse, type RenderedResponseSlot } from "../platform/render
 import { preferredCoding } from "./accept-encoding.js";
 import { announcesBody, readJsonBody } from "./body.js";
 import { ClientGoneError, EdgeHttpError } from "./errors.js";
-import { forwardRequestHeaders, requestIdFrom } from "./headers.js";
+import { forwardRequestHeaders } from "./headers.js";
+import { requestIdFrom } from "../platform/request-id.js";
 import { buildRequestMessage } from "./request.js";
 import { describeError, writeError, writeSuccess } from "./respond.js";
 import { withUpstreamRetries } from "./retry.js";

@@ -1,5 +1,4 @@
-// Which HTTP headers cross the edge, in each direction, and the request id.
-import { randomUUID } from "node:crypto";
+// Which HTTP headers cross the edge, in each direction.
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
 
 // Request headers that describe the client's HTTP hop (hop-by-hop headers of RFC 9110 §7.6.1,
@@ -52,13 +51,6 @@ function isTransportHeader(name: string): boolean {
 
 const LIST_SEPARATOR = /\s*,\s*/;
 
-// 1–200 visible ASCII characters (no space, no control characters).
-const REQUEST_ID_RE = /^[\x21-\x7e]{1,200}$/;
-
-/** The client's X-Request-Id when it is 1–200 visible ASCII characters, else a fresh UUID. */
-export function requestIdFrom(header: string | string[] | undefined): string {
-  return typeof header === "string" && REQUEST_ID_RE.test(header) ? header : randomUUID();
-}
 
 /**
  * The request metadata of the RPC: the client's end-to-end headers plus x-request-id, and

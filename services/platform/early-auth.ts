@@ -10,7 +10,7 @@
 // authenticated twice.
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { constants as h2 } from "node:http2";
-import { randomUUID } from "node:crypto";
+import { requestIdFrom } from "./request-id.js";
 import { ConnectError, createContextValues, type ContextValues } from "@connectrpc/connect";
 import { encodeEnvelope } from "@connectrpc/connect/protocol";
 import type { DescService } from "@bufbuild/protobuf";
@@ -48,7 +48,6 @@ export interface EarlyAuth {
   contextValues(req: unknown): ContextValues;
 }
 
-const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
 
 /** `/pkg.Service/Method` → [service, method], or undefined for any other path. */
 function rpcOf(url: string | undefined): [string, string] | undefined {
@@ -105,8 +104,7 @@ export function createEarlyAuth(options: EarlyAuthOptions): EarlyAuth {
           },
           (err: unknown) => {
             const { error, internal } = toConnectError(err);
-            const given = req.headers["x-request-id"];
-            const requestId = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+            const requestId = requestIdFrom(req.headers["x-request-id"]);
             error.metadata.set("x-request-id", requestId);
             const log = options.logger.child({ requestId, rpc: `${rpc[0]}/${rpc[1]}` });
             const fields = { code: error.code, ms: Math.round(performance.now() - started), phase: "before body" };

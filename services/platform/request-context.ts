@@ -2,18 +2,16 @@
 // line per call (never its headers: they carry credentials), and maps whatever a handler threw
 // to a ConnectError through the one mapping in errors.ts.
 import type { Interceptor } from "@connectrpc/connect";
-import { randomUUID } from "node:crypto";
+import { requestIdFrom } from "./request-id.js";
 import type { Logger } from "./logger.js";
 import { kLogger, kPrincipal, kRequestId } from "./context.js";
 import { toConnectError } from "./errors.js";
 
-const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
 
 export function requestContextInterceptor(logger: Logger): Interceptor {
   return (next) => async (req) => {
     const started = performance.now();
-    const given = req.header.get("x-request-id");
-    const requestId = given && REQUEST_ID.test(given) ? given : randomUUID();
+    const requestId = requestIdFrom(req.header.get("x-request-id"));
     const log = logger.child({ requestId, rpc: `${req.service.typeName}/${req.method.name}` });
     req.contextValues.set(kRequestId, requestId);
     req.contextValues.set(kLogger, log);
