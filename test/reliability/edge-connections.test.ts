@@ -206,9 +206,12 @@ describe("drain under keep-alive load", () => {
     error?: string;
   }
 
+  /** Called when a slow request has sent the first part of its body (the drain waits for one). */
+  let onHalfSent: (() => void) | undefined;
+
   /**
-   * One request on the keep-alive agent. Slow ones send their body in two parts 300 ms apart, so
-   * some request is always in flight, half sent, when the drain starts.
+   * One request on the keep-alive agent. Slow ones send their body in two parts 300 ms apart; the
+   * drain starts while one of them is half sent.
    */
   function send(agent: Agent, slow: boolean): Promise<Outcome> {
     const url = new URL(server.restUrl);
@@ -244,6 +247,7 @@ describe("drain under keep-alive load", () => {
       req.on("error", (e: NodeJS.ErrnoException) => done({ status: 0, connection: undefined, complete: false, error: e.code ?? e.message }));
       if (slow) {
         req.write(body.slice(0, 10));
+        onHalfSent?.();
         setTimeout(() => {
           bodyDoneAt = performance.now();
           req.end(body.slice(10));
@@ -266,6 +270,11 @@ describe("drain under keep-alive load", () => {
       }
     });
     await sleep(1_000);
+    // Start the drain 50 ms into a slow upload, so that one is certainly half sent at its start
+    // (its second part follows 300 ms after the first).
+    await new Promise<void>((resolve) => (onHalfSent = resolve));
+    onHalfSent = undefined;
+    await sleep(50);
     const drainStarted = performance.now();
     const stopped = server.stop().then(() => performance.now() - drainStarted);
     await Promise.all(workers);
