@@ -10,6 +10,7 @@
 // (pg-arrays.ts).
 import { sql, type Transaction } from "kysely";
 import type { Database, Executor } from "../database.js";
+import { violatedConstraint } from "../platform/errors.js";
 import { dayOf } from "./dates.js";
 import { integerArray, textArray } from "./pg-arrays.js";
 import { BinaryCopyWriter, copyInto, startCopy } from "./pg-copy.js";
@@ -64,8 +65,7 @@ function claimsOf(rows: readonly EventRow[]): { claims: EventRow[]; duplicates: 
 
 /** The claims' unique key refused an id: it was claimed before, or by a concurrent batch. */
 function isClaimConflict(err: unknown): boolean {
-  const e = err as { code?: unknown; constraint?: unknown } | null;
-  return e?.code === "23505" && e.constraint === "analytics_event_ids_pkey";
+  return violatedConstraint(err) === "analytics_event_ids_pkey";
 }
 
 /**

@@ -1,6 +1,7 @@
 // The commands of the agentplane CLI, keyed by their words ("org create").
 import { join } from "node:path";
 import type { Config } from "../platform/config.js";
+import { violatedConstraint } from "../platform/errors.js";
 import { ROLES, type Role } from "../platform/context.js";
 import type { Logger } from "../platform/logger.js";
 import { createApiKey, createOrganization, createUser, findOrganization, findUserAnyOrg } from "../organization/queries.js";
@@ -128,8 +129,8 @@ export const COMMANDS: Record<string, Command> = {
           role: role as Role,
           firstName: typeof ctx.options["first-name"] === "string" ? ctx.options["first-name"] : "",
           lastName: typeof ctx.options["last-name"] === "string" ? ctx.options["last-name"] : "",
-        }).catch((err: { code?: string }) => {
-          throw err.code === "23505" ? new Error(`a user with email ${email} already exists in organization ${orgId}`) : err;
+        }).catch((err: unknown) => {
+          throw violatedConstraint(err) === "users_org_email" ? new Error(`a user with email ${email} already exists in organization ${orgId}`) : err;
         });
         ctx.out.result({ id: user.id, orgId, email: user.email, role: user.role }, user.id);
       }),

@@ -6,7 +6,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../database.js";
 import { requireRole } from "../platform/auth.js";
 import { principalOf } from "../platform/context.js";
-import { alreadyExists, invalidArgument, notFound } from "../platform/errors.js";
+import { alreadyExists, invalidArgument, notFound, violatedConstraint } from "../platform/errors.js";
 import { requireOwnOrg } from "../platform/tenancy.js";
 import {
   completeHostRegistration,
@@ -17,7 +17,6 @@ import {
   listSteps,
   restartHostRegistration,
   updateComputer,
-  violatedConstraint,
   type ComputerRow,
   type ComputerUpdate,
 } from "./queries.js";

@@ -1,7 +1,7 @@
 // Repository functions of the computers area used by the API handlers. Each takes an Executor
 // (db or transaction) and is scoped by organization, except the host lookup: a host agent knows
 // only its hostId, which is unique across organizations.
-import { randomUUID } from "node:crypto";
+import { newId } from "../platform/ids.js";
 import type { Selectable } from "kysely";
 import type { Executor } from "../database.js";
 import type { PlannedStep } from "./steps.js";
@@ -16,7 +16,7 @@ export async function insertComputer(db: Executor, orgId: string, input: NewComp
   const computer = await db
     .insertInto("computers")
     .values({
-      id: randomUUID(),
+      id: newId(),
       org_id: orgId,
       name: input.name,
       provider_type: input.provider,
@@ -41,7 +41,7 @@ export async function insertComputer(db: Executor, orgId: string, input: NewComp
     .insertInto("computer_provisioning_steps")
     .values(
       steps.map((s) => ({
-        id: randomUUID(),
+        id: newId(),
         computer_id: computer.id,
         org_id: orgId,
         position: s.position,
@@ -113,10 +113,4 @@ export async function completeHostRegistration(db: Executor, computerId: string)
     .where("kind", "=", "register_host")
     .where("status", "!=", "succeeded")
     .execute();
-}
-
-/** Which unique constraint a Postgres 23505 error names, if any. */
-export function violatedConstraint(err: unknown): string | undefined {
-  const e = err as { code?: unknown; constraint?: unknown } | null;
-  return e?.code === "23505" && typeof e.constraint === "string" ? e.constraint : undefined;
 }

@@ -1,6 +1,7 @@
 // Repository functions of the organization area. Each takes an Executor (db or transaction)
 // and is scoped by organization where the row belongs to one.
-import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { newId } from "../platform/ids.js";
+import { createHash, randomBytes } from "node:crypto";
 import { sql } from "kysely";
 import type { Executor } from "../database.js";
 import type { Role } from "../platform/context.js";
@@ -25,7 +26,6 @@ export interface UserRow {
   last_sign_in_at: Date | null;
 }
 
-export const newId = (): string => randomUUID();
 
 export async function createOrganization(db: Executor, init: { name: string; plan?: string; id?: string }): Promise<OrganizationRow> {
   return db

@@ -4,7 +4,8 @@
 import { randomBytes } from "node:crypto";
 import type { Selectable } from "kysely";
 import type { Executor } from "../database.js";
-import { hashApiKey, newId } from "./queries.js";
+import { hashApiKey } from "./queries.js";
+import { newId } from "../platform/ids.js";
 import type { ServiceAccountsTable } from "./tables.js";
 
 export const SERVICE_ACCOUNT_PREFIX = "aps_";

@@ -69,6 +69,12 @@ const PG_STATE_TO_CODE: Record<string, [Code, string]> = {
   "54000": [Code.InvalidArgument, "request: a value is too large"],
 };
 
+/** Which unique constraint a Postgres unique violation (SQLSTATE 23505) names; undefined for any other error. */
+export function violatedConstraint(err: unknown): string | undefined {
+  const e = err as { code?: unknown; constraint?: unknown } | null;
+  return e?.code === "23505" && typeof e.constraint === "string" ? e.constraint : undefined;
+}
+
 const NETWORK_ERRORS = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EHOSTUNREACH"]);
 
 /**

@@ -6,7 +6,8 @@ import { ReadinessService, ReportSubmissionService } from "../../gen/agentplane/
 import { createTestDatabase, type TestDatabase } from "../../test/support/database.js";
 import type { Database } from "../database.js";
 import { migrations } from "../migrations.js";
-import { createOrganization, newId } from "../organization/queries.js";
+import { createOrganization } from "../organization/queries.js";
+import { newId } from "../platform/ids.js";
 import { createReadinessService, createReportSubmissionService } from "./handlers.js";
 
 const T0 = Date.UTC(2026, 0, 20);

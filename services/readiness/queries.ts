@@ -1,6 +1,6 @@
 // Repository functions of the readiness area. Each takes an Executor (db or transaction) and is
 // scoped by organization.
-import { randomUUID } from "node:crypto";
+import { newId } from "../platform/ids.js";
 import { sql, type Selectable } from "kysely";
 import type { Executor } from "../database.js";
 import type { ReadinessReportsTable, StoredCriteria } from "./tables.js";
@@ -31,7 +31,7 @@ export async function ensureRepository(db: Executor, orgId: string, url: string)
   // The no-op update makes the row come back whether it was inserted now or already existed.
   return db
     .insertInto("readiness_repositories")
-    .values({ id: randomUUID(), org_id: orgId, url })
+    .values({ id: newId(), org_id: orgId, url })
     .onConflict((oc) => oc.columns(["org_id", "url"]).doUpdateSet({ url: (eb) => eb.ref("excluded.url") }))
     .returningAll()
     .executeTakeFirstOrThrow();

@@ -8,7 +8,7 @@
 import type { Insertable, Selectable } from "kysely";
 import type { Executor } from "../database.js";
 import type { MessageAttachmentsTable, MessagesTable, MessageRole } from "./tables.js";
-import { newId } from "./queries.js";
+import { newId } from "../platform/ids.js";
 
 export type MessageRow = Selectable<MessagesTable>;
 export type AttachmentRow = Selectable<MessageAttachmentsTable>;

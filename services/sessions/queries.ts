@@ -4,7 +4,7 @@
 // `touchSession`, inside the transaction that holds the session's row lock. It stamps the session
 // with the writing transaction's ID and records the position the session had before in
 // session_list_history; list-queries.ts pages over that (see there).
-import { randomUUID } from "node:crypto";
+import { newId } from "../platform/ids.js";
 import { sql, type Insertable, type Selectable, type Updateable } from "kysely";
 import type { Executor } from "../database.js";
 import type { SessionsTable, SessionStatus, StoredSettings, StoredTokenUsage } from "./tables.js";
@@ -14,7 +14,6 @@ export type SessionRow = Selectable<SessionsTable>;
 /** History older than this is pruned; no listing may continue a snapshot older than LIST_SNAPSHOT_MAX_AGE_MS. */
 export const LIST_HISTORY_RETENTION_MS = 24 * 60 * 60 * 1000;
 
-export const newId = (): string => randomUUID();
 
 /** The session if it exists in the organization and, when `ownerId` is given, belongs to that user. */
 export async function findSession(db: Executor, orgId: string, sessionId: string, ownerId?: string): Promise<SessionRow | undefined> {

@@ -4,7 +4,7 @@ import { MAX_TOKENS } from "../analytics/events.js";
 import { invalidArgument } from "../platform/errors.js";
 import { MAX_ID_CHARS, MAX_TEXT_CHARS, MODEL_TIERS, OPENAI_PHASES, REASONING_FIELDS, RUNNER_ROLES, VISIBILITIES, oneOf, optionalId } from "./inputs.js";
 import type { NewMessageRow } from "./message-queries.js";
-import { newId } from "./queries.js";
+import { newId } from "../platform/ids.js";
 import { TOKEN_USAGE_KEYS } from "./settings.js";
 import type { ModelUsageReport } from "./telemetry-events.js";
 import type { StoredTokenUsage } from "./tables.js";
