@@ -4,7 +4,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import type { OrganizationService } from "../../gen/agentplane/organization/v1alpha1/organization_pb.js";
 import type { Executor } from "../database.js";
 import { principalOf } from "../platform/context.js";
-import { parsePageLimit, type CursorStore } from "../platform/cursors.js";
+import { keysetPage, parsePageLimit, type CursorStore } from "../platform/cursors.js";
 import { listUsersPage, type UserPosition, type UserRow } from "./queries.js";
 
 export interface OrganizationDeps {
@@ -31,17 +31,16 @@ export function createOrganizationService(deps: OrganizationDeps): Partial<Servi
     async listUsers(req, ctx) {
       const principal = principalOf(ctx);
       const limit = parsePageLimit(req.limit);
-      const after = req.cursor ? await deps.cursors.read<UserPosition>(principal, USERS_SCOPE, req.cursor) : undefined;
-      // One extra row tells whether another page follows without a count query.
-      const rows = await listUsersPage(deps.db, principal.orgId, limit + 1, after);
-      const page = rows.slice(0, limit);
-      const hasMore = rows.length > limit;
-      const last = page[page.length - 1];
-      const nextCursor =
-        hasMore && last
-          ? await deps.cursors.issue<UserPosition>(principal, USERS_SCOPE, { createdAt: last.created_at.toISOString(), id: last.id })
-          : "";
-      return { users: page.map(toOrganizationUser), pagination: { hasMore, nextCursor } };
+      const { rows, pagination } = await keysetPage({
+        cursors: deps.cursors,
+        principal,
+        scope: USERS_SCOPE,
+        cursor: req.cursor,
+        limit,
+        fetch: (count, after: UserPosition | undefined) => listUsersPage(deps.db, principal.orgId, count, after),
+        positionOf: (last): UserPosition => ({ createdAt: last.created_at.toISOString(), id: last.id }),
+      });
+      return { users: rows.map(toOrganizationUser), pagination };
     },
   };
 }

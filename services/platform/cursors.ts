@@ -65,3 +65,36 @@ export function parsePageLimit(raw: string | undefined, field = "limit"): number
   if (n < 1 || n > 100) throw invalidArgument(field, `must be from 1 to 100, got ${n}`);
   return n;
 }
+
+export interface KeysetPageRequest<Row, Position> {
+  readonly cursors: CursorStore;
+  readonly principal: Principal;
+  readonly scope: CursorScope;
+  /** The request's cursor token ("" or absent: the first page). */
+  readonly cursor: string | undefined;
+  readonly limit: number;
+  /** Up to `count` rows after `after` (every row when undefined), in the list's order. */
+  fetch(count: number, after: Position | undefined): Promise<Row[]>;
+  /** The keyset position of a row: where the next page starts. */
+  positionOf(last: Row): Position;
+}
+
+export interface KeysetPage<Row> {
+  readonly rows: Row[];
+  readonly pagination: { hasMore: boolean; nextCursor: string };
+}
+
+/**
+ * One page of a keyset-paged v0 list (DESIGN.md §4): the position the request's cursor stands
+ * for, `limit + 1` rows after it (the extra row tells whether another page follows, without a
+ * count query), and a token for the page's last row when one does.
+ */
+export async function keysetPage<Row, Position>(req: KeysetPageRequest<Row, Position>): Promise<KeysetPage<Row>> {
+  const after = req.cursor ? await req.cursors.read<Position>(req.principal, req.scope, req.cursor) : undefined;
+  const fetched = await req.fetch(req.limit + 1, after);
+  const rows = fetched.slice(0, req.limit);
+  const hasMore = fetched.length > req.limit;
+  const last = rows[rows.length - 1];
+  const nextCursor = hasMore && last ? await req.cursors.issue<Position>(req.principal, req.scope, req.positionOf(last)) : "";
+  return { rows, pagination: { hasMore, nextCursor } };
+}

@@ -6,14 +6,14 @@ import { findComputer } from "../computers/queries.js";
 import type { Database } from "../database.js";
 import { requireRole } from "../platform/auth.js";
 import { principalOf, type Principal } from "../platform/context.js";
-import { parsePageLimit, type CursorStore } from "../platform/cursors.js";
+import { keysetPage, parsePageLimit, type CursorStore } from "../platform/cursors.js";
 import { invalidArgument, notFound } from "../platform/errors.js";
 import type { TelemetrySink } from "../platform/telemetry.js";
 import { onConnection, stopIfAbandoned } from "./abandoned.js";
 import { checkAttachments } from "./attachments.js";
 import { claimIdempotencyKey, parseIdempotencyKey, requestHash } from "./idempotency.js";
 import { listRole, messageText, optionalId } from "./inputs.js";
-import { listSessionsPage, type SessionListPosition } from "./list-queries.js";
+import { listSessionsPage, type SessionListPosition, type SessionListRow } from "./list-queries.js";
 import { findMessage, insertAttachments, insertMessages, listMessagesPage, type MessagePosition } from "./message-queries.js";
 import { findSession, lockSession, touchSession, visibleStatus, writeTime } from "./queries.js";
 import { newId } from "../platform/ids.js";
@@ -53,18 +53,23 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
       const computerId = optionalId("computerId", req.computerId);
       const ownerId = ownerFilter(principal);
       const scope = { list: "sessions", filters: { computerId, visibility: ownerId === undefined ? "organization" : "own" } };
-      const after = req.cursor ? await cursors.read<SessionListPosition>(principal, scope, req.cursor) : undefined;
-      // One extra row tells whether another page follows without a count query.
-      const page = await onConnection(db, ctx.signal, (conn) => listSessionsPage(conn, { orgId: principal.orgId, ownerId, computerId }, limit + 1, after));
-      stopIfAbandoned(ctx.signal);
-      const rows = page.rows.slice(0, limit);
-      const hasMore = page.rows.length > limit;
-      const last = rows[rows.length - 1];
-      const nextCursor =
-        hasMore && last
-          ? await cursors.issue<SessionListPosition>(principal, scope, { ...page.snapshot, at: last.position_ms, id: last.id })
-          : "";
-      return { sessions: sessionListView(rows), pagination: { hasMore, nextCursor } };
+      // A listing keeps the order of its first page: its snapshot travels in the cursor.
+      let snapshot: Omit<SessionListPosition, "at" | "id"> | undefined;
+      const { rows, pagination } = await keysetPage<SessionListRow, SessionListPosition>({
+        cursors,
+        principal,
+        scope,
+        cursor: req.cursor,
+        limit,
+        fetch: async (count, after) => {
+          const page = await onConnection(db, ctx.signal, (conn) => listSessionsPage(conn, { orgId: principal.orgId, ownerId, computerId }, count, after));
+          stopIfAbandoned(ctx.signal);
+          snapshot = page.snapshot;
+          return page.rows;
+        },
+        positionOf: (last) => ({ ...snapshot!, at: last.position_ms, id: last.id }),
+      });
+      return { sessions: sessionListView(rows), pagination };
     },
 
     async getSession(req, ctx) {
@@ -98,13 +103,16 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
       const computerId = optionalId("computerId", req.computerId);
       const session = await visibleSession(principal, req.sessionId, ctx.signal);
       const scope = { list: "sessions.messages", filters: { sessionId: session.id, role, computerId } };
-      const after = req.cursor ? await cursors.read<MessagePosition>(principal, scope, req.cursor) : undefined;
-      const rows = await onConnection(db, ctx.signal, (conn) => listMessagesPage(conn, principal.orgId, { sessionId: session.id, role, computerId }, limit + 1, after));
-      const page = rows.slice(0, limit);
-      const hasMore = rows.length > limit;
-      const last = page[page.length - 1];
-      const nextCursor = hasMore && last ? await cursors.issue<MessagePosition>(principal, scope, { seq: last.seq }) : "";
-      return { messages: page.map(toMessageListItem), pagination: { hasMore, nextCursor } };
+      const { rows, pagination } = await keysetPage({
+        cursors,
+        principal,
+        scope,
+        cursor: req.cursor,
+        limit,
+        fetch: (count, after: MessagePosition | undefined) => onConnection(db, ctx.signal, (conn) => listMessagesPage(conn, principal.orgId, { sessionId: session.id, role, computerId }, count, after)),
+        positionOf: (last): MessagePosition => ({ seq: last.seq }),
+      });
+      return { messages: rows.map(toMessageListItem), pagination };
     },
 
     async getMessage(req, ctx) {
