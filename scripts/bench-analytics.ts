@@ -38,7 +38,7 @@ import { ingestEvents } from "../services/analytics/ingest.js";
 import { rollupRange } from "../services/analytics/rollup.js";
 import { createApiKey, createOrganization } from "../services/organization/queries.js";
 import { newId } from "../services/platform/ids.js";
-import { loadConfig } from "../services/platform/config.js";
+import { loadConfig } from "../services/config.js";
 import { openDatabase } from "../services/platform/db.js";
 import { MemoryKeyValueStore } from "../services/platform/kv-memory.js";
 import { migrateToLatest } from "../services/platform/migrator.js";

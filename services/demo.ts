@@ -35,7 +35,7 @@ export async function ensureDemoOrganization(db: Kysely<Database>): Promise<Demo
   });
 }
 
-/** Runs every module's demo writer for the organization, in registry order. */
+/** Runs every module's demo writer for the organization, each after those of the modules it depends on. */
 export async function writeDemoData(db: Kysely<Database>, orgId: string, options: DemoOptions): Promise<string[]> {
   const wrote: string[] = [];
   for (const module of ALL_MODULES) {

@@ -9,12 +9,11 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Health } from "../gen/grpc/health/v1/health_pb.js";
 import type { Database } from "./database.js";
 import { migrations } from "./migrations.js";
-import { ALL_MODULES, modulesFor } from "./modules.js";
+import { ALL_MODULES, MODULES } from "./modules.js";
 import { createRestEdge } from "./edge/edge.js";
 import { createEdgeHttpServer, type EdgeHttpServer } from "./edge/http-server.js";
 import { createLocalTransport } from "./edge/local-transport.js";
 import { authInterceptor, OPEN, policyMap } from "./platform/auth.js";
-import { AuthFailureLimiter } from "./platform/auth-failures.js";
 import { startGrpcListener } from "./platform/grpc-listener.js";
 import type { Config } from "./platform/config.js";
 import { CursorStore } from "./platform/cursors.js";
@@ -27,9 +26,6 @@ import { migrateToLatest } from "./platform/migrator.js";
 import { isPublic, type Platform, type ServedService, type Worker } from "./platform/module.js";
 import { rateLimitInterceptor } from "./platform/rate-limit.js";
 import { requestContextInterceptor } from "./platform/request-context.js";
-import { createAuthenticator } from "./organization/credentials.js";
-import { watchCredentialChanges } from "./organization/credential-changes.js";
-import { createTelemetrySink } from "./analytics/sink.js";
 
 export const DRAIN_TIMEOUT_MS = 20_000;
 /**
@@ -85,9 +81,9 @@ export async function startServer(config: Config, logger: Logger, options: Start
     db: database.db,
     kv,
     cursors: new CursorStore(kv),
-    telemetry: createTelemetrySink(database.db),
+    telemetry: MODULES.provider("telemetrySink")(database.db),
   };
-  const modules = modulesFor(config.services);
+  const modules = MODULES.running(config.services);
   const served = modules.flatMap((m) => m.services);
   const publicServed = served.filter(isPublic);
   const internalServed = served.filter((s) => !isPublic(s));
@@ -97,14 +93,8 @@ export async function startServer(config: Config, logger: Logger, options: Start
     return dbUp && kvUp;
   });
 
-  // Credential changes (revocations, role changes) reach this process's cache through Postgres
-  // notifications; the embedded database has no other process to hear from.
-  const watch = database.kind === "postgres" ? watchCredentialChanges({ url: database.url, onChange: (subject) => authenticator.forget(subject), logger }) : undefined;
-  const authenticator = createAuthenticator(database.db, {
-    jwt: { secret: config.jwtSecret, jwksUrl: config.jwksUrl, issuer: config.jwtIssuer, audience: config.jwtAudience },
-    failures: new AuthFailureLimiter(kv),
-    changesWatched: () => watch?.watching() ?? false,
-  });
+  // Every listener authenticates, whichever modules run here: the provider runs regardless.
+  const authenticator = MODULES.provider("authenticator")(platform, database);
   const interceptors: Interceptor[] = [requestContextInterceptor(logger), authInterceptor(authenticator, policies), rateLimitInterceptor(kv)];
   // Each module's implementations are built once and shared by every router (both gRPC
   // listeners and the in-process edge), with whatever state they keep.
@@ -182,7 +172,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
       await closed;
       clearTimeout(force);
       await Promise.all(workers.map((w) => w.stop()));
-      await watch?.close();
+      await authenticator.close();
       if (ownsKv) await kv.close();
       if (ownsDatabase) await database.close();
       logger.info("stopped");

@@ -10,7 +10,7 @@ import { migrations } from "../services/migrations.js";
 import { ANALYTICS_COMMANDS } from "../services/cli/analytics-commands.js";
 import type { CommandContext } from "../services/cli/commands.js";
 import { UsageError } from "../services/cli/output.js";
-import { loadConfig } from "../services/platform/config.js";
+import { loadConfig } from "../services/config.js";
 import { createTestDatabase, testLogger, type TestDatabase } from "./support/database.js";
 import { createTestOrg, createTestUser } from "./support/fixtures.js";
 

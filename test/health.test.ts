@@ -6,7 +6,7 @@ import { Health, HealthCheckResponse_ServingStatus as Status } from "../gen/grpc
 import { OrganizationService } from "../gen/agentplane/organization/v1alpha1/organization_pb.js";
 import type { Database } from "../services/database.js";
 import { migrations } from "../services/migrations.js";
-import { loadConfig } from "../services/platform/config.js";
+import { loadConfig } from "../services/config.js";
 import { openDatabase, type Database as DatabaseHandle } from "../services/platform/db.js";
 import { IN_MEMORY_DATA_DIR } from "../services/platform/pglite.js";
 import { startServer, type RunningServer } from "../services/server.js";

@@ -3,10 +3,15 @@ import { API_KEY_ONLY, internal } from "../platform/auth.js";
 import type { ServiceModule } from "../platform/module.js";
 import { writeAnalyticsDemo } from "./demo.js";
 import { createAnalyticsService, createTelemetryService } from "./handlers.js";
+import { createTelemetrySink } from "./sink.js";
 import { startRollupScheduler } from "./scheduler.js";
 
 export const analyticsModule: ServiceModule = {
   name: "analytics",
+  // Its rows belong to an organization, and its demo telemetry is the organization's users'.
+  dependsOn: ["organization"],
+  // Every process records the platform's own activity (sessions', say) into analytics' tables.
+  provides: { telemetrySink: createTelemetrySink },
   services: [
     { service: AnalyticsService, policy: API_KEY_ONLY },
     // A user's own API key may ingest its own events (the hooks path; ingest-access.ts).

@@ -1,6 +1,6 @@
 // The agentplane command (DESIGN.md §5).
 import { parseArgs } from "node:util";
-import { loadConfig, parseServices, type Config } from "../platform/config.js";
+import { parseServices, type Config } from "../platform/config.js";
 import { createLogger } from "../platform/logger.js";
 import { createOutput, fail, UsageError, type Output } from "./output.js";
 // commands.ts (and with it the whole server) is imported only once the command is known, so
@@ -64,6 +64,8 @@ async function main(argv: string[]): Promise<void> {
   const out: Output = createOutput(values.json === true);
   try {
     const { COMMANDS } = await import("./commands.js");
+    // With the modules, whose configuration sections it reads.
+    const { loadConfig } = await import("../config.js");
     const key = positionals.slice(0, 2).join(" ");
     const command = COMMANDS[key] ?? COMMANDS[positionals[0] ?? ""];
     if (values.help || !command) {

@@ -1,12 +1,16 @@
 import { ComputerService, HostService } from "../../gen/agentplane/computers/v1alpha1/computers_pb.js";
 import { API_KEY_OR_JWT, internal } from "../platform/auth.js";
-import type { ServiceModule } from "../platform/module.js";
+import { settingsOf, type ServiceModule } from "../platform/module.js";
+import { loadComputersConfig, type ComputersConfig } from "./config.js";
 import { writeComputersDemo } from "./demo.js";
 import { createComputerService, createHostService } from "./handlers.js";
 import { startProvisioningWorker } from "./provisioning-worker.js";
 
-export const computersModule: ServiceModule = {
+export const computersModule: ServiceModule<ComputersConfig> = {
   name: "computers",
+  // Its rows belong to an organization.
+  dependsOn: ["organization"],
+  settings: loadComputersConfig,
   services: [
     { service: ComputerService, policy: API_KEY_OR_JWT },
     { service: HostService, policy: internal({ RegisterHost: "computers.host" }) },
@@ -16,6 +20,9 @@ export const computersModule: ServiceModule = {
     router.service(HostService, createHostService({ db: platform.db }));
   },
   // Provisions e2b computers (byom computers wait for their host's RegisterHost instead).
-  start: async (platform) => startProvisioningWorker({ db: platform.db, e2b: platform.config.e2b, logger: platform.logger }),
+  start: async (platform) => {
+    const { e2b } = settingsOf(platform.config, computersModule);
+    return startProvisioningWorker({ db: platform.db, e2b, logger: platform.logger });
+  },
   demo: writeComputersDemo,
 };

@@ -1,12 +1,19 @@
 import { CreditLimitService, OrganizationService } from "../../gen/agentplane/organization/v1alpha1/organization_pb.js";
-import { API_KEY_OR_JWT, internal } from "../platform/auth.js";
-import type { ServiceModule } from "../platform/module.js";
+import { API_KEY_OR_JWT, internal, type ClosableAuthenticator } from "../platform/auth.js";
+import { AuthFailureLimiter } from "../platform/auth-failures.js";
+import type { Database as DatabaseHandle } from "../platform/db.js";
+import type { Platform, ServiceModule } from "../platform/module.js";
+import type { Database } from "../database.js";
+import { watchCredentialChanges } from "./credential-changes.js";
+import { createAuthenticator } from "./credentials.js";
 import { writeOrganizationDemo } from "./demo.js";
 import { createCreditLimitHandlers, createCreditLimitService } from "./credit-limits-handlers.js";
 import { createOrganizationService } from "./handlers.js";
 
 export const organizationModule: ServiceModule = {
   name: "organization",
+  dependsOn: [],
+  provides: { authenticator: startAuthenticator },
   services: [
     { service: OrganizationService, policy: API_KEY_OR_JWT },
     { service: CreditLimitService, policy: internal({ GetCreditBalance: "organization.credits" }) },
@@ -20,3 +27,28 @@ export const organizationModule: ServiceModule = {
   },
   demo: writeOrganizationDemo,
 };
+
+/**
+ * The credential check of API keys, service-account tokens and JWTs. Every listener needs it, so
+ * a process serving only other modules starts it too.
+ */
+function startAuthenticator(platform: Platform, database: DatabaseHandle<Database>): ClosableAuthenticator {
+  const { config, logger } = platform;
+  // Credential changes (revocations, role changes) reach this process's cache through Postgres
+  // notifications; the embedded database has no other process to hear from.
+  const watch =
+    database.kind === "postgres"
+      ? watchCredentialChanges({ url: database.url, onChange: (subject) => authenticator.forget(subject), logger })
+      : undefined;
+  const authenticator = createAuthenticator(platform.db, {
+    jwt: { secret: config.jwtSecret, jwksUrl: config.jwksUrl, issuer: config.jwtIssuer, audience: config.jwtAudience },
+    failures: new AuthFailureLimiter(platform.kv),
+    changesWatched: () => watch?.watching() ?? false,
+  });
+  return {
+    authenticate: (token, clientAddress) => authenticator.authenticate(token, clientAddress),
+    close: async () => {
+      await watch?.close();
+    },
+  };
+}

@@ -28,6 +28,11 @@ export interface Authenticator {
   authenticate(token: string, clientAddress: string): Promise<Caller | undefined>;
 }
 
+/** An authenticator with what keeps it current (a watch for credential changes), ended on shutdown. */
+export interface ClosableAuthenticator extends Authenticator {
+  close(): Promise<void>;
+}
+
 /** The caller established before the body was read (early-auth.ts); undefined for open services. */
 export interface Authenticated {
   readonly caller: Caller | undefined;

@@ -1,10 +1,20 @@
 // Configuration comes only from the environment, is validated once at start and then frozen.
-// An invalid value stops the process with one line naming the variable (DESIGN.md §6).
+// An invalid value stops the process with one line naming the variable (DESIGN.md §6). This file
+// reads the platform's own settings; each module reads its own section (ServiceModule.settings),
+// and services/config.ts puts them together.
 
 export const MODULE_NAMES = ["analytics", "readiness", "sessions", "computers", "organization", "edge"] as const;
 export type ModuleName = (typeof MODULE_NAMES)[number];
 
-export interface Config {
+/** Each service module's own section of the configuration, by module name (ServiceModule.settings). */
+export type ModuleSettings = Readonly<Partial<Record<Exclude<ModuleName, "edge">, unknown>>>;
+
+/** The whole configuration: the platform's settings and every module's section (services/config.ts). */
+export interface Config extends PlatformConfig {
+  readonly modules: ModuleSettings;
+}
+
+export interface PlatformConfig {
   readonly port: number;
   /** GRPC_PORT, default 8081: the public services (what the edge calls) and health. */
   readonly grpcPort: number;
@@ -43,19 +53,6 @@ export interface Config {
    * open connections the REST edge accepts; more are closed as they arrive.
    */
   readonly edgeMaxConnections: number;
-  /** The E2B sandbox API that provisions e2b computers; undefined when E2B_API_KEY is unset. */
-  readonly e2b: E2bConfig | undefined;
-}
-
-export interface E2bConfig {
-  /** E2B_API_URL, default https://api.e2b.app: the sandbox control-plane API. */
-  readonly apiUrl: string;
-  /** E2B_API_KEY: sent as X-API-Key. */
-  readonly apiKey: string;
-  /** E2B_SANDBOX_URL: the shared sandbox host serving envd; default https://sandbox.<sandbox domain>. */
-  readonly sandboxUrl: string | undefined;
-  /** E2B_TEMPLATE, default "base": the template new sandboxes start from. */
-  readonly template: string;
 }
 
 export class ConfigError extends Error {
@@ -65,7 +62,7 @@ export class ConfigError extends Error {
   }
 }
 
-type Env = Record<string, string | undefined>;
+export type Env = Record<string, string | undefined>;
 
 function port(env: Env, name: string, fallback: number): number {
   const raw = env[name];
@@ -76,7 +73,8 @@ function port(env: Env, name: string, fallback: number): number {
   return value;
 }
 
-function url(env: Env, name: string, protocols: string[]): string | undefined {
+/** A URL setting in one of `protocols`; undefined when unset. */
+export function urlSetting(env: Env, name: string, protocols: string[]): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === "") return undefined;
   let parsed: URL;
@@ -130,22 +128,6 @@ export function parseServices(raw: string | undefined): ModuleName[] {
   return out;
 }
 
-/** E2B is configured by its API key; a URL or template without a key is a mistake, not "off". */
-function e2bConfig(env: Env): E2bConfig | undefined {
-  const apiKey = env.E2B_API_KEY || undefined;
-  const apiUrl = url(env, "E2B_API_URL", ["http:", "https:"]);
-  const sandboxUrl = url(env, "E2B_SANDBOX_URL", ["http:", "https:"]);
-  if (apiKey === undefined) {
-    for (const name of ["E2B_API_URL", "E2B_SANDBOX_URL", "E2B_TEMPLATE"]) {
-      if (env[name]) throw new ConfigError(name, "is set but E2B_API_KEY is not");
-    }
-    return undefined;
-  }
-  const template = env.E2B_TEMPLATE || "base";
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}$/.test(template)) throw new ConfigError("E2B_TEMPLATE", `is not a template name or ID: "${template.slice(0, 40)}"`);
-  return { apiUrl: (apiUrl ?? "https://api.e2b.app").replace(/\/+$/, ""), apiKey, sandboxUrl: sandboxUrl?.replace(/\/+$/, ""), template };
-}
-
 /**
  * Enough for every client of one edge process with room to spare, while a flood of connections
  * that send nothing (each held up to the header or request deadline) stays a bounded cost in
@@ -155,7 +137,8 @@ export const DEFAULT_EDGE_MAX_CONNECTIONS = 1024;
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
-export function loadConfig(env: Env = process.env): Config {
+/** The platform's own settings; loadConfig (services/config.ts) adds every module's section. */
+export function loadPlatformConfig(env: Env = process.env): PlatformConfig {
   const logLevel = (env.LOG_LEVEL ?? "info") as Config["logLevel"];
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new ConfigError("LOG_LEVEL", `must be one of ${LOG_LEVELS.join(", ")}`);
@@ -165,18 +148,18 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError("JWT_SECRET", "must be at least 32 characters (HS256 needs a 256-bit key)");
   }
   const services = parseServices(env.SERVICES);
-  const edgeUpstreamUrl = url(env, "EDGE_UPSTREAM_URL", ["http:", "https:"]);
-  const config: Config = {
+  const edgeUpstreamUrl = urlSetting(env, "EDGE_UPSTREAM_URL", ["http:", "https:"]);
+  const config: PlatformConfig = {
     port: port(env, "PORT", 8080),
     grpcPort: port(env, "GRPC_PORT", 8081),
     internalGrpcPort: port(env, "INTERNAL_GRPC_PORT", 8082),
     host: env.HOST || "127.0.0.1",
     services,
-    databaseUrl: url(env, "DATABASE_URL", ["postgres:", "postgresql:"]),
-    redisUrl: url(env, "REDIS_URL", ["redis:", "rediss:"]),
+    databaseUrl: urlSetting(env, "DATABASE_URL", ["postgres:", "postgresql:"]),
+    redisUrl: urlSetting(env, "REDIS_URL", ["redis:", "rediss:"]),
     dataDir: env.DATA_DIR || ".data",
     jwtSecret,
-    jwksUrl: url(env, "JWKS_URL", ["http:", "https:"]),
+    jwksUrl: urlSetting(env, "JWKS_URL", ["http:", "https:"]),
     jwtIssuer: env.JWT_ISSUER || undefined,
     jwtAudience: env.JWT_AUDIENCE || undefined,
     logLevel,
@@ -185,7 +168,6 @@ export function loadConfig(env: Env = process.env): Config {
     workers: flag(env, "WORKERS", true),
     requestTimeoutMs: positiveMs(env, "REQUEST_TIMEOUT_MS", 30_000),
     edgeMaxConnections: positiveInteger(env, "EDGE_MAX_CONNECTIONS", DEFAULT_EDGE_MAX_CONNECTIONS, 1_000_000),
-    e2b: e2bConfig(env),
   };
   if (config.grpcPort !== 0 && config.grpcPort === config.internalGrpcPort) {
     throw new ConfigError("INTERNAL_GRPC_PORT", `must differ from GRPC_PORT (${config.grpcPort}): internal services have a listener of their own`);
@@ -199,3 +181,8 @@ export function loadConfig(env: Env = process.env): Config {
   }
   return Object.freeze(config);
 }
+
+// E2bConfig is the computers module's (computers/config.ts). Until the computers files that import
+// it from here (e2b-client.ts, provisioning-worker.ts), which another change is moving, import it
+// from there, this keeps them compiling.
+export type { E2bConfig } from "../computers/config.js";

@@ -1,15 +1,22 @@
 // What a service module is (Loki-style targets): a named unit that serves some gRPC services,
-// each with its access policy, and may run background workers. services/modules.ts lists them.
+// each with its access policy, and may run background workers. It names the modules it depends
+// on, may read its own section of the configuration, and may provide what the platform uses
+// (the authenticator, the telemetry sink). services/modules.ts registers them
+// (module-registry.ts orders them and finds providers).
 import type { ConnectRouter } from "@connectrpc/connect";
 import type { DescService } from "@bufbuild/protobuf";
 import type { Kysely } from "kysely";
 import type { Database } from "../database.js";
-import type { AuthPolicy } from "./auth.js";
-import type { Config, ModuleName } from "./config.js";
+import type { AuthPolicy, ClosableAuthenticator } from "./auth.js";
+import type { Config, Env, ModuleName } from "./config.js";
 import type { CursorStore } from "./cursors.js";
+import type { Database as DatabaseHandle } from "./db.js";
 import type { KeyValueStore } from "./kv.js";
 import type { Logger } from "./logger.js";
 import type { TelemetrySink } from "./telemetry.js";
+
+/** Every module but the REST edge, which is the platform's own (SERVICES=edge). */
+export type ServiceModuleName = Exclude<ModuleName, "edge">;
 
 /** The shared dependencies every module is built from. */
 export interface Platform {
@@ -18,9 +25,25 @@ export interface Platform {
   readonly db: Kysely<Database>;
   readonly kv: KeyValueStore;
   readonly cursors: CursorStore;
-  /** Telemetry for the platform's own activity (implemented by the analytics area). */
+  /** Telemetry for the platform's own activity (provided by the analytics module). */
   readonly telemetry: TelemetrySink;
 }
+
+/**
+ * What the platform uses from some module's code, each provided by exactly one module. A provider
+ * is used whether or not its module runs in this process: every gRPC listener authenticates, and
+ * a Deployment running sessions alone still records telemetry.
+ */
+export interface Provisions {
+  /** Checks every call's credentials, on every listener; closed on shutdown. */
+  authenticator(platform: Platform, database: DatabaseHandle<Database>): ClosableAuthenticator;
+  /** Where the platform's own activity goes as telemetry events. */
+  telemetrySink(db: Kysely<Database>): TelemetrySink;
+}
+
+export type ProvisionKind = keyof Provisions;
+/** Every kind of provision: the registry checks that each has exactly one provider. */
+export const PROVISION_KINDS: readonly ProvisionKind[] = ["authenticator", "telemetrySink"];
 
 export interface ServedService {
   readonly service: DescService;
@@ -31,8 +54,20 @@ export interface Worker {
   stop(): Promise<void>;
 }
 
-export interface ServiceModule {
-  readonly name: Exclude<ModuleName, "edge">;
+export interface ServiceModule<Settings = unknown> {
+  readonly name: ServiceModuleName;
+  /**
+   * The modules this one needs before it: started first, and their demo data written first (the
+   * organization's users, say). An unknown name or a cycle stops the process at start.
+   */
+  readonly dependsOn: readonly ServiceModuleName[];
+  /** What this module's code provides for the platform (see Provisions). */
+  readonly provides?: Partial<Provisions>;
+  /**
+   * Reads this module's own section of the configuration (config.modules[name]); throws
+   * ConfigError naming a bad variable. Read in every process, whichever modules it runs.
+   */
+  settings?(env: Env): Settings;
   /** Every service this module serves; public ones (policy.kind "public") are routed by the edge. */
   readonly services: readonly ServedService[];
   /** Registers the implementations: one router.service(...) per service. */
@@ -41,6 +76,11 @@ export interface ServiceModule {
   start?(platform: Platform): Promise<Worker>;
   /** Writes realistic demo data for an organization (`agentplane demo`, first start). Idempotent enough to run twice. */
   demo?(db: Kysely<Database>, orgId: string, options: DemoOptions): Promise<void>;
+}
+
+/** A module's own section of the configuration, as its `settings` read it. */
+export function settingsOf<Settings>(config: Config, module: ServiceModule<Settings>): Settings {
+  return config.modules[module.name] as Settings;
 }
 
 export interface DemoOptions {

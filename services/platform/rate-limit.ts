@@ -1,13 +1,19 @@
 // Per-credential fixed-window rate limiting, counted in Redis (DESIGN.md §3). Every public
 // response carries RateLimit-Limit / -Remaining / -Reset; a refusal is RESOURCE_EXHAUSTED (429)
 // with Retry-After. When the counter store is unreachable the request fails fast with
-// UNAVAILABLE rather than passing unlimited.
-import type { Interceptor } from "@connectrpc/connect";
-import { DomainError, toConnectError, unavailable } from "./errors.js";
+// UNAVAILABLE rather than passing unlimited. Errors are mapped, with these headers, by the outer
+// interceptor alone (request-context.ts).
+import { createContextKey, type Interceptor } from "@connectrpc/connect";
+import { DomainError, unavailable } from "./errors.js";
 import { kPrincipal } from "./context.js";
 import type { KeyValueStore } from "./kv.js";
 
 export const RATE_LIMIT_WINDOW_MS = 60_000;
+
+/** This call's RateLimit-* headers, for the outer interceptor to put on an error answer too. */
+export const kRateLimitHeaders = createContextKey<Readonly<Record<string, string>> | undefined>(undefined, {
+  description: "rate limit headers",
+});
 
 /** Requests per minute by organization plan; an organization may carry its own override. */
 export const PLAN_RATE_LIMITS: Readonly<Record<string, number>> = {
@@ -42,23 +48,15 @@ export function rateLimitInterceptor(kv: KeyValueStore, windowMs = RATE_LIMIT_WI
       "ratelimit-remaining": String(Math.max(0, limit - hit.count)),
       "ratelimit-reset": String(resetSeconds),
     };
+    req.contextValues.set(kRateLimitHeaders, headers);
     if (hit.count > limit) {
       throw new DomainError("resource_exhausted", `rate limit of ${limit} requests per minute exceeded; retry after ${resetSeconds} s`, {
         ...headers,
         "retry-after": String(resetSeconds),
       });
     }
-    try {
-      const res = await next(req);
-      for (const [k, v] of Object.entries(headers)) res.header.set(k, v);
-      return res;
-    } catch (err) {
-      // Errors carry the headers too, so a client sees its budget on every answer. Bugs are
-      // rethrown untouched for the outer interceptor to log.
-      const { error, internal } = toConnectError(err);
-      if (internal) throw err;
-      for (const [k, v] of Object.entries(headers)) if (!error.metadata.has(k)) error.metadata.set(k, v);
-      throw error;
-    }
+    const res = await next(req);
+    for (const [k, v] of Object.entries(headers)) res.header.set(k, v);
+    return res;
   };
 }

@@ -1,11 +1,13 @@
 // The outermost server interceptor: gives every call a request id and a child logger, logs one
 // line per call (never its headers: they carry credentials), and maps whatever a handler threw
-// to a ConnectError through the one mapping in errors.ts.
+// to a ConnectError through the one mapping in errors.ts: the only place a call's error is
+// mapped, the rate limiter's refusals and its headers on every error included.
 import type { Interceptor } from "@connectrpc/connect";
 import { requestIdFrom } from "./request-id.js";
 import type { Logger } from "./logger.js";
 import { kLogger, kPrincipal, kRequestId } from "./context.js";
 import { toConnectError } from "./errors.js";
+import { kRateLimitHeaders } from "./rate-limit.js";
 
 
 export function requestContextInterceptor(logger: Logger): Interceptor {
@@ -22,6 +24,13 @@ export function requestContextInterceptor(logger: Logger): Interceptor {
       return res;
     } catch (err) {
       const { error, internal } = toConnectError(err);
+      // Errors carry the rate-limit headers too, so a client sees its budget on every answer;
+      // bugs do not (their answer says nothing but "internal error").
+      if (!internal) {
+        for (const [k, v] of Object.entries(req.contextValues.get(kRateLimitHeaders) ?? {})) {
+          if (!error.metadata.has(k)) error.metadata.set(k, v);
+        }
+      }
       error.metadata.set("x-request-id", requestId);
       const fields = { code: error.code, ms: Math.round(performance.now() - started), org: req.contextValues.get(kPrincipal)?.orgId };
       if (internal) log.error({ ...fields, err }, "rpc failed");

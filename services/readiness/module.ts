@@ -6,6 +6,8 @@ import { createReadinessService, createReportSubmissionService } from "./handler
 
 export const readinessModule: ServiceModule = {
   name: "readiness",
+  // Its rows belong to an organization.
+  dependsOn: ["organization"],
   services: [
     { service: ReadinessService, policy: API_KEY_ONLY },
     { service: ReportSubmissionService, policy: internal({ SubmitReport: "readiness.submit", ListRepositories: "readiness.submit" }) },

@@ -18,6 +18,8 @@ const DECODE_FREE_FORM_JSON = {
 
 export const sessionsModule: ServiceModule = {
   name: "sessions",
+  // Its rows belong to an organization, and its demo sessions are the organization's users'.
+  dependsOn: ["organization"],
   services: [
     { service: SessionService, policy: API_KEY_OR_JWT },
     {

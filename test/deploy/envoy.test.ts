@@ -17,7 +17,8 @@ import {
 import { checkEnvoyConfig } from "./envoy-proto.js";
 import { serviceModules, type ModuleFacts } from "./service-modules.js";
 import { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS } from "../../services/edge/http-server.js";
-import { DEFAULT_EDGE_MAX_CONNECTIONS, loadConfig } from "../../services/platform/config.js";
+import { DEFAULT_EDGE_MAX_CONNECTIONS } from "../../services/platform/config.js";
+import { loadConfig } from "../../services/config.js";
 import { DRAIN_TIMEOUT_MS, MAX_REQUEST_BODY_BYTES } from "../../services/server.js";
 
 const text = readEnvoyYaml();

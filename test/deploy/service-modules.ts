@@ -3,7 +3,7 @@
 // the Kubernetes manifests with this, never with a list of their own.
 import { MODULE_NAMES } from "../../services/platform/config.js";
 import { isPublic } from "../../services/platform/module.js";
-import { SERVICE_MODULES } from "../../services/modules.js";
+import { ALL_MODULES } from "../../services/modules.js";
 
 export interface ModuleFacts {
   readonly name: string;
@@ -12,7 +12,7 @@ export interface ModuleFacts {
 }
 
 export function serviceModules(): ModuleFacts[] {
-  return Object.values(SERVICE_MODULES).map((m) => ({
+  return ALL_MODULES.map((m) => ({
     name: m.name,
     publicServices: m.services.filter(isPublic).map((s) => s.service.typeName),
     internalServices: m.services.filter((s) => !isPublic(s)).map((s) => s.service.typeName),

@@ -134,7 +134,7 @@ describe("database data exceptions", () => {
 
 describe("REQUEST_TIMEOUT_MS", () => {
   it("defaults to Envoy's 30 s route timeout and must be a positive number of milliseconds", async () => {
-    const { loadConfig } = await import("../../services/platform/config.js");
+    const { loadConfig } = await import("../../services/config.js");
     expect(loadConfig({}).requestTimeoutMs).toBe(30_000);
     expect(loadConfig({ REQUEST_TIMEOUT_MS: "2500" }).requestTimeoutMs).toBe(2_500);
     for (const bad of ["0", "-1", "1.5", "soon"]) expect(() => loadConfig({ REQUEST_TIMEOUT_MS: bad }), bad).toThrow(/REQUEST_TIMEOUT_MS/);

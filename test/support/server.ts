@@ -3,7 +3,7 @@
 // (TEST_REDIS_URL, else in-process). For end-to-end tests through the edge and over gRPC.
 import type { Database } from "../../services/database.js";
 import { migrations } from "../../services/migrations.js";
-import { loadConfig } from "../../services/platform/config.js";
+import { loadConfig } from "../../services/config.js";
 import { createLogger } from "../../services/platform/logger.js";
 import type { KeyValueStore } from "../../services/platform/kv.js";
 import { startServer, type RunningServer } from "../../services/server.js";

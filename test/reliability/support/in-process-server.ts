@@ -1,7 +1,7 @@
 // The real server in this process, like test/support/server.ts, but on a database and a
 // key-value store the fault test opened itself (through a proxy, on its own Redis, ...).
 import type { Database } from "../../../services/database.js";
-import { loadConfig } from "../../../services/platform/config.js";
+import { loadConfig } from "../../../services/config.js";
 import type { Database as DatabaseHandle } from "../../../services/platform/db.js";
 import type { KeyValueStore } from "../../../services/platform/kv.js";
 import { createLogger } from "../../../services/platform/logger.js";
