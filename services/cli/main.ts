@@ -36,7 +36,7 @@ commands:
 
 async function main(argv: string[]): Promise<void> {
   // Hooks parse their own options: `hook notify` must exit 0 whatever it is given.
-  if (argv[0] === "hook") return (await import("./hook-commands.js")).runHookCommand(argv.slice(1));
+  if (argv[0] === "hook") return (await import("./hooks/commands.js")).runHookCommand(argv.slice(1));
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,

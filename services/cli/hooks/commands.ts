@@ -8,14 +8,14 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
-import { DEFAULT_DEADLINE_MS, defaultLogFile, HookConfigError, loadHookConfig, type HookConfig } from "../hooks/config.js";
-import { findOnPath } from "../hooks/desktop.js";
-import { DEFAULT_INSTALL_EVENTS, HOOK_EVENTS, isHookEvent, sampleEvent, type HookEventName } from "../hooks/events.js";
-import { createHookLog, errorMessage } from "../hooks/log.js";
-import { deliverEvent, notificationTargets, notifyFromStdin } from "../hooks/notify.js";
-import { installHooks, SettingsError, uninstallHooks } from "../hooks/settings.js";
-import { writeFileAtomic } from "../hooks/write-atomic.js";
-import { createOutput, fail, UsageError, type Output } from "./output.js";
+import { DEFAULT_DEADLINE_MS, defaultLogFile, HookConfigError, loadHookConfig, type HookConfig } from "./config.js";
+import { findOnPath } from "./desktop.js";
+import { DEFAULT_INSTALL_EVENTS, HOOK_EVENTS, isHookEvent, sampleEvent, type HookEventName } from "./events.js";
+import { createHookLog, errorMessage } from "./log.js";
+import { deliverEvent, notificationTargets, notifyFromStdin } from "./notify.js";
+import { installHooks, SettingsError, uninstallHooks } from "./settings.js";
+import { writeFileAtomic } from "./write-atomic.js";
+import { createOutput, fail, UsageError, type Output } from "../output.js";
 
 const USAGE = `usage: agentplane hook <command> [options]
 
