@@ -15,6 +15,7 @@ import { createHookLog, errorMessage } from "./log.js";
 import { deliverEvent, notificationTargets, notifyFromStdin } from "./notify.js";
 import { installHooks, SettingsError, uninstallHooks } from "./settings.js";
 import { writeFileAtomic } from "./write-atomic.js";
+import { parseCommandLine, type CommandLine } from "../options.js";
 import { createOutput, fail, UsageError, type Output } from "../output.js";
 
 const USAGE = `usage: agentplane hook <command> [options]
@@ -56,27 +57,12 @@ export async function runHookCommand(argv: string[]): Promise<void> {
   }
 }
 
-type Values = ReturnType<typeof parseOptions>["values"];
-
-function parseOptions(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      json: { type: "boolean", default: false },
-      help: { type: "boolean", short: "h", default: false },
-      settings: { type: "string" },
-      events: { type: "string" },
-      timeout: { type: "string" },
-      config: { type: "string" },
-    },
-  });
-}
+const OPTIONS = ["settings", "events", "timeout", "config"] as const;
+type Values = CommandLine<(typeof OPTIONS)[number]>["values"];
 
 function parseOrUsage(argv: string[]) {
   try {
-    return parseOptions(argv);
+    return parseCommandLine(argv, OPTIONS);
   } catch (err) {
     fail(new UsageError((err as Error).message), argv.includes("--json"));
   }
