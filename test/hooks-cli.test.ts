@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { verifySignature } from "../services/hooks/signature.js";
+import { verifySignature } from "../services/cli/hooks/signature.js";
 
 interface Run {
   code: number | null;

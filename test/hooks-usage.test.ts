@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HOOK_COMMAND } from "../services/hooks/usage.js";
+import { HOOK_COMMAND } from "../services/cli/hooks/usage.js";
 import { createTestOrg, createTestUser, type TestUser } from "./support/fixtures.js";
 import { startTestServer, type TestServer } from "./support/server.js";
 

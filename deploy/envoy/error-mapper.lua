@@ -14,9 +14,10 @@
 --   * the access log's path (dynamic metadata `path`, envoy.yaml) has credential-shaped text
 --     replaced, as services/platform/logger.ts scrubs the TypeScript edge's log lines.
 --
--- The tables below mirror services/edge/status.ts (gRPC code -> HTTP status) and Node's reason
--- phrases (the error body's title); test/deploy/error-mapper.test.ts runs this file under a Lua VM
--- against the TypeScript edge's cases and fails when the two edges disagree.
+-- The tables below are copies of services/edge/status.ts (gRPC code -> HTTP status) and of Node's
+-- reason phrases (the error body's title): test/deploy/error-mapper.test.ts compares them entry for
+-- entry, and runs this file under a Lua VM against the TypeScript edge's cases, failing when the
+-- two edges disagree.
 --
 -- Envoy runs LuaJIT (Lua 5.1): no integer division, no bit operators, no utf8 library here.
 

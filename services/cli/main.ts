@@ -1,7 +1,7 @@
 // The agentplane command (DESIGN.md §5).
-import { parseArgs } from "node:util";
 import { parseServices, type Config } from "../platform/config.js";
 import { createLogger } from "../platform/logger.js";
+import { parseCommandLine } from "./options.js";
 import { createOutput, fail, UsageError, type Output } from "./output.js";
 // commands.ts (and with it the whole server) is imported only once the command is known, so
 // `agentplane hook …`, which agents run on every event, starts without it.
@@ -36,31 +36,11 @@ commands:
 
 async function main(argv: string[]): Promise<void> {
   // Hooks parse their own options: `hook notify` must exit 0 whatever it is given.
-  if (argv[0] === "hook") return (await import("./hook-commands.js")).runHookCommand(argv.slice(1));
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      json: { type: "boolean", default: false },
-      help: { type: "boolean", short: "h", default: false },
-      services: { type: "string" },
-      name: { type: "string" },
-      plan: { type: "string" },
-      org: { type: "string" },
-      email: { type: "string" },
-      role: { type: "string" },
-      "first-name": { type: "string" },
-      "last-name": { type: "string" },
-      user: { type: "string" },
-      days: { type: "string" },
-      users: { type: "string" },
-      date: { type: "string" },
-      from: { type: "string" },
-      to: { type: "string" },
-      scopes: { type: "string" },
-    },
-  });
+  if (argv[0] === "hook") return (await import("./hooks/commands.js")).runHookCommand(argv.slice(1));
+  const { values, positionals } = parseCommandLine(argv, [
+    "services", "name", "plan", "org", "email", "role", "first-name", "last-name",
+    "user", "days", "users", "date", "from", "to", "scopes",
+  ]);
   const out: Output = createOutput(values.json === true);
   try {
     const { COMMANDS } = await import("./commands.js");

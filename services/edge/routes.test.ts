@@ -1,5 +1,4 @@
 // Route-table construction from descriptors, including the annotations it must refuse at start.
-import { STATUS_CODES } from "node:http";
 import { create, createFileRegistry, setExtension, type DescService, type MessageInitShape } from "@bufbuild/protobuf";
 import {
   FieldDescriptorProto_Label,
@@ -8,13 +7,11 @@ import {
   MethodOptionsSchema,
   file_google_protobuf_descriptor,
 } from "@bufbuild/protobuf/wkt";
-import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { EdgeTestService } from "../../gen/agentplane/edgetest/v1/edgetest_pb.js";
 import { http } from "../../gen/google/api/annotations_pb.js";
 import { HttpRuleSchema } from "../../gen/google/api/http_pb.js";
 import { buildRouteTable } from "./routes.js";
-import { GRPC_TO_HTTP_STATUS, httpStatusFromCode, reasonPhrase } from "./status.js";
 
 /** A one-method service `t.S/M` (Req{string id; Inner inner; repeated string tags}) with `rule`. */
 function serviceWith(rule: MessageInitShape<typeof HttpRuleSchema>, serverStreaming = false): DescService {
@@ -87,35 +84,5 @@ describe("buildRouteTable", () => {
 
   it("refuses a streaming method with google.api.http", () => {
     expect(() => buildRouteTable([serviceWith({ pattern: { case: "get", value: "/t" } }, true)])).toThrow(/only unary/);
-  });
-});
-
-describe("status table", () => {
-  it("maps every gRPC code as Envoy does", () => {
-    expect(GRPC_TO_HTTP_STATUS).toEqual({
-      0: 200,
-      [Code.Canceled]: 499,
-      [Code.Unknown]: 500,
-      [Code.InvalidArgument]: 400,
-      [Code.DeadlineExceeded]: 504,
-      [Code.NotFound]: 404,
-      [Code.AlreadyExists]: 409,
-      [Code.PermissionDenied]: 403,
-      [Code.ResourceExhausted]: 429,
-      [Code.FailedPrecondition]: 400,
-      [Code.Aborted]: 409,
-      [Code.OutOfRange]: 400,
-      [Code.Unimplemented]: 501,
-      [Code.Internal]: 500,
-      [Code.Unavailable]: 503,
-      [Code.DataLoss]: 500,
-      [Code.Unauthenticated]: 401,
-    });
-    expect(httpStatusFromCode(42)).toBe(500);
-  });
-
-  it("titles statuses with their reason phrase", () => {
-    expect(reasonPhrase(404)).toBe(STATUS_CODES[404]);
-    expect(reasonPhrase(499)).toBe("Client Closed Request");
   });
 });

@@ -1,7 +1,8 @@
 // gRPC status code → HTTP status, exactly as Envoy's grpc_json_transcoder maps them
 // (Envoy's `Grpc::Utility::grpcToHttpStatus`). Kept in its own module, free of any edge
-// dependency, so that the production Lua error mapper can be generated from the same table and
-// the two edges can never disagree.
+// dependency. The production Lua error mapper (deploy/envoy/error-mapper.lua) holds a copy, since
+// Envoy runs that script as it is; test/deploy/error-mapper.test.ts reads the copy and fails when
+// it differs from this table, so the two edges cannot disagree.
 import { STATUS_CODES } from "node:http";
 import { Code } from "@connectrpc/connect";
 

@@ -1,5 +1,6 @@
 // What the Envoy descriptor set (deploy/envoy/api.binpb, written by `npm run generate`) holds:
-// every service with its methods and their google.api.http rules, additional bindings included.
+// every service but the test-only edgetest one, with its methods and their google.api.http rules,
+// additional bindings included.
 import { readFileSync } from "node:fs";
 import { createFileRegistry, fromBinary, getOption, hasOption } from "@bufbuild/protobuf";
 import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
@@ -39,6 +40,11 @@ function binding(rule: HttpRule): HttpBinding | undefined {
     default:
       return undefined;
   }
+}
+
+/** The proto files a FileDescriptorSet holds, by their path below proto/. */
+export function describedFiles(bytes: Uint8Array): string[] {
+  return fromBinary(FileDescriptorSetSchema, bytes).file.map((f) => f.name);
 }
 
 /** Every service of a FileDescriptorSet, by full name. */

@@ -2,8 +2,11 @@
 // envoy.config.bootstrap.v3.Bootstrap with Envoy's API protos (envoy-proto.ts), then checked
 // against the descriptor set and the service modules (envoy-config.ts). Each check is also shown
 // failing on a deliberately broken copy.
+import { fromBinary, toBinary, type DescFile } from "@bufbuild/protobuf";
+import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import { beforeAll, describe, expect, it } from "vitest";
-import { describeServices, readDescriptor, type DescribedService } from "./descriptor.js";
+import { file_agentplane_edgetest_v1_edgetest } from "../../gen/agentplane/edgetest/v1/edgetest_pb.js";
+import { describedFiles, describeServices, readDescriptor, type DescribedService } from "./descriptor.js";
 import {
   checkEnvoyCrossReferences,
   clusterEndpoints,
@@ -75,6 +78,35 @@ describe("envoy.yaml parses strictly as Envoy's Bootstrap", () => {
 
   it("rejects a duplicate key, as Envoy's YAML loader does", () => {
     expect(() => parseEnvoyYaml(brokenCopy("    connect_timeout: 2s\n", "    connect_timeout: 2s\n    connect_timeout: 3s\n"))).toThrow(/unique/i);
+  });
+});
+
+describe("the descriptor set Envoy loads (deploy/envoy/api.binpb)", () => {
+  /** What of the test-only edgetest proto a descriptor set holds: its files and its services. */
+  function testOnlyParts(bytes: Uint8Array): string[] {
+    const files = describedFiles(bytes).filter((f) => f.startsWith("agentplane/edgetest/"));
+    return [...files, ...[...describeServices(bytes).keys()].filter((name) => name.startsWith("agentplane.edgetest."))];
+  }
+
+  it("holds every service of the modules but nothing of the test-only edgetest proto", () => {
+    expect(describedFiles(readDescriptor())).toContain("agentplane/sessions/v1alpha1/sessions.proto");
+    expect(testOnlyParts(readDescriptor())).toEqual([]);
+    for (const name of modules.flatMap((m) => [...m.publicServices, ...m.internalServices])) {
+      expect(services.has(name), name).toBe(true);
+    }
+  });
+
+  it("would show the edgetest proto had it been built in", () => {
+    const set = fromBinary(FileDescriptorSetSchema, readDescriptor());
+    const add = (file: DescFile): void => {
+      for (const dep of file.dependencies) add(dep);
+      if (!set.file.some((f) => f.name === file.proto.name)) set.file.push(file.proto);
+    };
+    add(file_agentplane_edgetest_v1_edgetest);
+    expect(testOnlyParts(toBinary(FileDescriptorSetSchema, set))).toEqual([
+      "agentplane/edgetest/v1/edgetest.proto",
+      "agentplane.edgetest.v1.EdgeTestService",
+    ]);
   });
 });
 

@@ -17,7 +17,9 @@ import { GRPC_TO_HTTP_STATUS, reasonPhrase } from "../../services/edge/status.js
 import { parseEnvoyYaml, publicEdge, readEnvoyYaml } from "./envoy-config.js";
 import { convertedGrpcError, ENVOY_GRPC_TO_HTTP, grpcPercentEncode, localReply, unconvertedGrpcError } from "./envoy-model.js";
 import {
+  errorMapperSource,
   loadErrorMapper,
+  luaConstantTable,
   luajitAvailable,
   runUnderLuajit,
   type ErrorMapper,
@@ -326,6 +328,19 @@ describe("the Lua error mapper's tables and encoder", () => {
       const lua = mapper.exchange({ method: "GET", path: "/x", headers: [["x-request-id", "t"]] }, { status: 200, headers: [["grpc-status", code], ["grpc-message", "m"]] });
       expect(lua.status).toBe(status);
     }
+  });
+
+  it("carries copies of services/edge/status.ts's table and of Node's reason phrases, entry for entry", () => {
+    const source = errorMapperSource();
+    expect(luaConstantTable(source, "GRPC_TO_HTTP")).toEqual(GRPC_TO_HTTP_STATUS);
+    const reasons = luaConstantTable(source, "REASON");
+    const errorStatuses = [...Object.keys(STATUS_CODES).map(Number).filter((s) => s >= 400), 499];
+    expect(Object.keys(reasons).map(Number)).toEqual(errorStatuses.sort((a, b) => a - b));
+    for (const [status, title] of Object.entries(reasons)) expect(title, status).toBe(reasonPhrase(Number(status)));
+    // A copy that drifts is caught.
+    const drifted = source.replace("[14] = 503, -- UNAVAILABLE", "[14] = 502, -- UNAVAILABLE");
+    expect(drifted).not.toBe(source);
+    expect(luaConstantTable(drifted, "GRPC_TO_HTTP")).not.toEqual(GRPC_TO_HTTP_STATUS);
   });
 
   it("titles every error status as the TypeScript edge does (Node's reason phrases, 499, unknown ones)", () => {

@@ -98,7 +98,7 @@ function toResult(out: HarnessOutput): LuaResult {
 
 export async function loadErrorMapper(): Promise<ErrorMapper> {
   const engine: LuaEngine = await new LuaFactory().createEngine();
-  await engine.doString(readFileSync(MAPPER, "utf8"));
+  await engine.doString(errorMapperSource());
   await engine.doString(readFileSync(HARNESS, "utf8"));
   const run = engine.global.get("run_exchange") as (req: string, res: string, body: string) => Record<string, unknown>;
   return {
@@ -117,6 +117,36 @@ export async function loadErrorMapper(): Promise<ErrorMapper> {
       engine.global.close();
     },
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The script's constant tables, read from its text. They are copies (of services/edge/status.ts
+// and of Node's reason phrases) that Envoy runs as they are; the tests compare them entry for entry.
+
+/** The text of deploy/envoy/error-mapper.lua. */
+export function errorMapperSource(): string {
+  return readFileSync(MAPPER, "utf8");
+}
+
+/**
+ * The entries of `local NAME = { [key] = value, ... }` in Lua source: whole-number keys, values a
+ * whole number or a double-quoted string without escapes, `--` comments after an entry. Anything
+ * else between the braces is an error, so that no entry can be passed over unread.
+ */
+export function luaConstantTable(source: string, name: string): Record<number, number | string> {
+  const body = new RegExp(`^local ${name} = \\{\\n([\\s\\S]*?)^\\}`, "m").exec(source)?.[1];
+  if (body === undefined) throw new Error(`no table ${name} in the Lua source`);
+  const entry = /\s*\[(\d+)\]\s*=\s*(?:(\d+)|"([^"\\]*)")\s*,?(?:[ \t]*--[^\n]*)?/y;
+  const out: Record<number, number | string> = {};
+  for (let at = 0; body.slice(at).trim() !== ""; at = entry.lastIndex) {
+    entry.lastIndex = at;
+    const e = entry.exec(body);
+    if (!e) throw new Error(`${name}: cannot read ${JSON.stringify(body.slice(at, at + 40))}`);
+    const key = Number(e[1]);
+    if (key in out) throw new Error(`${name}: [${key}] is given twice`);
+    out[key] = e[2] !== undefined ? Number(e[2]) : e[3]!;
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------

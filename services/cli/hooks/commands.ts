@@ -8,14 +8,15 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
-import { DEFAULT_DEADLINE_MS, defaultLogFile, HookConfigError, loadHookConfig, type HookConfig } from "../hooks/config.js";
-import { findOnPath } from "../hooks/desktop.js";
-import { DEFAULT_INSTALL_EVENTS, HOOK_EVENTS, isHookEvent, sampleEvent, type HookEventName } from "../hooks/events.js";
-import { createHookLog, errorMessage } from "../hooks/log.js";
-import { deliverEvent, notificationTargets, notifyFromStdin } from "../hooks/notify.js";
-import { installHooks, SettingsError, uninstallHooks } from "../hooks/settings.js";
-import { writeFileAtomic } from "../hooks/write-atomic.js";
-import { createOutput, fail, UsageError, type Output } from "./output.js";
+import { DEFAULT_DEADLINE_MS, defaultLogFile, HookConfigError, loadHookConfig, type HookConfig } from "./config.js";
+import { findOnPath } from "./desktop.js";
+import { DEFAULT_INSTALL_EVENTS, HOOK_EVENTS, isHookEvent, sampleEvent, type HookEventName } from "./events.js";
+import { createHookLog, errorMessage } from "./log.js";
+import { deliverEvent, notificationTargets, notifyFromStdin } from "./notify.js";
+import { installHooks, SettingsError, uninstallHooks } from "./settings.js";
+import { writeFileAtomic } from "./write-atomic.js";
+import { parseCommandLine, type CommandLine } from "../options.js";
+import { createOutput, fail, UsageError, type Output } from "../output.js";
 
 const USAGE = `usage: agentplane hook <command> [options]
 
@@ -56,27 +57,12 @@ export async function runHookCommand(argv: string[]): Promise<void> {
   }
 }
 
-type Values = ReturnType<typeof parseOptions>["values"];
-
-function parseOptions(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      json: { type: "boolean", default: false },
-      help: { type: "boolean", short: "h", default: false },
-      settings: { type: "string" },
-      events: { type: "string" },
-      timeout: { type: "string" },
-      config: { type: "string" },
-    },
-  });
-}
+const OPTIONS = ["settings", "events", "timeout", "config"] as const;
+type Values = CommandLine<(typeof OPTIONS)[number]>["values"];
 
 function parseOrUsage(argv: string[]) {
   try {
-    return parseOptions(argv);
+    return parseCommandLine(argv, OPTIONS);
   } catch (err) {
     fail(new UsageError((err as Error).message), argv.includes("--json"));
   }
