@@ -10,7 +10,7 @@ import { sql, type Kysely } from "kysely";
 import type { Database, Executor } from "../database.js";
 import type { DemoOptions } from "../platform/module.js";
 import { insertMessages, type NewMessageRow } from "./message-queries.js";
-import { insertSession } from "./queries.js";
+import { insertSession } from "./session-queries.js";
 import { newId } from "../platform/ids.js";
 import type { StoredSettings } from "./tables.js";
 

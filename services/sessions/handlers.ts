@@ -15,7 +15,7 @@ import { claimIdempotencyKey, parseIdempotencyKey, requestHash } from "./idempot
 import { listRole, messageText, optionalId } from "./inputs.js";
 import { listSessionsPage, type SessionListPosition, type SessionListRow } from "./list-queries.js";
 import { findMessage, insertAttachments, insertMessages, listMessagesPage, type MessagePosition } from "./message-queries.js";
-import { findSession, lockSession, touchSession, visibleStatus, writeTime } from "./queries.js";
+import { findSession, lockSession, touchSession, visibleStatus, writeTime } from "./session-queries.js";
 import { newId } from "../platform/ids.js";
 import { refuseHeldSessions } from "./reported-children.js";
 import { sessionListView, sessionView, sessionViewWithTree } from "./session-views.js";

@@ -6,7 +6,7 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import { sql } from "kysely";
 import type { Executor } from "../database.js";
 import { DomainError } from "../platform/errors.js";
-import type { SessionRow } from "./queries.js";
+import type { SessionRow } from "./tables.js";
 
 export const DEFAULT_LEASE_SECONDS = 60;
 export const MIN_LEASE_SECONDS = 5;

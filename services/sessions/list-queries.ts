@@ -20,7 +20,8 @@
 import { sql } from "kysely";
 import type { Executor } from "../database.js";
 import { invalidArgument } from "../platform/errors.js";
-import { LIST_HISTORY_RETENTION_MS, type SessionRow, type UsageColumns } from "./queries.js";
+import { LIST_HISTORY_RETENTION_MS } from "./session-queries.js";
+import type { SessionRow, UsageColumns } from "./tables.js";
 import { treeJsonOf, type TreeMemberJson } from "./tree-queries.js";
 import type { SessionListItemSource } from "./views.js";
 

@@ -3,15 +3,12 @@
 // A message's seq (1, 2, 3... in its session) is assigned while the transaction holds the
 // session's row lock, so messages of a session commit in seq order and a keyset on seq never
 // skips a message that commits later: anything stored after a reader's position gets a higher
-// seq. created_at is taken under the same lock and never goes backwards (queries.writeTime), so
+// seq. created_at is taken under the same lock and never goes backwards (session-queries.ts, writeTime), so
 // seq order is also createdAt order.
-import type { Insertable, Selectable } from "kysely";
+import type { Insertable } from "kysely";
 import type { Executor } from "../database.js";
-import type { MessageAttachmentsTable, MessagesTable, MessageRole } from "./tables.js";
+import type { AttachmentRow, MessageRow, MessagesTable, MessageRole } from "./tables.js";
 import { newId } from "../platform/ids.js";
-
-export type MessageRow = Selectable<MessagesTable>;
-export type AttachmentRow = Selectable<MessageAttachmentsTable>;
 
 /** A message to store; seq and times are assigned by insertMessages. */
 export type NewMessageRow = Omit<Insertable<MessagesTable>, "id" | "org_id" | "session_id" | "seq" | "created_at" | "updated_at" | "content"> & {

@@ -13,9 +13,9 @@ import { createOrganization, createUser } from "../organization/queries.js";
 import { CursorStore } from "../platform/cursors.js";
 import { MemoryKeyValueStore } from "../platform/kv-memory.js";
 import { createSessionService } from "./handlers.js";
-import { insertSession, type SessionRow } from "./queries.js";
+import { insertSession } from "./session-queries.js";
 import { ZERO_USAGE } from "./settings.js";
-import type { StoredTokenUsage } from "./tables.js";
+import type { SessionRow, StoredTokenUsage } from "./tables.js";
 import { findSessionWithTree } from "./tree-queries.js";
 
 const usage = (inputTokens: number, factoryCredits = 0): StoredTokenUsage => ({ ...ZERO_USAGE, inputTokens, factoryCredits });

@@ -2,7 +2,7 @@
 // and builds the response shapes.
 import type { Executor } from "../database.js";
 import type { SessionListRow } from "./list-queries.js";
-import type { SessionRow } from "./queries.js";
+import type { SessionRow } from "./tables.js";
 import { loadTrees, usageNodeOf, usageNodesOfJson, type UsageSource } from "./tree-queries.js";
 import { computeUsage, type SessionUsage, type UsageNode } from "./usage.js";
 import { toSession, toSessionListItem } from "./views.js";

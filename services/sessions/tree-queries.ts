@@ -5,8 +5,8 @@
 import { sql, type RawBuilder } from "kysely";
 import type { Executor } from "../database.js";
 import { compiledQuery } from "../platform/compiled-query.js";
-import { ownUsageOf, type SessionRow, type UsageColumns } from "./queries.js";
-import type { StoredTokenUsage } from "./tables.js";
+import { ownUsageOf } from "./session-queries.js";
+import type { SessionRow, StoredTokenUsage, UsageColumns } from "./tables.js";
 import type { UsageNode } from "./usage.js";
 
 /** A session row that carries what its own usage node needs. */

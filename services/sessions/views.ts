@@ -8,8 +8,8 @@ import type {
   SessionSchema,
   SessionSettingsSchema,
 } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
-import type { MessageRow } from "./message-queries.js";
-import { visibleStatus, type SessionRow } from "./queries.js";
+import { visibleStatus } from "./session-queries.js";
+import type { MessageRow, SessionRow } from "./tables.js";
 import type { SessionUsage } from "./usage.js";
 
 type SessionInit = MessageInitShape<typeof SessionSchema>;

@@ -5,11 +5,9 @@
 // with the writing transaction's ID and records the position the session had before in
 // session_list_history; list-queries.ts pages over that (see there).
 import { newId } from "../platform/ids.js";
-import { sql, type Insertable, type Selectable, type Updateable } from "kysely";
+import { sql, type Insertable, type Updateable } from "kysely";
 import type { Executor } from "../database.js";
-import type { SessionsTable, SessionStatus, StoredSettings, StoredTokenUsage } from "./tables.js";
-
-export type SessionRow = Selectable<SessionsTable>;
+import type { SessionRow, SessionsTable, SessionStatus, StoredSettings, StoredTokenUsage, UsageColumns } from "./tables.js";
 
 /** History older than this is pruned; no listing may continue a snapshot older than LIST_SNAPSHOT_MAX_AGE_MS. */
 export const LIST_HISTORY_RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -133,8 +131,6 @@ export async function touchSession(trx: Executor, row: SessionRow, at: Date, cha
       .executeTakeFirstOrThrow()
   );
 }
-
-export type UsageColumns = "input_tokens" | "output_tokens" | "cache_creation_tokens" | "cache_read_tokens" | "thinking_tokens" | "factory_credits";
 
 export function ownUsageOf(row: Pick<SessionRow, UsageColumns>): StoredTokenUsage {
   return {
