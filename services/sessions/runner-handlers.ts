@@ -16,10 +16,10 @@ import { findSession, insertSession, lockSessionById, lockedNow, touchSession, w
 import { newId } from "../platform/ids.js";
 import { refuseHeldSessions } from "./reported-children.js";
 import { checkModelUsage, checkNewMessages } from "./runner-input.js";
-import { sessionView } from "./session-views.js";
 import { parseSettingsUpdate } from "./settings.js";
 import { messageEvents, modelUsageEvents, sessionStartEvent } from "./telemetry-events.js";
-import { toMessage } from "./views.js";
+import { treeOf } from "./tree-queries.js";
+import { sessionView, toAttachment, toMessage } from "./views.js";
 
 export interface RunnerDeps {
   db: Kysely<Database>;
@@ -76,7 +76,7 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
         });
         return created;
       });
-      return sessionView(db, row);
+      return sessionView(row, await treeOf(db, row));
     },
 
     async claimSession(req, ctx: HandlerContext) {
@@ -103,20 +103,12 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
       if (!claimed) return {};
       const { session, leaseToken, pending, attachments } = claimed;
       return {
-        session: await sessionView(db, session),
+        session: sessionView(session, await treeOf(db, session)),
         leaseToken,
         orgId: session.org_id,
         pendingMessages: pending.map(toMessage),
         leaseExpiresAt: session.lease_expires_at!.getTime(),
-        attachments: attachments.map((a) => ({
-          messageId: a.message_id,
-          kind: a.kind,
-          data: a.data,
-          mediaType: a.media_type ?? "",
-          parsedData: a.parsed_data ?? "",
-          name: a.name ?? "",
-          path: a.path ?? "",
-        })),
+        attachments: attachments.map(toAttachment),
       };
     },
 
@@ -189,7 +181,7 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
           lease_expires_at: null,
         });
       });
-      return sessionView(db, row);
+      return sessionView(row, await treeOf(db, row));
     },
   };
 }

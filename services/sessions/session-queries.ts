@@ -7,7 +7,7 @@
 import { newId } from "../platform/ids.js";
 import { sql, type Insertable, type Updateable } from "kysely";
 import type { Executor } from "../database.js";
-import type { SessionRow, SessionsTable, SessionStatus, StoredSettings, StoredTokenUsage, UsageColumns } from "./tables.js";
+import type { SessionRow, SessionsTable, StoredSettings } from "./tables.js";
 
 /** History older than this is pruned; no listing may continue a snapshot older than LIST_SNAPSHOT_MAX_AGE_MS. */
 export const LIST_HISTORY_RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -130,21 +130,4 @@ export async function touchSession(trx: Executor, row: SessionRow, at: Date, cha
       .returningAll()
       .executeTakeFirstOrThrow()
   );
-}
-
-export function ownUsageOf(row: Pick<SessionRow, UsageColumns>): StoredTokenUsage {
-  return {
-    inputTokens: row.input_tokens,
-    outputTokens: row.output_tokens,
-    cacheCreationTokens: row.cache_creation_tokens,
-    cacheReadTokens: row.cache_read_tokens,
-    thinkingTokens: row.thinking_tokens,
-    factoryCredits: row.factory_credits,
-  };
-}
-
-/** The status a client sees: a run whose lease expired is waiting for a runner again. */
-export function visibleStatus(row: Pick<SessionRow, "status" | "lease_expires_at">, nowMs = Date.now()): SessionStatus {
-  if (row.status === "running" && row.lease_expires_at !== null && row.lease_expires_at.getTime() <= nowMs) return "pending";
-  return row.status;
 }
