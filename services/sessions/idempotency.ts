@@ -7,8 +7,8 @@
 // request proceeds as the first. Keys expire after IDEMPOTENCY_KEY_TTL_MS; an expired key is
 // taken over by the next request that uses it.
 import { createHash } from "node:crypto";
-import { sql } from "kysely";
-import type { Executor } from "../database.js";
+import { sql, type Transaction } from "kysely";
+import type { Database, Executor } from "../database.js";
 import { conflict, invalidArgument } from "../platform/errors.js";
 
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -54,7 +54,7 @@ export interface KeyScope {
  * claim succeeded (go on and do the work in the same transaction), or the first request's result
  * when the key was already used with the same body. Throws a 409 when it was used with another.
  */
-export async function claimIdempotencyKey(trx: Executor, scope: KeyScope, hash: string, result: StoredResult): Promise<StoredResult | undefined> {
+export async function claimIdempotencyKey(trx: Transaction<Database>, scope: KeyScope, hash: string, result: StoredResult): Promise<StoredResult | undefined> {
   const expiredBefore = new Date(Date.now() - IDEMPOTENCY_KEY_TTL_MS);
   const claimed = await trx
     .insertInto("idempotency_keys")

@@ -5,8 +5,8 @@
 // skips a message that commits later: anything stored after a reader's position gets a higher
 // seq. created_at is taken under the same lock and never goes backwards (session-queries.ts, writeTime), so
 // seq order is also createdAt order.
-import type { Insertable } from "kysely";
-import type { Executor } from "../database.js";
+import type { Insertable, Transaction } from "kysely";
+import type { Database, Executor } from "../database.js";
 import type { AttachmentRow, MessageRow, MessagesTable, MessageRole } from "./tables.js";
 import { newId } from "../platform/ids.js";
 
@@ -32,7 +32,7 @@ export interface NewAttachment {
  * time `at`. Returns the rows in order.
  */
 export async function insertMessages(
-  trx: Executor,
+  trx: Transaction<Database>,
   session: { orgId: string; sessionId: string; lastSeq: number },
   at: Date,
   messages: readonly NewMessageRow[],
@@ -57,7 +57,7 @@ export async function insertMessages(
     .then((rows) => rows.sort((a, b) => a.seq - b.seq));
 }
 
-export async function insertAttachments(trx: Executor, orgId: string, messageId: string, attachments: readonly NewAttachment[]): Promise<void> {
+export async function insertAttachments(trx: Transaction<Database>, orgId: string, messageId: string, attachments: readonly NewAttachment[]): Promise<void> {
   if (attachments.length === 0) return;
   await trx
     .insertInto("message_attachments")
@@ -77,12 +77,6 @@ export async function insertAttachments(trx: Executor, orgId: string, messageId:
       })),
     )
     .execute();
-}
-
-/** The time of the session's newest message, for monotonic created_at. */
-export async function lastMessageTime(trx: Executor, sessionId: string): Promise<Date | undefined> {
-  const row = await trx.selectFrom("messages").select("created_at").where("session_id", "=", sessionId).orderBy("seq", "desc").limit(1).executeTakeFirst();
-  return row?.created_at;
 }
 
 export interface MessageFilter {
