@@ -161,8 +161,15 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
           },
         ]);
         await insertAttachments(trx, session.org_id, messageId, [
-          ...attachments.images.map((i) => ({ kind: "image" as const, data: i.data, mediaType: i.mediaType, size: i.size })),
-          ...attachments.files.map((f) => ({ kind: "file" as const, data: f.data, parsedData: f.parsedData, name: f.name, path: f.path, size: f.size })),
+          ...attachments.images.map((i) => ({ kind: "image" as const, data: i.data, media_type: i.mediaType, size: i.size })),
+          ...attachments.files.map((f) => ({
+            kind: "file" as const,
+            data: f.data,
+            parsed_data: f.parsedData,
+            name: f.name,
+            path: f.path,
+            size: f.size,
+          })),
         ]);
         await telemetry.record(messageEvents(session, stored), trx);
         await touchSession(trx, session, at, {

@@ -7,17 +7,16 @@
 // request proceeds as the first. Keys expire after IDEMPOTENCY_KEY_TTL_MS; an expired key is
 // taken over by the next request that uses it.
 import { createHash } from "node:crypto";
-import { sql, type Transaction } from "kysely";
+import { sql, type Selectable, type Transaction } from "kysely";
 import type { Database, Executor } from "../database.js";
 import { conflict, invalidArgument } from "../platform/errors.js";
+import type { IdempotencyKeysTable } from "./tables.js";
 
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
-export interface StoredResult {
-  messageId: string;
-  status: string;
-}
+/** What a key's first request returned (its row's response). */
+export type StoredResult = Selectable<IdempotencyKeysTable>["response"];
 
 /** The header's value, or undefined when absent; a 400 naming the header when malformed. */
 export function parseIdempotencyKey(raw: string | null | undefined): string | undefined {

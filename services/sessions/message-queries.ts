@@ -7,7 +7,7 @@
 // seq order is also createdAt order.
 import type { Insertable, Transaction } from "kysely";
 import type { Database, Executor } from "../database.js";
-import type { AttachmentRow, MessageRow, MessagesTable, MessageRole } from "./tables.js";
+import type { AttachmentRow, MessageAttachmentsTable, MessageRow, MessagesTable, MessageRole } from "./tables.js";
 import { newId } from "../platform/ids.js";
 
 /** A message to store; seq and times are assigned by insertMessages. */
@@ -17,15 +17,8 @@ export type NewMessageRow = Omit<Insertable<MessagesTable>, "id" | "org_id" | "s
   content: { text: string; id: string }[];
 };
 
-export interface NewAttachment {
-  kind: "image" | "file";
-  data: string;
-  mediaType?: string | null;
-  parsedData?: string | null;
-  name?: string | null;
-  path?: string | null;
-  size: number;
-}
+/** An attachment to store; its ID, message and position are assigned by insertAttachments. */
+export type NewAttachment = Omit<Insertable<MessageAttachmentsTable>, "id" | "org_id" | "message_id" | "position">;
 
 /**
  * Stores messages after the session's `lastSeq` (the caller holds the session row lock), all at
@@ -69,8 +62,8 @@ export async function insertAttachments(trx: Transaction<Database>, orgId: strin
         position,
         kind: a.kind,
         data: a.data,
-        media_type: a.mediaType ?? null,
-        parsed_data: a.parsedData ?? null,
+        media_type: a.media_type ?? null,
+        parsed_data: a.parsed_data ?? null,
         name: a.name ?? null,
         path: a.path ?? null,
         size: a.size,

@@ -6,13 +6,14 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import type { SessionRunnerService } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import type { Database } from "../database.js";
+import { findOrganization, findUser } from "../organization/queries.js";
 import { invalidArgument, notFound } from "../platform/errors.js";
 import type { TelemetrySink } from "../platform/telemetry.js";
 import { actingOrg, actingOrgOrAny, boundOrg, requireOwnOrg } from "../platform/tenancy.js";
 import { AUTONOMY_MODES, CLIENTS, MAX_TITLE_CHARS, oneOf, optionalId, requiredId } from "./inputs.js";
 import { DEFAULT_LEASE_SECONDS, MAX_LEASE_SECONDS, MIN_LEASE_SECONDS, lockNextClaimable, newLeaseToken, renewLease, requireLease } from "./lease-queries.js";
 import { attachmentsOf, insertMessages, messageExists, userMessagesAfter } from "./message-queries.js";
-import { findSession, insertSession, lockSessionById, lockedNow, touchSession, writeTime } from "./session-queries.js";
+import { findSession, findSessionById, insertSession, lockSessionById, lockedNow, touchSession, writeTime } from "./session-queries.js";
 import { newId } from "../platform/ids.js";
 import { refuseHeldSessions } from "./reported-children.js";
 import { checkModelUsage, checkNewMessages } from "./runner-input.js";
@@ -48,9 +49,8 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
       const client = oneOf("client", req.client, CLIENTS) ?? "non-interactive-cli";
       const autonomyMode = oneOf("autonomyMode", req.autonomyMode, AUTONOMY_MODES) ?? "manual";
       const row = await db.transaction().execute(async (trx) => {
-        const user = await trx.selectFrom("users").select("id").where("org_id", "=", orgId).where("id", "=", userId).executeTakeFirst();
-        if (!user) {
-          const org = await trx.selectFrom("organizations").select("id").where("id", "=", orgId).executeTakeFirst();
+        if (!(await findUser(trx, orgId, userId))) {
+          const org = await findOrganization(trx, orgId);
           throw org ? invalidArgument("userId", "is not a user of this organization") : invalidArgument("orgId", "is not an organization");
         }
         if (parentSessionId !== undefined && !(await findSession(trx, orgId, parentSessionId))) {
@@ -119,7 +119,7 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
       const orgId = boundOrg(ctx);
       const expires = await renewLease(db, sessionId, token, seconds, orgId);
       if (expires) return { leaseExpiresAt: expires.getTime() };
-      const row = await db.selectFrom("sessions").selectAll().where("id", "=", sessionId).executeTakeFirst();
+      const row = await findSessionById(db, sessionId);
       if (!row) throw notFound("session");
       requireOwnOrg(ctx, row.org_id, "session");
       requireLease(row, token); // throws: the lease is not held

@@ -21,6 +21,11 @@ export async function findSession(db: Executor, orgId: string, sessionId: string
   return q.executeTakeFirst();
 }
 
+/** A session by ID alone, in any organization (runner calls: the caller checks the organization). */
+export async function findSessionById(db: Executor, sessionId: string): Promise<SessionRow | undefined> {
+  return db.selectFrom("sessions").selectAll().where("id", "=", sessionId).executeTakeFirst();
+}
+
 /** A session row locked for a write, with the database clock read in the same statement. */
 export type LockedSession = SessionRow & { locked_at: Date };
 
