@@ -5,11 +5,13 @@
 // key blocks on the primary key until that transaction ends: if it committed, the second request
 // finds the row (same body → the first result; other body → 409); if it rolled back, the second
 // request proceeds as the first. Keys expire after IDEMPOTENCY_KEY_TTL_MS; an expired key is
-// taken over by the next request that uses it.
+// taken over by the next request that uses it, and a worker deletes expired keys every hour.
 import { createHash } from "node:crypto";
 import { sql, type Selectable, type Transaction } from "kysely";
 import type { Database, Executor } from "../database.js";
 import { conflict, invalidArgument } from "../platform/errors.js";
+import type { Logger } from "../platform/logger.js";
+import type { Worker } from "../platform/module.js";
 import type { IdempotencyKeysTable } from "./tables.js";
 
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -84,4 +86,31 @@ export async function claimIdempotencyKey(trx: Transaction<Database>, scope: Key
 export async function pruneIdempotencyKeys(db: Executor): Promise<number> {
   const res = await db.deleteFrom("idempotency_keys").where("created_at", "<", new Date(Date.now() - IDEMPOTENCY_KEY_TTL_MS)).executeTakeFirst();
   return Number(res.numDeletedRows);
+}
+
+export const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
+
+// An expired key that is still present is harmless (the next request with it takes it over), so
+// a missed run costs only disk space.
+export function startIdempotencyKeyPruner(db: Executor, logger: Logger, intervalMs = PRUNE_INTERVAL_MS): Worker {
+  const log = logger.child({ component: "idempotency-pruner" });
+  let running: Promise<void> | undefined;
+  const run = () => {
+    running ??= pruneIdempotencyKeys(db)
+      .then((deleted) => {
+        if (deleted > 0) log.info({ deleted }, "pruned expired idempotency keys");
+      })
+      .catch((err: unknown) => log.warn({ err }, "pruning idempotency keys failed; retrying next hour"))
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  const timer = setInterval(run, intervalMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
 }
