@@ -15,10 +15,9 @@ import { claimIdempotencyKey, parseIdempotencyKey, requestHash } from "./idempot
 import { listRole, messageText, optionalId } from "./inputs.js";
 import { listSessionsPage, type SessionListPosition, type SessionListRow } from "./list-queries.js";
 import { findMessage, insertAttachments, insertMessages, listMessagesPage, type MessagePosition } from "./message-queries.js";
-import { findSession, lockSession, touchSession, writeTime } from "./session-queries.js";
+import { findSession, findSessionsAmong, lockSession, touchSession, writeTime } from "./session-queries.js";
 import { newId } from "../platform/ids.js";
-import { refuseHeldSessions } from "./reported-children.js";
-import { mergeSettings, parseSettingsUpdate } from "./settings.js";
+import { mergeSettings, parseSettingsUpdate, refuseHeldSessions } from "./settings.js";
 import { messageEvents } from "./telemetry-events.js";
 import { findSessionWithTree, treeOf } from "./tree-queries.js";
 import { sessionListView, sessionView, toMessage, toMessageListItem, visibleStatus } from "./views.js";
@@ -89,7 +88,8 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
         const locked = await lockSession(trx, principal.orgId, req.sessionId, ownerFilter(principal));
         if (!locked) throw notFound("session");
         if (Object.keys(patch).length === 0) return locked;
-        await refuseHeldSessions(trx, principal.orgId, locked.id, patch.childInclusiveTokenUsageBySessionId);
+        const reported = patch.childInclusiveTokenUsageBySessionId;
+        refuseHeldSessions(locked.id, reported, await findSessionsAmong(trx, principal.orgId, Object.keys(reported ?? {})));
         return touchSession(trx, locked, writeTime(locked), { settings: JSON.stringify(mergeSettings(locked.settings, patch)) });
       });
       return sessionView(row, await treeOf(db, row));

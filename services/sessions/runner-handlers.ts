@@ -13,11 +13,10 @@ import { actingOrg, actingOrgOrAny, boundOrg, requireOwnOrg } from "../platform/
 import { AUTONOMY_MODES, CLIENTS, MAX_TITLE_CHARS, oneOf, optionalId, requiredId } from "./inputs.js";
 import { DEFAULT_LEASE_SECONDS, MAX_LEASE_SECONDS, MIN_LEASE_SECONDS, lockNextClaimable, newLeaseToken, renewLease, requireLease } from "./lease-queries.js";
 import { attachmentsOf, insertMessages, messageExists, userMessagesAfter } from "./message-queries.js";
-import { findSession, findSessionById, insertSession, lockSessionById, lockedNow, touchSession, writeTime } from "./session-queries.js";
+import { findSession, findSessionById, findSessionsAmong, insertSession, lockSessionById, lockedNow, touchSession, writeTime } from "./session-queries.js";
 import { newId } from "../platform/ids.js";
-import { refuseHeldSessions } from "./reported-children.js";
 import { checkModelUsage, checkNewMessages } from "./runner-input.js";
-import { parseSettingsUpdate } from "./settings.js";
+import { parseSettingsUpdate, refuseHeldSessions } from "./settings.js";
 import { messageEvents, modelUsageEvents, sessionStartEvent } from "./telemetry-events.js";
 import { treeOf } from "./tree-queries.js";
 import { sessionView, toAttachment, toMessage } from "./views.js";
@@ -57,7 +56,8 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
           throw invalidArgument("parentSessionId", "is not a session of this organization");
         }
         const id = newId();
-        await refuseHeldSessions(trx, orgId, id, settings.childInclusiveTokenUsageBySessionId);
+        const reported = settings.childInclusiveTokenUsageBySessionId;
+        refuseHeldSessions(id, reported, await findSessionsAmong(trx, orgId, Object.keys(reported ?? {})));
         const createdAt = await lockedNow(trx);
         // The event first: insertSession takes the organization's list clock, and nothing that
         // may wait on another lock (a new analytics partition) should run while holding it.

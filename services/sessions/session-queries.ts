@@ -26,6 +26,16 @@ export async function findSessionById(db: Executor, sessionId: string): Promise<
   return db.selectFrom("sessions").selectAll().where("id", "=", sessionId).executeTakeFirst();
 }
 
+/** The sessions among `ids` that the organization holds, with their parents. */
+export async function findSessionsAmong(
+  db: Executor,
+  orgId: string,
+  ids: readonly string[],
+): Promise<Pick<SessionRow, "id" | "parent_session_id">[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom("sessions").select(["id", "parent_session_id"]).where("org_id", "=", orgId).where("id", "in", ids).execute();
+}
+
 /** A session row locked for a write, with the database clock read in the same statement. */
 export type LockedSession = SessionRow & { locked_at: Date };
 
