@@ -59,8 +59,10 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
         const reported = settings.childInclusiveTokenUsageBySessionId;
         refuseHeldSessions(id, reported, await findSessionsAmong(trx, orgId, Object.keys(reported ?? {})));
         const createdAt = await lockedNow(trx);
-        // The event first: insertSession takes the organization's list clock, and nothing that
-        // may wait on another lock (a new analytics partition) should run while holding it.
+        // The event first: for a child, insertSession's foreign-key check share-locks the parent's
+        // row until commit, and every write to the parent (lockSession: FOR UPDATE) waits for
+        // that; nothing that may wait on another lock (a new analytics partition) should run
+        // while holding it.
         await telemetry.record([sessionStartEvent({ id, org_id: orgId, user_id: userId, client, autonomy_mode: autonomyMode, created_at: createdAt })], trx);
         const created = await insertSession(trx, {
           id,

@@ -1,5 +1,7 @@
-// Table types of the sessions area: sessions, their messages and attachments, the list clock and
-// list history that make session paging a stable snapshot, and stored Idempotency-Keys.
+// Table types of the sessions area: sessions, their messages and attachments, the list history
+// that (with each session's list_xid) makes session paging a stable snapshot (list-queries.ts),
+// and stored Idempotency-Keys. The list clock is no longer used (migration 0009); its table stays
+// for the previous release during a rollout.
 import type { ColumnType, Selectable } from "kysely";
 
 // Optional on insert where the column has a default (now()).
