@@ -4,12 +4,12 @@ import type { Kysely } from "kysely";
 import type { SessionService } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import { findComputer } from "../computers/queries.js";
 import type { Database } from "../database.js";
+import { onConnection, stopIfAbandoned } from "../platform/abandoned.js";
 import { requireRole } from "../platform/auth.js";
 import { principalOf, type Principal } from "../platform/context.js";
 import { keysetPage, parsePageLimit, type CursorStore } from "../platform/cursors.js";
 import { invalidArgument, notFound } from "../platform/errors.js";
 import type { TelemetrySink } from "../platform/telemetry.js";
-import { onConnection, stopIfAbandoned } from "../platform/abandoned.js";
 import { checkAttachments } from "./attachments.js";
 import { claimIdempotencyKey, parseIdempotencyKey, requestHash } from "./idempotency.js";
 import { listRole, messageText, optionalId } from "./inputs.js";
@@ -89,7 +89,8 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
         if (!locked) throw notFound("session");
         if (Object.keys(patch).length === 0) return locked;
         const reported = patch.childInclusiveTokenUsageBySessionId;
-        refuseHeldSessions(locked.id, reported, await findSessionsAmong(trx, principal.orgId, Object.keys(reported ?? {})));
+        const held = await findSessionsAmong(trx, principal.orgId, Object.keys(reported ?? {}));
+        refuseHeldSessions(locked.id, reported, held);
         return touchSession(trx, locked, writeTime(locked), { settings: JSON.stringify(mergeSettings(locked.settings, patch)) });
       });
       return sessionView(row, await treeOf(db, row));
@@ -161,7 +162,12 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
           },
         ]);
         await insertAttachments(trx, session.org_id, messageId, [
-          ...attachments.images.map((i) => ({ kind: "image" as const, data: i.data, media_type: i.mediaType, size: i.size })),
+          ...attachments.images.map((i) => ({
+            kind: "image" as const,
+            data: i.data,
+            media_type: i.mediaType,
+            size: i.size,
+          })),
           ...attachments.files.map((f) => ({
             kind: "file" as const,
             data: f.data,

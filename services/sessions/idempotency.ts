@@ -55,7 +55,12 @@ export interface KeyScope {
  * claim succeeded (go on and do the work in the same transaction), or the first request's result
  * when the key was already used with the same body. Throws a 409 when it was used with another.
  */
-export async function claimIdempotencyKey(trx: Transaction<Database>, scope: KeyScope, hash: string, result: StoredResult): Promise<StoredResult | undefined> {
+export async function claimIdempotencyKey(
+  trx: Transaction<Database>,
+  scope: KeyScope,
+  hash: string,
+  result: StoredResult,
+): Promise<StoredResult | undefined> {
   const expiredBefore = new Date(Date.now() - IDEMPOTENCY_KEY_TTL_MS);
   const claimed = await trx
     .insertInto("idempotency_keys")

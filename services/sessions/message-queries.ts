@@ -50,7 +50,12 @@ export async function insertMessages(
     .then((rows) => rows.sort((a, b) => a.seq - b.seq));
 }
 
-export async function insertAttachments(trx: Transaction<Database>, orgId: string, messageId: string, attachments: readonly NewAttachment[]): Promise<void> {
+export async function insertAttachments(
+  trx: Transaction<Database>,
+  orgId: string,
+  messageId: string,
+  attachments: readonly NewAttachment[],
+): Promise<void> {
   if (attachments.length === 0) return;
   await trx
     .insertInto("message_attachments")

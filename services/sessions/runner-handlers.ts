@@ -13,7 +13,16 @@ import { actingOrg, actingOrgOrAny, boundOrg, requireOwnOrg } from "../platform/
 import { AUTONOMY_MODES, CLIENTS, MAX_TITLE_CHARS, oneOf, optionalId, requiredId } from "./inputs.js";
 import { DEFAULT_LEASE_SECONDS, MAX_LEASE_SECONDS, MIN_LEASE_SECONDS, lockNextClaimable, newLeaseToken, renewLease, requireLease } from "./lease-queries.js";
 import { attachmentsOf, insertMessages, messageExists, userMessagesAfter } from "./message-queries.js";
-import { findSession, findSessionById, findSessionsAmong, insertSession, lockSessionById, lockedNow, touchSession, writeTime } from "./session-queries.js";
+import {
+  findSession,
+  findSessionById,
+  findSessionsAmong,
+  insertSession,
+  lockSessionById,
+  lockedNow,
+  touchSession,
+  writeTime,
+} from "./session-queries.js";
 import { newId } from "../platform/ids.js";
 import { checkModelUsage, checkNewMessages } from "./runner-input.js";
 import { parseSettingsUpdate, refuseHeldSessions } from "./settings.js";

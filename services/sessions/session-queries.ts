@@ -33,21 +33,34 @@ export async function findSessionsAmong(
   ids: readonly string[],
 ): Promise<Pick<SessionRow, "id" | "parent_session_id">[]> {
   if (ids.length === 0) return [];
-  return db.selectFrom("sessions").select(["id", "parent_session_id"]).where("org_id", "=", orgId).where("id", "in", ids).execute();
+  return db
+    .selectFrom("sessions")
+    .select(["id", "parent_session_id"])
+    .where("org_id", "=", orgId)
+    .where("id", "in", ids)
+    .execute();
 }
 
 /** A session row locked for a write, with the database clock read in the same statement. */
 export type LockedSession = SessionRow & { locked_at: Date };
 
 /** Like findSession, and takes the row lock until the transaction ends. */
-export async function lockSession(trx: Transaction<Database>, orgId: string, sessionId: string, ownerId?: string): Promise<LockedSession | undefined> {
+export async function lockSession(
+  trx: Transaction<Database>,
+  orgId: string,
+  sessionId: string,
+  ownerId?: string,
+): Promise<LockedSession | undefined> {
   let q = trx.selectFrom("sessions").selectAll().select(sql<Date>`clock_timestamp()`.as("locked_at")).where("org_id", "=", orgId).where("id", "=", sessionId);
   if (ownerId !== undefined) q = q.where("user_id", "=", ownerId);
   return q.forUpdate().executeTakeFirst();
 }
 
 /** Locks a session by ID alone (runner calls, which prove access with a lease token). */
-export async function lockSessionById(trx: Transaction<Database>, sessionId: string): Promise<LockedSession | undefined> {
+export async function lockSessionById(
+  trx: Transaction<Database>,
+  sessionId: string,
+): Promise<LockedSession | undefined> {
   return trx.selectFrom("sessions").selectAll().select(sql<Date>`clock_timestamp()`.as("locked_at")).where("id", "=", sessionId).forUpdate().executeTakeFirst();
 }
 
@@ -125,7 +138,12 @@ export async function insertSession(trx: Executor, init: NewSession, extra: Part
  * tells which changes it saw from their transaction IDs (list-queries.ts), so writes to different
  * sessions of an organization do not wait for each other.
  */
-export async function touchSession(trx: Transaction<Database>, row: SessionRow, at: Date, changes: Updateable<SessionsTable> = {}): Promise<SessionRow> {
+export async function touchSession(
+  trx: Transaction<Database>,
+  row: SessionRow,
+  at: Date,
+  changes: Updateable<SessionsTable> = {},
+): Promise<SessionRow> {
   const prunedBefore = new Date(at.getTime() - LIST_HISTORY_RETENTION_MS);
   return (
     trx
