@@ -10,7 +10,7 @@ import { createServer } from "node:http";
 import { pino } from "pino";
 import type { Database } from "../services/database.js";
 import { openDatabase } from "../services/platform/db.js";
-import { sessionViewWithTree } from "../services/sessions/session-views.js";
+import { sessionView } from "../services/sessions/views.js";
 import { findSessionWithTree } from "../services/sessions/tree-queries.js";
 
 const PATH = /^\/sessions\/([^/?]+)$/;
@@ -35,7 +35,7 @@ async function main() {
           res.writeHead(404).end();
           return;
         }
-        const body = JSON.stringify(sessionViewWithTree(found.row, found.tree));
+        const body = JSON.stringify(sessionView(found, found.tree));
         res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) }).end(body);
       })
       .catch((err: unknown) => {

@@ -14,7 +14,7 @@ import { CursorStore } from "../platform/cursors.js";
 import { MemoryKeyValueStore } from "../platform/kv-memory.js";
 import { onConnection, stopIfAbandoned } from "../platform/abandoned.js";
 import { createSessionService } from "./handlers.js";
-import { insertSession } from "./queries.js";
+import { insertSession } from "./session-queries.js";
 
 const aborted = (reason?: unknown) => {
   const controller = new AbortController();

@@ -6,11 +6,11 @@
 // sessions (tagged "demo"), so running it twice writes them once. Deterministic per organization.
 //
 // It writes rows directly (no telemetry events: the analytics demo writes its own history).
-import { sql, type Kysely } from "kysely";
+import { sql, type Kysely, type Transaction } from "kysely";
 import type { Database, Executor } from "../database.js";
 import type { DemoOptions } from "../platform/module.js";
 import { insertMessages, type NewMessageRow } from "./message-queries.js";
-import { insertSession } from "./queries.js";
+import { insertSession } from "./session-queries.js";
 import { newId } from "../platform/ids.js";
 import type { StoredSettings } from "./tables.js";
 
@@ -122,7 +122,7 @@ interface SessionPlan {
   pick: <T>(items: readonly T[]) => T;
 }
 
-async function writeSession(trx: Executor, plan: SessionPlan): Promise<void> {
+async function writeSession(trx: Transaction<Database>, plan: SessionPlan): Promise<void> {
   const { rand, pick } = plan;
   const model = pick(MODELS);
   const settings: StoredSettings = {

@@ -18,7 +18,8 @@ import { createSessionService } from "./handlers.js";
 import { writeSessionsDemo } from "./demo.js";
 import { IDEMPOTENCY_KEY_TTL_MS, pruneIdempotencyKeys } from "./idempotency.js";
 import { createSessionRunnerService } from "./runner-handlers.js";
-import { usageOf } from "./session-views.js";
+import { treeOf } from "./tree-queries.js";
+import { usageOf } from "./views.js";
 
 interface Caller {
   userId: string;
@@ -396,9 +397,8 @@ describe("session handlers", () => {
         expect(s.updated_at.getTime()).toBeLessThan(Date.now());
         if (s.status === "idle") expect(s.completed_at).not.toBeNull();
       }
-      const usage = await usageOf(db, orgId, top);
       for (const s of top) {
-        const u = usage.get(s.id)!;
+        const u = usageOf(s, await treeOf(db, s));
         expect(u.own.inputTokens).toBeGreaterThanOrEqual(0);
         const childSum = Object.values(u.children).reduce((n, c) => n + c.inputTokens, 0);
         expect(u.inclusive.inputTokens).toBe(u.own.inputTokens + childSum);

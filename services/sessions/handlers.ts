@@ -15,14 +15,12 @@ import { claimIdempotencyKey, parseIdempotencyKey, requestHash } from "./idempot
 import { listRole, messageText, optionalId } from "./inputs.js";
 import { listSessionsPage, type SessionListPosition, type SessionListRow } from "./list-queries.js";
 import { findMessage, insertAttachments, insertMessages, listMessagesPage, type MessagePosition } from "./message-queries.js";
-import { findSession, lockSession, touchSession, visibleStatus, writeTime } from "./queries.js";
+import { findSession, findSessionsAmong, lockSession, touchSession, writeTime } from "./session-queries.js";
 import { newId } from "../platform/ids.js";
-import { refuseHeldSessions } from "./reported-children.js";
-import { sessionListView, sessionView, sessionViewWithTree } from "./session-views.js";
-import { mergeSettings, parseSettingsUpdate } from "./settings.js";
+import { mergeSettings, parseSettingsUpdate, refuseHeldSessions } from "./settings.js";
 import { messageEvents } from "./telemetry-events.js";
-import { findSessionWithTree } from "./tree-queries.js";
-import { toMessage, toMessageListItem } from "./views.js";
+import { findSessionWithTree, treeOf } from "./tree-queries.js";
+import { sessionListView, sessionView, toMessage, toMessageListItem, visibleStatus } from "./views.js";
 
 export interface SessionsDeps {
   db: Kysely<Database>;
@@ -77,8 +75,8 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
       const computerId = optionalId("computerId", req.computerId);
       // One statement: the session and the rest of its tree, for its token usage.
       const found = await onConnection(db, ctx.signal, (conn) => findSessionWithTree(conn, principal.orgId, req.sessionId, ownerFilter(principal)));
-      if (!found || (computerId !== undefined && found.row.computer_id !== computerId)) throw notFound("session");
-      return sessionViewWithTree(found.row, found.tree);
+      if (!found || (computerId !== undefined && found.computer_id !== computerId)) throw notFound("session");
+      return sessionView(found, found.tree);
     },
 
     async updateSession(req, ctx) {
@@ -90,10 +88,12 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
         const locked = await lockSession(trx, principal.orgId, req.sessionId, ownerFilter(principal));
         if (!locked) throw notFound("session");
         if (Object.keys(patch).length === 0) return locked;
-        await refuseHeldSessions(trx, principal.orgId, locked.id, patch.childInclusiveTokenUsageBySessionId);
+        const reported = patch.childInclusiveTokenUsageBySessionId;
+        const held = await findSessionsAmong(trx, principal.orgId, Object.keys(reported ?? {}));
+        refuseHeldSessions(locked.id, reported, held);
         return touchSession(trx, locked, writeTime(locked), { settings: JSON.stringify(mergeSettings(locked.settings, patch)) });
       });
-      return sessionView(db, row);
+      return sessionView(row, await treeOf(db, row));
     },
 
     async listMessages(req, ctx) {
@@ -162,8 +162,20 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
           },
         ]);
         await insertAttachments(trx, session.org_id, messageId, [
-          ...attachments.images.map((i) => ({ kind: "image" as const, data: i.data, mediaType: i.mediaType, size: i.size })),
-          ...attachments.files.map((f) => ({ kind: "file" as const, data: f.data, parsedData: f.parsedData, name: f.name, path: f.path, size: f.size })),
+          ...attachments.images.map((i) => ({
+            kind: "image" as const,
+            data: i.data,
+            media_type: i.mediaType,
+            size: i.size,
+          })),
+          ...attachments.files.map((f) => ({
+            kind: "file" as const,
+            data: f.data,
+            parsed_data: f.parsedData,
+            name: f.name,
+            path: f.path,
+            size: f.size,
+          })),
         ]);
         await telemetry.record(messageEvents(session, stored), trx);
         await touchSession(trx, session, at, {

@@ -5,19 +5,20 @@
 // key blocks on the primary key until that transaction ends: if it committed, the second request
 // finds the row (same body → the first result; other body → 409); if it rolled back, the second
 // request proceeds as the first. Keys expire after IDEMPOTENCY_KEY_TTL_MS; an expired key is
-// taken over by the next request that uses it.
+// taken over by the next request that uses it, and a worker deletes expired keys every hour.
 import { createHash } from "node:crypto";
-import { sql } from "kysely";
-import type { Executor } from "../database.js";
+import { sql, type Selectable, type Transaction } from "kysely";
+import type { Database, Executor } from "../database.js";
 import { conflict, invalidArgument } from "../platform/errors.js";
+import type { Logger } from "../platform/logger.js";
+import type { Worker } from "../platform/module.js";
+import type { IdempotencyKeysTable } from "./tables.js";
 
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
-export interface StoredResult {
-  messageId: string;
-  status: string;
-}
+/** What a key's first request returned (its row's response). */
+export type StoredResult = Selectable<IdempotencyKeysTable>["response"];
 
 /** The header's value, or undefined when absent; a 400 naming the header when malformed. */
 export function parseIdempotencyKey(raw: string | null | undefined): string | undefined {
@@ -54,7 +55,12 @@ export interface KeyScope {
  * claim succeeded (go on and do the work in the same transaction), or the first request's result
  * when the key was already used with the same body. Throws a 409 when it was used with another.
  */
-export async function claimIdempotencyKey(trx: Executor, scope: KeyScope, hash: string, result: StoredResult): Promise<StoredResult | undefined> {
+export async function claimIdempotencyKey(
+  trx: Transaction<Database>,
+  scope: KeyScope,
+  hash: string,
+  result: StoredResult,
+): Promise<StoredResult | undefined> {
   const expiredBefore = new Date(Date.now() - IDEMPOTENCY_KEY_TTL_MS);
   const claimed = await trx
     .insertInto("idempotency_keys")
@@ -85,4 +91,31 @@ export async function claimIdempotencyKey(trx: Executor, scope: KeyScope, hash: 
 export async function pruneIdempotencyKeys(db: Executor): Promise<number> {
   const res = await db.deleteFrom("idempotency_keys").where("created_at", "<", new Date(Date.now() - IDEMPOTENCY_KEY_TTL_MS)).executeTakeFirst();
   return Number(res.numDeletedRows);
+}
+
+export const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
+
+// An expired key that is still present is harmless (the next request with it takes it over), so
+// a missed run costs only disk space.
+export function startIdempotencyKeyPruner(db: Executor, logger: Logger, intervalMs = PRUNE_INTERVAL_MS): Worker {
+  const log = logger.child({ component: "idempotency-pruner" });
+  let running: Promise<void> | undefined;
+  const run = () => {
+    running ??= pruneIdempotencyKeys(db)
+      .then((deleted) => {
+        if (deleted > 0) log.info({ deleted }, "pruned expired idempotency keys");
+      })
+      .catch((err: unknown) => log.warn({ err }, "pruning idempotency keys failed; retrying next hour"))
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  const timer = setInterval(run, intervalMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
 }

@@ -3,10 +3,10 @@
 // for each other and never get the same row (a row locked by one claim is skipped by the others,
 // and a row whose claim committed is no longer claimable when re-checked).
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { sql } from "kysely";
-import type { Executor } from "../database.js";
+import { sql, type Transaction } from "kysely";
+import type { Database, Executor } from "../database.js";
 import { DomainError } from "../platform/errors.js";
-import type { SessionRow } from "./queries.js";
+import type { SessionRow } from "./tables.js";
 
 export const DEFAULT_LEASE_SECONDS = 60;
 export const MIN_LEASE_SECONDS = 5;
@@ -15,7 +15,7 @@ export const MAX_LEASE_SECONDS = 3600;
 export const newLeaseToken = (): string => randomBytes(24).toString("base64url");
 
 /** Locks the next claimable session, or returns undefined when none is waiting. */
-export async function lockNextClaimable(trx: Executor, orgId?: string): Promise<SessionRow | undefined> {
+export async function lockNextClaimable(trx: Transaction<Database>, orgId?: string): Promise<SessionRow | undefined> {
   let q = trx
     .selectFrom("sessions")
     .selectAll()

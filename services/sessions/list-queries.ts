@@ -20,9 +20,9 @@
 import { sql } from "kysely";
 import type { Executor } from "../database.js";
 import { invalidArgument } from "../platform/errors.js";
-import { LIST_HISTORY_RETENTION_MS, type SessionRow, type UsageColumns } from "./queries.js";
+import { LIST_HISTORY_RETENTION_MS } from "./session-queries.js";
+import type { SessionRow, UsageColumns } from "./tables.js";
 import { treeJsonOf, type TreeMemberJson } from "./tree-queries.js";
-import type { SessionListItemSource } from "./views.js";
 
 /** Cursor position: the snapshot and the last item's place in it. */
 export interface SessionListPosition {
@@ -50,14 +50,19 @@ export interface SessionListFilter {
  * parsing timestamps into Dates was a good part of a list request's CPU), its position in the
  * snapshot, and, on the first row of each tree in the page, the rest of that tree (treeJsonOf).
  */
-export type SessionListRow = SessionListItemSource &
-  Pick<SessionRow, "parent_session_id" | UsageColumns> & {
-    /** updated_at as of the snapshot, Unix ms. */
-    position_ms: number;
-    tree: TreeMemberJson[] | null;
-    snapshot: string;
-    snapshot_taken_ms: number;
-  };
+export type SessionListRow = Pick<
+  SessionRow,
+  "id" | "parent_session_id" | "title" | "computer_id" | "message_count" | "settings" | UsageColumns
+> & {
+  created_ms: number;
+  updated_ms: number;
+  completed_ms: number | null;
+  /** updated_at as of the snapshot, Unix ms. */
+  position_ms: number;
+  tree: TreeMemberJson[] | null;
+  snapshot: string;
+  snapshot_taken_ms: number;
+};
 
 export interface SessionListPage {
   rows: SessionListRow[];

@@ -14,7 +14,8 @@ import { createOrganization, createUser } from "../organization/queries.js";
 import { CursorStore } from "../platform/cursors.js";
 import { MemoryKeyValueStore } from "../platform/kv-memory.js";
 import { createSessionService } from "./handlers.js";
-import { insertSession, lockSession, touchSession, writeTime, type SessionRow } from "./queries.js";
+import { insertSession, lockSession, touchSession, writeTime } from "./session-queries.js";
+import type { SessionRow } from "./tables.js";
 
 // Two transactions at once need a real server: the embedded database runs one at a time.
 describe.skipIf(!process.env.TEST_DATABASE_URL)("session list snapshots", () => {

@@ -3,15 +3,12 @@
 // A message's seq (1, 2, 3... in its session) is assigned while the transaction holds the
 // session's row lock, so messages of a session commit in seq order and a keyset on seq never
 // skips a message that commits later: anything stored after a reader's position gets a higher
-// seq. created_at is taken under the same lock and never goes backwards (queries.writeTime), so
+// seq. created_at is taken under the same lock and never goes backwards (session-queries.ts, writeTime), so
 // seq order is also createdAt order.
-import type { Insertable, Selectable } from "kysely";
-import type { Executor } from "../database.js";
-import type { MessageAttachmentsTable, MessagesTable, MessageRole } from "./tables.js";
+import type { Insertable, Transaction } from "kysely";
+import type { Database, Executor } from "../database.js";
+import type { AttachmentRow, MessageAttachmentsTable, MessageRow, MessagesTable, MessageRole } from "./tables.js";
 import { newId } from "../platform/ids.js";
-
-export type MessageRow = Selectable<MessagesTable>;
-export type AttachmentRow = Selectable<MessageAttachmentsTable>;
 
 /** A message to store; seq and times are assigned by insertMessages. */
 export type NewMessageRow = Omit<Insertable<MessagesTable>, "id" | "org_id" | "session_id" | "seq" | "created_at" | "updated_at" | "content"> & {
@@ -20,22 +17,15 @@ export type NewMessageRow = Omit<Insertable<MessagesTable>, "id" | "org_id" | "s
   content: { text: string; id: string }[];
 };
 
-export interface NewAttachment {
-  kind: "image" | "file";
-  data: string;
-  mediaType?: string | null;
-  parsedData?: string | null;
-  name?: string | null;
-  path?: string | null;
-  size: number;
-}
+/** An attachment to store; its ID, message and position are assigned by insertAttachments. */
+export type NewAttachment = Omit<Insertable<MessageAttachmentsTable>, "id" | "org_id" | "message_id" | "position">;
 
 /**
  * Stores messages after the session's `lastSeq` (the caller holds the session row lock), all at
  * time `at`. Returns the rows in order.
  */
 export async function insertMessages(
-  trx: Executor,
+  trx: Transaction<Database>,
   session: { orgId: string; sessionId: string; lastSeq: number },
   at: Date,
   messages: readonly NewMessageRow[],
@@ -60,7 +50,12 @@ export async function insertMessages(
     .then((rows) => rows.sort((a, b) => a.seq - b.seq));
 }
 
-export async function insertAttachments(trx: Executor, orgId: string, messageId: string, attachments: readonly NewAttachment[]): Promise<void> {
+export async function insertAttachments(
+  trx: Transaction<Database>,
+  orgId: string,
+  messageId: string,
+  attachments: readonly NewAttachment[],
+): Promise<void> {
   if (attachments.length === 0) return;
   await trx
     .insertInto("message_attachments")
@@ -72,20 +67,14 @@ export async function insertAttachments(trx: Executor, orgId: string, messageId:
         position,
         kind: a.kind,
         data: a.data,
-        media_type: a.mediaType ?? null,
-        parsed_data: a.parsedData ?? null,
+        media_type: a.media_type ?? null,
+        parsed_data: a.parsed_data ?? null,
         name: a.name ?? null,
         path: a.path ?? null,
         size: a.size,
       })),
     )
     .execute();
-}
-
-/** The time of the session's newest message, for monotonic created_at. */
-export async function lastMessageTime(trx: Executor, sessionId: string): Promise<Date | undefined> {
-  const row = await trx.selectFrom("messages").select("created_at").where("session_id", "=", sessionId).orderBy("seq", "desc").limit(1).executeTakeFirst();
-  return row?.created_at;
 }
 
 export interface MessageFilter {

@@ -8,7 +8,7 @@ import type { Database } from "../database.js";
 import { migrations } from "../migrations.js";
 import { createOrganization, createUser } from "../organization/queries.js";
 import { migrateToLatest } from "../platform/migrator.js";
-import { insertSession } from "./queries.js";
+import { insertSession } from "./session-queries.js";
 
 describe("migration 0009", () => {
   let database: TestDatabase<Database>;

@@ -4,7 +4,7 @@ import { MESSAGE_RECURSION_LIMIT } from "../platform/json-nesting.js";
 import type { ServiceModule } from "../platform/module.js";
 import { writeSessionsDemo } from "./demo.js";
 import { createSessionService } from "./handlers.js";
-import { startIdempotencyKeyPruner } from "./pruner.js";
+import { startIdempotencyKeyPruner } from "./idempotency.js";
 import { createSessionRunnerService } from "./runner-handlers.js";
 
 // Tag metadata is free-form JSON (google.protobuf.Struct): a request whose body Envoy (or the

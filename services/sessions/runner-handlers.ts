@@ -6,20 +6,29 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import type { SessionRunnerService } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import type { Database } from "../database.js";
+import { findOrganization, findUser } from "../organization/queries.js";
 import { invalidArgument, notFound } from "../platform/errors.js";
 import type { TelemetrySink } from "../platform/telemetry.js";
 import { actingOrg, actingOrgOrAny, boundOrg, requireOwnOrg } from "../platform/tenancy.js";
 import { AUTONOMY_MODES, CLIENTS, MAX_TITLE_CHARS, oneOf, optionalId, requiredId } from "./inputs.js";
 import { DEFAULT_LEASE_SECONDS, MAX_LEASE_SECONDS, MIN_LEASE_SECONDS, lockNextClaimable, newLeaseToken, renewLease, requireLease } from "./lease-queries.js";
 import { attachmentsOf, insertMessages, messageExists, userMessagesAfter } from "./message-queries.js";
-import { findSession, insertSession, lockSessionById, lockedNow, touchSession, writeTime } from "./queries.js";
+import {
+  findSession,
+  findSessionById,
+  findSessionsAmong,
+  insertSession,
+  lockSessionById,
+  lockedNow,
+  touchSession,
+  writeTime,
+} from "./session-queries.js";
 import { newId } from "../platform/ids.js";
-import { refuseHeldSessions } from "./reported-children.js";
 import { checkModelUsage, checkNewMessages } from "./runner-input.js";
-import { sessionView } from "./session-views.js";
-import { parseSettingsUpdate } from "./settings.js";
+import { parseSettingsUpdate, refuseHeldSessions } from "./settings.js";
 import { messageEvents, modelUsageEvents, sessionStartEvent } from "./telemetry-events.js";
-import { toMessage } from "./views.js";
+import { treeOf } from "./tree-queries.js";
+import { sessionView, toAttachment, toMessage } from "./views.js";
 
 export interface RunnerDeps {
   db: Kysely<Database>;
@@ -48,19 +57,21 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
       const client = oneOf("client", req.client, CLIENTS) ?? "non-interactive-cli";
       const autonomyMode = oneOf("autonomyMode", req.autonomyMode, AUTONOMY_MODES) ?? "manual";
       const row = await db.transaction().execute(async (trx) => {
-        const user = await trx.selectFrom("users").select("id").where("org_id", "=", orgId).where("id", "=", userId).executeTakeFirst();
-        if (!user) {
-          const org = await trx.selectFrom("organizations").select("id").where("id", "=", orgId).executeTakeFirst();
+        if (!(await findUser(trx, orgId, userId))) {
+          const org = await findOrganization(trx, orgId);
           throw org ? invalidArgument("userId", "is not a user of this organization") : invalidArgument("orgId", "is not an organization");
         }
         if (parentSessionId !== undefined && !(await findSession(trx, orgId, parentSessionId))) {
           throw invalidArgument("parentSessionId", "is not a session of this organization");
         }
         const id = newId();
-        await refuseHeldSessions(trx, orgId, id, settings.childInclusiveTokenUsageBySessionId);
+        const reported = settings.childInclusiveTokenUsageBySessionId;
+        refuseHeldSessions(id, reported, await findSessionsAmong(trx, orgId, Object.keys(reported ?? {})));
         const createdAt = await lockedNow(trx);
-        // The event first: insertSession takes the organization's list clock, and nothing that
-        // may wait on another lock (a new analytics partition) should run while holding it.
+        // The event first: for a child, insertSession's foreign-key check share-locks the parent's
+        // row until commit, and every write to the parent (lockSession: FOR UPDATE) waits for
+        // that; nothing that may wait on another lock (a new analytics partition) should run
+        // while holding it.
         await telemetry.record([sessionStartEvent({ id, org_id: orgId, user_id: userId, client, autonomy_mode: autonomyMode, created_at: createdAt })], trx);
         const created = await insertSession(trx, {
           id,
@@ -76,7 +87,7 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
         });
         return created;
       });
-      return sessionView(db, row);
+      return sessionView(row, await treeOf(db, row));
     },
 
     async claimSession(req, ctx: HandlerContext) {
@@ -103,20 +114,12 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
       if (!claimed) return {};
       const { session, leaseToken, pending, attachments } = claimed;
       return {
-        session: await sessionView(db, session),
+        session: sessionView(session, await treeOf(db, session)),
         leaseToken,
         orgId: session.org_id,
         pendingMessages: pending.map(toMessage),
         leaseExpiresAt: session.lease_expires_at!.getTime(),
-        attachments: attachments.map((a) => ({
-          messageId: a.message_id,
-          kind: a.kind,
-          data: a.data,
-          mediaType: a.media_type ?? "",
-          parsedData: a.parsed_data ?? "",
-          name: a.name ?? "",
-          path: a.path ?? "",
-        })),
+        attachments: attachments.map(toAttachment),
       };
     },
 
@@ -127,7 +130,7 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
       const orgId = boundOrg(ctx);
       const expires = await renewLease(db, sessionId, token, seconds, orgId);
       if (expires) return { leaseExpiresAt: expires.getTime() };
-      const row = await db.selectFrom("sessions").selectAll().where("id", "=", sessionId).executeTakeFirst();
+      const row = await findSessionById(db, sessionId);
       if (!row) throw notFound("session");
       requireOwnOrg(ctx, row.org_id, "session");
       requireLease(row, token); // throws: the lease is not held
@@ -189,7 +192,7 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
           lease_expires_at: null,
         });
       });
-      return sessionView(db, row);
+      return sessionView(row, await treeOf(db, row));
     },
   };
 }

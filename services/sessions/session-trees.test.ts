@@ -13,10 +13,11 @@ import { createOrganization, createUser } from "../organization/queries.js";
 import { CursorStore } from "../platform/cursors.js";
 import { MemoryKeyValueStore } from "../platform/kv-memory.js";
 import { createSessionService } from "./handlers.js";
-import { insertSession, type SessionRow } from "./queries.js";
+import { insertSession } from "./session-queries.js";
 import { ZERO_USAGE } from "./settings.js";
-import type { StoredTokenUsage } from "./tables.js";
+import type { SessionRow, StoredTokenUsage } from "./tables.js";
 import { findSessionWithTree } from "./tree-queries.js";
+import { usageNodesOfJson } from "./views.js";
 
 const usage = (inputTokens: number, factoryCredits = 0): StoredTokenUsage => ({ ...ZERO_USAGE, inputTokens, factoryCredits });
 
@@ -73,10 +74,13 @@ describe("session trees", () => {
 
   it("reads a session with the other members of its tree only", async () => {
     const found = await findSessionWithTree(database.db, orgId, child.id);
-    expect(found?.row.id).toBe(child.id);
-    expect(found?.tree.map((n) => n.id).sort()).toEqual([root.id, grandchild.id, child2.id].sort());
-    expect(found?.tree.find((n) => n.id === root.id)).toEqual({ id: root.id, parentId: null, own: usage(100, 1.5), reported: {} });
-    expect((await findSessionWithTree(database.db, orgId, leaf.id))?.tree.map((n) => n.id)).toEqual([root2.id]);
+    const tree = usageNodesOfJson(found?.tree ?? null);
+    expect(found?.id).toBe(child.id);
+    expect(tree.map((n) => n.id).sort()).toEqual([root.id, grandchild.id, child2.id].sort());
+    const rootNode = tree.find((n) => n.id === root.id);
+    expect(rootNode).toEqual({ id: root.id, parentId: null, own: usage(100, 1.5), reported: {} });
+    const leafTree = (await findSessionWithTree(database.db, orgId, leaf.id))?.tree ?? null;
+    expect(usageNodesOfJson(leafTree).map((n) => n.id)).toEqual([root2.id]);
     expect(await findSessionWithTree(database.db, "another-org", child.id)).toBeUndefined();
     expect(await findSessionWithTree(database.db, orgId, child.id, "another-user")).toBeUndefined();
   });

@@ -8,7 +8,7 @@ import { ListValueSchema } from "@bufbuild/protobuf/wkt";
 import type { SessionSettingsUpdate } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import { invalidArgument } from "../platform/errors.js";
 import { firstTooDeep } from "../platform/json-nesting.js";
-import type { StoredSettings, StoredTokenUsage } from "./tables.js";
+import type { SessionRow, StoredSettings, StoredTokenUsage } from "./tables.js";
 
 export const SETTINGS_LIMITS = {
   stringChars: 256,
@@ -149,4 +149,32 @@ export function parseSettingsUpdate(update: SessionSettingsUpdate | undefined, p
 /** PATCH semantics: every field present in `patch` replaces the stored one; the rest stay. */
 export function mergeSettings(stored: StoredSettings, patch: StoredSettings): StoredSettings {
   return { ...stored, ...patch };
+}
+
+// childInclusiveTokenUsageBySessionId as a client writes it (PATCH, CreateSession): the inclusive
+// usage of children the client ran itself, which this service does not hold. A key naming a
+// session the service does hold in the organization would count usage twice: the session's own
+// ID adds the session to itself, a held child is already counted from its stored usage, and an
+// ancestor (or any other session of the tree) already includes this session, so the ancestor's
+// inclusive usage would include itself. A session of another tree is counted in its own tree.
+// Keys naming no session of the organization are kept as given; another organization's session
+// IDs are among them (the service does not tell those apart from client-side IDs).
+
+/**
+ * Throws a 400 naming the first key of `reported` that is a session of the organization; `held`
+ * are the sessions among its keys (findSessionsAmong).
+ */
+export function refuseHeldSessions(
+  sessionId: string,
+  reported: Readonly<Record<string, StoredTokenUsage>> | undefined,
+  held: readonly Pick<SessionRow, "id" | "parent_session_id">[],
+  path = "sessionSettings.childInclusiveTokenUsageBySessionId",
+): void {
+  if (held.length === 0) return;
+  const keys = Object.keys(reported ?? {});
+  const parentOf = new Map(held.map((r) => [r.id, r.parent_session_id]));
+  const key = keys.find((k) => parentOf.has(k))!;
+  if (key === sessionId) throw invalidArgument(`${path}.${key}`, "is this session's own ID; its usage is tokenUsage, not a child's");
+  if (parentOf.get(key) === sessionId) throw invalidArgument(`${path}.${key}`, "is a child session this service tracks; its usage cannot be reported");
+  throw invalidArgument(`${path}.${key}`, "is a session this service holds and not a child of this one (its parent, an ancestor or an unrelated session); only children run outside this service can be reported");
 }

@@ -1,6 +1,8 @@
-// Table types of the sessions area: sessions, their messages and attachments, the list clock and
-// list history that make session paging a stable snapshot, and stored Idempotency-Keys.
-import type { ColumnType } from "kysely";
+// Table types of the sessions area: sessions, their messages and attachments, the list history
+// that (with each session's list_xid) makes session paging a stable snapshot (list-queries.ts),
+// and stored Idempotency-Keys. The list clock is no longer used (migration 0009); its table stays
+// for the previous release during a rollout.
+import type { ColumnType, Selectable } from "kysely";
 
 // Optional on insert where the column has a default (now()).
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -168,3 +170,12 @@ export interface SessionTables {
   message_attachments: MessageAttachmentsTable;
   idempotency_keys: IdempotencyKeysTable;
 }
+
+// Rows as kysely reads them. The area's row types are these (or a Pick of one), so a column's
+// type is written once, in its table above.
+export type SessionRow = Selectable<SessionsTable>;
+export type MessageRow = Selectable<MessagesTable>;
+export type AttachmentRow = Selectable<MessageAttachmentsTable>;
+
+/** The session's own token usage, one column per counter. */
+export type UsageColumns = "input_tokens" | "output_tokens" | "cache_creation_tokens" | "cache_read_tokens" | "thinking_tokens" | "factory_credits";

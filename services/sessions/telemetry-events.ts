@@ -2,9 +2,7 @@
 // transaction as the write they describe. Each carries an event_id derived from what it
 // describes, so a replayed ingest of the same event is stored once.
 import type { TelemetryEventInit } from "../platform/telemetry.js";
-import type { MessageRow } from "./message-queries.js";
-import type { SessionRow } from "./queries.js";
-import type { StoredTokenUsage } from "./tables.js";
+import type { MessageRow, SessionRow, StoredTokenUsage } from "./tables.js";
 
 export function sessionStartEvent(session: Pick<SessionRow, "id" | "org_id" | "user_id" | "client" | "autonomy_mode" | "created_at">): TelemetryEventInit {
   return {

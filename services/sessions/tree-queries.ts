@@ -1,33 +1,28 @@
-// What the token usage of sessions is computed from (usage.ts): every session of their trees,
-// found by the root_id index (migration 0009) rather than by walking parent links. A tree is
-// loaded whole: it holds every subtree in it, and computeUsage sums only a node's descendants, so
-// the rest of the tree changes nothing.
+// Sessions read with the rest of their trees, for their token usage (usage.ts): every session of
+// a tree is found by the root_id index (migration 0009) rather than by walking parent links. A
+// tree is read whole: it holds every subtree in it, and computeUsage sums only a node's
+// descendants, so the rest of the tree changes nothing. views.ts turns what is read here into
+// the responses.
 import { sql, type RawBuilder } from "kysely";
 import type { Executor } from "../database.js";
 import { compiledQuery } from "../platform/compiled-query.js";
-import { ownUsageOf, type SessionRow, type UsageColumns } from "./queries.js";
-import type { StoredTokenUsage } from "./tables.js";
-import type { UsageNode } from "./usage.js";
-
-/** A session row that carries what its own usage node needs. */
-export type UsageSource = Pick<SessionRow, "id" | "parent_session_id" | "settings" | UsageColumns>;
+import type { SessionRow, StoredSettings } from "./tables.js";
 
 /** One tree member as treeJsonOf returns it: [id, parentId, the six usage columns, reported children]. */
-export type TreeMemberJson = [string, string | null, number, number, number, number, number, number, Record<string, StoredTokenUsage> | null];
+export type TreeMemberJson = [
+  id: SessionRow["id"],
+  parentId: SessionRow["parent_session_id"],
+  inputTokens: SessionRow["input_tokens"],
+  outputTokens: SessionRow["output_tokens"],
+  cacheCreationTokens: SessionRow["cache_creation_tokens"],
+  cacheReadTokens: SessionRow["cache_read_tokens"],
+  thinkingTokens: SessionRow["thinking_tokens"],
+  factoryCredits: SessionRow["factory_credits"],
+  reported: NonNullable<StoredSettings["childInclusiveTokenUsageBySessionId"]> | null,
+];
 
-export function usageNodeOf(row: UsageSource): UsageNode {
-  return { id: row.id, parentId: row.parent_session_id, own: ownUsageOf(row), reported: row.settings.childInclusiveTokenUsageBySessionId ?? {} };
-}
-
-export function usageNodesOfJson(members: readonly TreeMemberJson[] | null): UsageNode[] {
-  if (members === null) return [];
-  return members.map(([id, parentId, inputTokens, outputTokens, cacheCreationTokens, cacheReadTokens, thinkingTokens, factoryCredits, reported]) => ({
-    id,
-    parentId,
-    own: { inputTokens, outputTokens, cacheCreationTokens, cacheReadTokens, thinkingTokens, factoryCredits },
-    reported: reported ?? {},
-  }));
-}
+/** A session with the other members of its tree (null when it has none). */
+export type SessionWithTreeRow = SessionRow & { tree: TreeMemberJson[] | null };
 
 /**
  * A scalar subquery for a select over `sessions as <alias>`: the other members of that session's
@@ -43,17 +38,14 @@ export function treeJsonOf(alias: string): RawBuilder<TreeMemberJson[] | null> {
     from sessions t where t.root_id = ${col("root_id")} and t.org_id = ${col("org_id")} and t.id <> ${col("id")})`;
 }
 
-/** Every session of the trees with these roots, in the organization. */
-export async function loadTrees(db: Executor, orgId: string, rootIds: readonly string[]): Promise<UsageNode[]> {
-  if (rootIds.length === 0) return [];
-  const rows = await db
-    .selectFrom("sessions")
-    .select(["id", "parent_session_id", "input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens", "thinking_tokens", "factory_credits"])
-    .select(sql<Record<string, StoredTokenUsage> | null>`settings->'childInclusiveTokenUsageBySessionId'`.as("reported"))
-    .where("org_id", "=", orgId)
-    .where("root_id", "in", rootIds)
-    .execute();
-  return rows.map((r) => ({ id: r.id, parentId: r.parent_session_id, own: ownUsageOf(r), reported: r.reported ?? {} }));
+/** The other members of `row`'s tree: what a session's response needs after a write. */
+export async function treeOf(db: Executor, row: Pick<SessionRow, "id">): Promise<TreeMemberJson[] | null> {
+  const found = await db
+    .selectFrom("sessions as s")
+    .select(treeJsonOf("s").as("tree"))
+    .where("s.id", "=", row.id)
+    .executeTakeFirstOrThrow();
+  return found.tree;
 }
 
 const sessionWithTree = (db: Executor, orgId: string, sessionId: string) =>
@@ -74,10 +66,7 @@ export async function findSessionWithTree(
   orgId: string,
   sessionId: string,
   ownerId?: string,
-): Promise<{ row: SessionRow; tree: UsageNode[] } | undefined> {
+): Promise<SessionWithTreeRow | undefined> {
   const result = ownerId === undefined ? await findAny(db, orgId, sessionId) : await findOwned(db, orgId, sessionId, ownerId);
-  const found = result.rows[0];
-  if (!found) return undefined;
-  const { tree, ...row } = found;
-  return { row, tree: usageNodesOfJson(tree) };
+  return result.rows[0];
 }

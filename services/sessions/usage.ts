@@ -6,8 +6,8 @@
 //   inclusiveTokenUsage(s) = tokenUsage(s) + Σ childMap(s)
 // A reported entry whose key is a session of the same tree (a held child, the session itself, an
 // ancestor, any other member) is ignored: that session's own numbers are counted where it stands,
-// so nothing counts twice. Writes refuse such keys (reported-children.ts); this keeps entries
-// stored before that rule harmless.
+// so nothing counts twice. Writes refuse such keys (refuseHeldSessions, settings.ts); this keeps
+// entries stored before that rule harmless.
 import type { StoredTokenUsage } from "./tables.js";
 import { TOKEN_USAGE_KEYS, ZERO_USAGE } from "./settings.js";
 

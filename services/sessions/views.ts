@@ -1,42 +1,87 @@
-// Rows → the response shapes of spec §2.8 / §2.9. The list shapes are separate messages that
-// simply lack the fields the spec leaves out of lists.
+// Rows → the response shapes of spec §2.8 / §2.9: every mapping of the sessions area, from what
+// the *-queries.ts files read. The list shapes are separate messages that simply lack the fields
+// the spec leaves out of lists. A session's response also needs the token usage of its subtree
+// (usage.ts), computed here from the tree read with it.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type {
+  MessageAttachmentSchema,
   MessageListItemSchema,
   MessageSchema,
   SessionListItemSchema,
   SessionSchema,
   SessionSettingsSchema,
 } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
-import type { MessageRow } from "./message-queries.js";
-import { visibleStatus, type SessionRow } from "./queries.js";
-import type { SessionUsage } from "./usage.js";
+import type { SessionListRow } from "./list-queries.js";
+import type { AttachmentRow, MessageRow, SessionRow, SessionStatus, StoredTokenUsage, UsageColumns } from "./tables.js";
+import type { TreeMemberJson } from "./tree-queries.js";
+import { computeUsage, type SessionUsage, type UsageNode } from "./usage.js";
 
 type SessionInit = MessageInitShape<typeof SessionSchema>;
 type SessionListItemInit = MessageInitShape<typeof SessionListItemSchema>;
 type SettingsInit = MessageInitShape<typeof SessionSettingsSchema>;
 type MessageInit = MessageInitShape<typeof MessageSchema>;
 type MessageListItemInit = MessageInitShape<typeof MessageListItemSchema>;
+type AttachmentInit = MessageInitShape<typeof MessageAttachmentSchema>;
 
 const present = <K extends string, V>(key: K, value: V | null | undefined): { [P in K]?: V } =>
   (value === null || value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 
-/** What a session's list item is built from: its row's columns, its times as Unix ms. */
-export type SessionListItemSource = Pick<SessionRow, "id" | "title" | "computer_id" | "message_count" | "settings"> & {
-  created_ms: number;
-  updated_ms: number;
-  completed_ms: number | null;
-};
 /** What a full session is built from. */
 export type SessionSource = Pick<
   SessionRow,
   "id" | "title" | "computer_id" | "message_count" | "settings" | "created_at" | "updated_at" | "completed_at" | "status" | "lease_expires_at"
 >;
+/** A session row that carries what its own usage node needs. */
+type UsageSource = Pick<SessionRow, "id" | "parent_session_id" | "settings" | UsageColumns>;
+
+/** The status a client sees: a run whose lease expired is waiting for a runner again. */
+export function visibleStatus(row: Pick<SessionRow, "status" | "lease_expires_at">, nowMs = Date.now()): SessionStatus {
+  if (row.status === "running" && row.lease_expires_at !== null && row.lease_expires_at.getTime() <= nowMs) return "pending";
+  return row.status;
+}
+
+function ownUsageOf(row: Pick<SessionRow, UsageColumns>): StoredTokenUsage {
+  return {
+    inputTokens: row.input_tokens,
+    outputTokens: row.output_tokens,
+    cacheCreationTokens: row.cache_creation_tokens,
+    cacheReadTokens: row.cache_read_tokens,
+    thinkingTokens: row.thinking_tokens,
+    factoryCredits: row.factory_credits,
+  };
+}
+
+function usageNodeOf(row: UsageSource): UsageNode {
+  return { id: row.id, parentId: row.parent_session_id, own: ownUsageOf(row), reported: row.settings.childInclusiveTokenUsageBySessionId ?? {} };
+}
+
+export function usageNodesOfJson(members: readonly TreeMemberJson[] | null): UsageNode[] {
+  if (members === null) return [];
+  return members.map(([id, parentId, inputTokens, outputTokens, cacheCreationTokens, cacheReadTokens, thinkingTokens, factoryCredits, reported]) => ({
+    id,
+    parentId,
+    own: { inputTokens, outputTokens, cacheCreationTokens, cacheReadTokens, thinkingTokens, factoryCredits },
+    reported: reported ?? {},
+  }));
+}
+
+/** Usage of each of `rows`, given the rest of their trees; the rows' own copies win (e.g. just written). */
+function usageWithTrees(rows: readonly UsageSource[], others: readonly UsageNode[]): Map<string, SessionUsage> {
+  const nodes = new Map<string, UsageNode>();
+  for (const n of others) nodes.set(n.id, n);
+  for (const r of rows) nodes.set(r.id, usageNodeOf(r));
+  return computeUsage([...nodes.values()]);
+}
+
+/** A session's token usage, given the other members of its tree (tree-queries.ts). */
+export function usageOf(row: UsageSource, tree: readonly TreeMemberJson[] | null): SessionUsage {
+  return usageWithTrees([row], usageNodesOfJson(tree)).get(row.id)!;
+}
 
 // The builders below assign optional fields one by one instead of spreading a fresh object per
 // field: a list of 100 sessions builds thousands of these (issue #9 profile: 8% of a list request).
 
-export function toSessionSettings(row: Pick<SessionRow, "settings">, usage: SessionUsage): SettingsInit {
+function toSessionSettings(row: Pick<SessionRow, "settings">, usage: SessionUsage): SettingsInit {
   const s = row.settings;
   const out: SettingsInit = {
     tokenUsage: usage.own,
@@ -84,15 +129,28 @@ function sessionFields(
   return out;
 }
 
-export function toSessionListItem(row: SessionListItemSource, usage: SessionUsage): SessionListItemInit {
+function toSessionListItem(row: SessionListRow, usage: SessionUsage): SessionListItemInit {
   return sessionFields(row, { created: row.created_ms, updated: row.updated_ms, completed: row.completed_ms }, usage);
 }
 
-export function toSession(row: SessionSource, usage: SessionUsage, nowMs = Date.now()): SessionInit {
+function toSession(row: SessionSource, usage: SessionUsage, nowMs = Date.now()): SessionInit {
   const times = { created: row.created_at.getTime(), updated: row.updated_at.getTime(), completed: row.completed_at?.getTime() ?? null };
   const out: SessionInit = sessionFields(row, times, usage);
   out.status = visibleStatus(row, nowMs);
   return out;
+}
+
+/** A session's response; `tree` holds the other members of its tree (findSessionWithTree, treeOf). */
+export function sessionView(row: SessionSource & UsageSource, tree: readonly TreeMemberJson[] | null): SessionInit {
+  return toSession(row, usageOf(row, tree));
+}
+
+/** List items; the page's rows carry their trees (listSessionsPage). */
+export function sessionListView(rows: readonly SessionListRow[]): SessionListItemInit[] {
+  const others: UsageNode[] = [];
+  for (const row of rows) others.push(...usageNodesOfJson(row.tree));
+  const usage = usageWithTrees(rows, others);
+  return rows.map((row) => toSessionListItem(row, usage.get(row.id)!));
 }
 
 function messageFields(row: MessageRow) {
@@ -125,5 +183,18 @@ export function toMessage(row: MessageRow): MessageInit {
     ...present("visibility", row.visibility),
     ...present("openaiPhase", row.openai_phase),
     ...present("chatCompletionReasoningField", row.chat_completion_reasoning_field),
+  };
+}
+
+/** An attachment handed to a runner with the messages it claimed. */
+export function toAttachment(row: AttachmentRow): AttachmentInit {
+  return {
+    messageId: row.message_id,
+    kind: row.kind,
+    data: row.data,
+    mediaType: row.media_type ?? "",
+    parsedData: row.parsed_data ?? "",
+    name: row.name ?? "",
+    path: row.path ?? "",
   };
 }

@@ -1,15 +1,14 @@
-// Repository functions for session rows. Each takes an Executor and is scoped by organization.
+// Repository functions for session rows. Those that lock the row, or write under its lock, take a
+// Transaction (the lock lasts until it ends); the rest take an Executor and run either way.
 //
 // Every change that a client can see on a session (a message, settings, status) goes through
 // `touchSession`, inside the transaction that holds the session's row lock. It stamps the session
 // with the writing transaction's ID and records the position the session had before in
 // session_list_history; list-queries.ts pages over that (see there).
 import { newId } from "../platform/ids.js";
-import { sql, type Insertable, type Selectable, type Updateable } from "kysely";
-import type { Executor } from "../database.js";
-import type { SessionsTable, SessionStatus, StoredSettings, StoredTokenUsage } from "./tables.js";
-
-export type SessionRow = Selectable<SessionsTable>;
+import { sql, type Insertable, type Transaction, type Updateable } from "kysely";
+import type { Database, Executor } from "../database.js";
+import type { SessionRow, SessionsTable, StoredSettings } from "./tables.js";
 
 /** History older than this is pruned; no listing may continue a snapshot older than LIST_SNAPSHOT_MAX_AGE_MS. */
 export const LIST_HISTORY_RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -22,18 +21,46 @@ export async function findSession(db: Executor, orgId: string, sessionId: string
   return q.executeTakeFirst();
 }
 
+/** A session by ID alone, in any organization (runner calls: the caller checks the organization). */
+export async function findSessionById(db: Executor, sessionId: string): Promise<SessionRow | undefined> {
+  return db.selectFrom("sessions").selectAll().where("id", "=", sessionId).executeTakeFirst();
+}
+
+/** The sessions among `ids` that the organization holds, with their parents. */
+export async function findSessionsAmong(
+  db: Executor,
+  orgId: string,
+  ids: readonly string[],
+): Promise<Pick<SessionRow, "id" | "parent_session_id">[]> {
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom("sessions")
+    .select(["id", "parent_session_id"])
+    .where("org_id", "=", orgId)
+    .where("id", "in", ids)
+    .execute();
+}
+
 /** A session row locked for a write, with the database clock read in the same statement. */
 export type LockedSession = SessionRow & { locked_at: Date };
 
 /** Like findSession, and takes the row lock until the transaction ends. */
-export async function lockSession(trx: Executor, orgId: string, sessionId: string, ownerId?: string): Promise<LockedSession | undefined> {
+export async function lockSession(
+  trx: Transaction<Database>,
+  orgId: string,
+  sessionId: string,
+  ownerId?: string,
+): Promise<LockedSession | undefined> {
   let q = trx.selectFrom("sessions").selectAll().select(sql<Date>`clock_timestamp()`.as("locked_at")).where("org_id", "=", orgId).where("id", "=", sessionId);
   if (ownerId !== undefined) q = q.where("user_id", "=", ownerId);
   return q.forUpdate().executeTakeFirst();
 }
 
 /** Locks a session by ID alone (runner calls, which prove access with a lease token). */
-export async function lockSessionById(trx: Executor, sessionId: string): Promise<LockedSession | undefined> {
+export async function lockSessionById(
+  trx: Transaction<Database>,
+  sessionId: string,
+): Promise<LockedSession | undefined> {
   return trx.selectFrom("sessions").selectAll().select(sql<Date>`clock_timestamp()`.as("locked_at")).where("id", "=", sessionId).forUpdate().executeTakeFirst();
 }
 
@@ -111,7 +138,12 @@ export async function insertSession(trx: Executor, init: NewSession, extra: Part
  * tells which changes it saw from their transaction IDs (list-queries.ts), so writes to different
  * sessions of an organization do not wait for each other.
  */
-export async function touchSession(trx: Executor, row: SessionRow, at: Date, changes: Updateable<SessionsTable> = {}): Promise<SessionRow> {
+export async function touchSession(
+  trx: Transaction<Database>,
+  row: SessionRow,
+  at: Date,
+  changes: Updateable<SessionsTable> = {},
+): Promise<SessionRow> {
   const prunedBefore = new Date(at.getTime() - LIST_HISTORY_RETENTION_MS);
   return (
     trx
@@ -132,23 +164,4 @@ export async function touchSession(trx: Executor, row: SessionRow, at: Date, cha
       .returningAll()
       .executeTakeFirstOrThrow()
   );
-}
-
-export type UsageColumns = "input_tokens" | "output_tokens" | "cache_creation_tokens" | "cache_read_tokens" | "thinking_tokens" | "factory_credits";
-
-export function ownUsageOf(row: Pick<SessionRow, UsageColumns>): StoredTokenUsage {
-  return {
-    inputTokens: row.input_tokens,
-    outputTokens: row.output_tokens,
-    cacheCreationTokens: row.cache_creation_tokens,
-    cacheReadTokens: row.cache_read_tokens,
-    thinkingTokens: row.thinking_tokens,
-    factoryCredits: row.factory_credits,
-  };
-}
-
-/** The status a client sees: a run whose lease expired is waiting for a runner again. */
-export function visibleStatus(row: Pick<SessionRow, "status" | "lease_expires_at">, nowMs = Date.now()): SessionStatus {
-  if (row.status === "running" && row.lease_expires_at !== null && row.lease_expires_at.getTime() <= nowMs) return "pending";
-  return row.status;
 }
