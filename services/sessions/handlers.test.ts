@@ -16,7 +16,7 @@ import { CursorStore } from "../platform/cursors.js";
 import { MemoryKeyValueStore } from "../platform/kv-memory.js";
 import { createSessionService } from "./handlers.js";
 import { writeSessionsDemo } from "./demo.js";
-import { IDEMPOTENCY_KEY_TTL_MS, pruneIdempotencyKeys } from "./idempotency.js";
+import { IDEMPOTENCY_KEY_TTL_MS, pruneIdempotencyKeys } from "./idempotency-queries.js";
 import { createSessionRunnerService } from "./runner-handlers.js";
 import { treeOf } from "./tree-queries.js";
 import { usageOf } from "./views.js";

@@ -7,18 +7,13 @@
 // request proceeds as the first. Keys expire after IDEMPOTENCY_KEY_TTL_MS; an expired key is
 // taken over by the next request that uses it, and a worker deletes expired keys every hour.
 import { createHash } from "node:crypto";
-import { sql, type Selectable, type Transaction } from "kysely";
-import type { Database, Executor } from "../database.js";
-import { conflict, invalidArgument } from "../platform/errors.js";
+import type { Executor } from "../database.js";
+import { invalidArgument } from "../platform/errors.js";
 import type { Logger } from "../platform/logger.js";
 import type { Worker } from "../platform/module.js";
-import type { IdempotencyKeysTable } from "./tables.js";
+import { pruneIdempotencyKeys } from "./idempotency-queries.js";
 
-export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 const KEY = /^[\x21-\x7e]{1,255}$/;
-
-/** What a key's first request returned (its row's response). */
-export type StoredResult = Selectable<IdempotencyKeysTable>["response"];
 
 /** The header's value, or undefined when absent; a 400 naming the header when malformed. */
 export function parseIdempotencyKey(raw: string | null | undefined): string | undefined {
@@ -42,55 +37,6 @@ export function requestHash(request: unknown): string {
     return v;
   };
   return createHash("sha256").update(JSON.stringify(canonical(request))).digest("hex");
-}
-
-export interface KeyScope {
-  orgId: string;
-  credentialId: string;
-  key: string;
-}
-
-/**
- * Claims the key for this request with the result it will return. Returns undefined when the
- * claim succeeded (go on and do the work in the same transaction), or the first request's result
- * when the key was already used with the same body. Throws a 409 when it was used with another.
- */
-export async function claimIdempotencyKey(
-  trx: Transaction<Database>,
-  scope: KeyScope,
-  hash: string,
-  result: StoredResult,
-): Promise<StoredResult | undefined> {
-  const expiredBefore = new Date(Date.now() - IDEMPOTENCY_KEY_TTL_MS);
-  const claimed = await trx
-    .insertInto("idempotency_keys")
-    .values({ org_id: scope.orgId, credential_id: scope.credentialId, key: scope.key, request_hash: hash, response: JSON.stringify(result) })
-    .onConflict((oc) =>
-      oc
-        .columns(["org_id", "credential_id", "key"])
-        .doUpdateSet({ request_hash: hash, response: JSON.stringify(result), created_at: sql`now()` })
-        .where("idempotency_keys.created_at", "<", expiredBefore),
-    )
-    .returning("key")
-    .executeTakeFirst();
-  if (claimed) return undefined;
-  const existing = await trx
-    .selectFrom("idempotency_keys")
-    .select(["request_hash", "response"])
-    .where("org_id", "=", scope.orgId)
-    .where("credential_id", "=", scope.credentialId)
-    .where("key", "=", scope.key)
-    .executeTakeFirstOrThrow();
-  if (existing.request_hash !== hash) {
-    throw conflict("Idempotency-Key: was already used with a different request body; use a new key for a new message");
-  }
-  return existing.response;
-}
-
-/** Deletes expired keys (a worker calls it now and then). */
-export async function pruneIdempotencyKeys(db: Executor): Promise<number> {
-  const res = await db.deleteFrom("idempotency_keys").where("created_at", "<", new Date(Date.now() - IDEMPOTENCY_KEY_TTL_MS)).executeTakeFirst();
-  return Number(res.numDeletedRows);
 }
 
 export const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
