@@ -10,11 +10,11 @@ import { alreadyExists, invalidArgument, notFound, violatedConstraint } from "..
 import { requireOwnOrg } from "../platform/tenancy.js";
 import {
   completeHostRegistration,
-  findComputer,
-  findComputerByHostId,
   findComputerByName,
   insertComputer,
   listSteps,
+  lockComputer,
+  lockComputerByHostId,
   restartHostRegistration,
   updateComputer,
   type ComputerRow,
@@ -65,7 +65,7 @@ export function createComputerService(deps: ComputersDeps): Partial<ServiceImpl<
       const changes = validateUpdate(req);
       try {
         return await deps.db.transaction().execute(async (trx) => {
-          const current = await findComputer(trx, principal.orgId, req.computerId, { forUpdate: true });
+          const current = await lockComputer(trx, principal.orgId, req.computerId);
           if (!current) throw notFound("computer");
           const update: ComputerUpdate = {};
           if (changes.name !== undefined) update.name = changes.name;
@@ -106,7 +106,7 @@ export function createHostService(deps: ComputersDeps): Partial<ServiceImpl<type
       const relayClientUrl = validateRelayUrl(req.relayClientUrl, "relayClientUrl");
       const relayAgentUrl = validateRelayUrl(req.relayAgentUrl, "relayAgentUrl");
       return deps.db.transaction().execute(async (trx) => {
-        const current = await findComputerByHostId(trx, hostId, { forUpdate: true });
+        const current = await lockComputerByHostId(trx, hostId);
         if (!current) throw notFound("computer with this hostId");
         // A host registers only computers of the organization its credential is bound to.
         requireOwnOrg(ctx, current.org_id, "computer with this hostId");
