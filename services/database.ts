@@ -4,7 +4,7 @@
 import type { Kysely, Transaction } from "kysely";
 import type { AnalyticsTables } from "./analytics/tables.js";
 import type { ComputerTables } from "./computers/tables.js";
-import type { CreditLimitTables } from "./organization/credit-limits-tables.js";
+import type { CreditLimitTables } from "./organization/credit-limits/tables.js";
 import type { OrganizationTables } from "./organization/tables.js";
 import type { ReadinessTables } from "./readiness/tables.js";
 import type { SessionTables } from "./sessions/tables.js";

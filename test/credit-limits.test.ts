@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CreditLimitService, OrganizationService } from "../gen/agentplane/organization/v1alpha1/organization_pb.js";
 import { ingestEvents } from "../services/analytics/ingest.js";
-import { ENTRY_ERRORS } from "../services/organization/credit-limits.js";
+import { ENTRY_ERRORS } from "../services/organization/credit-limits/entries.js";
 import { api, createTestOrg, createTestUser, type TestUser, bearer, createTestServiceAccount } from "./support/fixtures.js";
 import { grpcClient } from "./support/grpc.js";
 import { startTestServer, type TestServer } from "./support/server.js";

@@ -3,7 +3,7 @@ import { createServer, type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startE2bApiTestServer, type E2bApiTestServer } from "../../test/support/e2b-api-test-server.js";
 import { E2bClient } from "./e2b-client.js";
-import { E2bError } from "./e2b-error.js";
+import { E2bError } from "./e2b-envd.js";
 import { cloneCommand } from "./step-commands.js";
 
 /** A port nothing listens on. */

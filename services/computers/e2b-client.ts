@@ -2,8 +2,7 @@
 // (POST /sandboxes, GET /sandboxes/{sandboxID}, GET /v2/sandboxes) authenticated with
 // X-API-Key, and commands in a sandbox through envd's process.Process/Start (e2b-envd.ts).
 import type { E2bConfig } from "../platform/config.js";
-import { E2bError } from "./e2b-error.js";
-import { runEnvdProcess, type ProcessResult, type StartProcess } from "./e2b-envd.js";
+import { E2bError, runEnvdProcess, type ProcessResult, type StartProcess } from "./e2b-envd.js";
 
 /** envd's port inside every sandbox; the shared sandbox host routes to it by header. */
 export const ENVD_PORT = 49983;

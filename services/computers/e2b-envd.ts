@@ -4,7 +4,18 @@
 // E2b-Sandbox-Id / E2b-Sandbox-Port headers and authorized by the sandbox's envdAccessToken.
 // A Connect stream is a sequence of envelopes: 1 flag byte, 4-byte big-endian length, payload;
 // flag 0x02 marks the final end-of-stream message, which may carry an error.
-import { E2bError } from "./e2b-error.js";
+
+/**
+ * A call to E2B that failed; the message is safe to show to the computer's owner (never a key).
+ * Declared here, in the lowest of the E2B files (e2b-client.ts builds on this one), so each of
+ * them throws it without an import cycle.
+ */
+export class E2bError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "E2bError";
+  }
+}
 
 export interface StartProcess {
   cmd: string;

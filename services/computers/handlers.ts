@@ -1,20 +1,20 @@
 // ComputerService (public) and HostService (internal), built from their dependencies.
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { ComputerService, HostService } from "../../gen/agentplane/computers/v1alpha1/computers_pb.js";
-import type { Executor } from "../database.js";
 import type { Kysely } from "kysely";
-import type { Database } from "../database.js";
+import type { Database, Executor } from "../database.js";
+import { onConnection, stopIfAbandoned } from "../platform/abandoned.js";
 import { requireRole } from "../platform/auth.js";
 import { principalOf } from "../platform/context.js";
 import { alreadyExists, invalidArgument, notFound, violatedConstraint } from "../platform/errors.js";
 import { requireOwnOrg } from "../platform/tenancy.js";
 import {
   completeHostRegistration,
-  findComputer,
-  findComputerByHostId,
   findComputerByName,
   insertComputer,
   listSteps,
+  lockComputer,
+  lockComputerByHostId,
   restartHostRegistration,
   updateComputer,
   type ComputerRow,
@@ -50,7 +50,11 @@ export function createComputerService(deps: ComputersDeps): Partial<ServiceImpl<
       const input = validateCreate(req);
       let created;
       try {
-        created = await deps.db.transaction().execute((trx) => insertComputer(trx, principal.orgId, input, planSteps(input.provider, input.repos, input.autoInstallDeps)));
+        const steps = planSteps(input.provider, input.repos, input.autoInstallDeps);
+        created = await deps.db.transaction().execute((trx) => {
+          stopIfAbandoned(ctx.signal);
+          return insertComputer(trx, principal.orgId, input, steps);
+        });
       } catch (err) {
         throw duplicateError(err, input.name);
       }
@@ -65,7 +69,8 @@ export function createComputerService(deps: ComputersDeps): Partial<ServiceImpl<
       const changes = validateUpdate(req);
       try {
         return await deps.db.transaction().execute(async (trx) => {
-          const current = await findComputer(trx, principal.orgId, req.computerId, { forUpdate: true });
+          stopIfAbandoned(ctx.signal);
+          const current = await lockComputer(trx, principal.orgId, req.computerId);
           if (!current) throw notFound("computer");
           const update: ComputerUpdate = {};
           if (changes.name !== undefined) update.name = changes.name;
@@ -91,9 +96,9 @@ export function createComputerService(deps: ComputersDeps): Partial<ServiceImpl<
     async getComputerByName(req, ctx: HandlerContext) {
       const principal = principalOf(ctx);
       const name = validateName(req.name);
-      const row = await findComputerByName(deps.db, principal.orgId, name);
+      const row = await onConnection(deps.db, ctx.signal, (conn) => findComputerByName(conn, principal.orgId, name));
       if (!row) throw notFound("computer");
-      return view(deps.db, row);
+      return onConnection(deps.db, ctx.signal, (conn) => view(conn, row));
     },
   };
 }
@@ -106,7 +111,7 @@ export function createHostService(deps: ComputersDeps): Partial<ServiceImpl<type
       const relayClientUrl = validateRelayUrl(req.relayClientUrl, "relayClientUrl");
       const relayAgentUrl = validateRelayUrl(req.relayAgentUrl, "relayAgentUrl");
       return deps.db.transaction().execute(async (trx) => {
-        const current = await findComputerByHostId(trx, hostId, { forUpdate: true });
+        const current = await lockComputerByHostId(trx, hostId);
         if (!current) throw notFound("computer with this hostId");
         // A host registers only computers of the organization its credential is bound to.
         requireOwnOrg(ctx, current.org_id, "computer with this hostId");

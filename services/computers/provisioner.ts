@@ -6,7 +6,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../database.js";
 import type { Logger } from "../platform/logger.js";
 import type { E2bClient, SandboxAccess } from "./e2b-client.js";
-import { E2bError } from "./e2b-error.js";
+import { E2bError } from "./e2b-envd.js";
 import { listSteps, type ComputerRow, type StepRow } from "./queries.js";
 import { completeProvisioning, failProvisioning, finishStep, releaseLease, renewLease, startStep, type Lease } from "./provisioning-queries.js";
 import { cloneCommand, installCommand } from "./step-commands.js";

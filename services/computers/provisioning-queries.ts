@@ -5,7 +5,7 @@
 // stops renewing: its lease lapses and the next claim picks the computer up where the steps
 // table says it stopped.
 import { sql } from "kysely";
-import type { Kysely } from "kysely";
+import type { Kysely, UpdateObject } from "kysely";
 import type { Database, Executor } from "../database.js";
 import type { ComputerRow } from "./queries.js";
 
@@ -14,6 +14,8 @@ export interface Lease {
   readonly workerId: string;
   readonly leaseMs: number;
 }
+
+type ComputerChanges = UpdateObject<Database, "computers">;
 
 const expiry = (leaseMs: number) => sql<Date>`now() + ${leaseMs} * interval '1 millisecond'`;
 
@@ -32,17 +34,22 @@ export async function claimNextProvisioning(db: Executor, workerId: string, leas
   return result.rows[0];
 }
 
-/** Extends the lease; false when another worker owns the computer now (or it is done). */
-export async function renewLease(db: Executor, lease: Lease): Promise<boolean> {
+/** Writes `changes` while the worker holds the lease; false when another worker owns it now, or it is done. */
+async function updateWhileLeased(db: Executor, lease: Lease, changes: ComputerChanges): Promise<boolean> {
   const row = await db
     .updateTable("computers")
-    .set({ lease_expires_at: expiry(lease.leaseMs) })
+    .set(changes)
     .where("id", "=", lease.computerId)
     .where("lease_owner", "=", lease.workerId)
     .where("status", "=", "provisioning")
     .returning("id")
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/** Extends the lease; false when another worker owns the computer now (or it is done). */
+export async function renewLease(db: Executor, lease: Lease): Promise<boolean> {
+  return updateWhileLeased(db, lease, { lease_expires_at: expiry(lease.leaseMs) });
 }
 
 /** Gives the computer back at once (graceful stop), so the next worker need not wait out the lease. */
@@ -107,13 +114,6 @@ export async function failProvisioning(db: Kysely<Database>, lease: Lease, stepI
 }
 
 export async function completeProvisioning(db: Executor, lease: Lease): Promise<boolean> {
-  const row = await db
-    .updateTable("computers")
-    .set({ status: "active", lease_owner: null, lease_expires_at: null, updated_at: new Date() })
-    .where("id", "=", lease.computerId)
-    .where("lease_owner", "=", lease.workerId)
-    .where("status", "=", "provisioning")
-    .returning("id")
-    .executeTakeFirst();
-  return row !== undefined;
+  const changes = { status: "active", lease_owner: null, lease_expires_at: null, updated_at: new Date() } as const;
+  return updateWhileLeased(db, lease, changes);
 }

@@ -43,7 +43,8 @@ describe("provisioning worker", () => {
   };
   const create = async (repos: string[], autoInstallDeps = true) => {
     const input = { name: `c${++seq}`, remoteUser: "ada", provider: "e2b" as const, hostId: null, repos, autoInstallDeps };
-    return (await insertComputer(database.db, orgId, input, planSteps("e2b", repos, autoInstallDeps))).computer;
+    const steps = planSteps("e2b", repos, autoInstallDeps);
+    return (await database.db.transaction().execute((trx) => insertComputer(trx, orgId, input, steps))).computer;
   };
   const settled = (id: string) =>
     waitFor(`computer ${id} to settle`, async () => {

@@ -1,9 +1,10 @@
 // Repository functions of the computers area used by the API handlers. Each takes an Executor
 // (db or transaction) and is scoped by organization, except the host lookup: a host agent knows
-// only its hostId, which is unique across organizations.
+// only its hostId, which is unique across organizations. Those that lock a row, or write what
+// must change together with the computer, take a Transaction: the compiler refuses them outside one.
 import { newId } from "../platform/ids.js";
-import type { Selectable } from "kysely";
-import type { Executor } from "../database.js";
+import type { Selectable, Transaction } from "kysely";
+import type { Database, Executor } from "../database.js";
 import type { PlannedStep } from "./steps.js";
 import type { ComputerProvisioningStepsTable, ComputersTable } from "./tables.js";
 import type { NewComputerInput } from "./validation.js";
@@ -11,9 +12,15 @@ import type { NewComputerInput } from "./validation.js";
 export type ComputerRow = Selectable<ComputersTable>;
 export type StepRow = Selectable<ComputerProvisioningStepsTable>;
 
-export async function insertComputer(db: Executor, orgId: string, input: NewComputerInput, steps: readonly PlannedStep[]): Promise<{ computer: ComputerRow; steps: StepRow[] }> {
+/** The computer and its planned steps: two statements, one transaction (never a computer without its steps). */
+export async function insertComputer(
+  trx: Transaction<Database>,
+  orgId: string,
+  input: NewComputerInput,
+  steps: readonly PlannedStep[],
+): Promise<{ computer: ComputerRow; steps: StepRow[] }> {
   const now = new Date();
-  const computer = await db
+  const computer = await trx
     .insertInto("computers")
     .values({
       id: newId(),
@@ -37,7 +44,7 @@ export async function insertComputer(db: Executor, orgId: string, input: NewComp
     })
     .returningAll()
     .executeTakeFirstOrThrow();
-  const rows = await db
+  const rows = await trx
     .insertInto("computer_provisioning_steps")
     .values(
       steps.map((s) => ({
@@ -62,21 +69,35 @@ export async function insertComputer(db: Executor, orgId: string, input: NewComp
   return { computer, steps: rows.sort((a, b) => a.position - b.position) };
 }
 
-export async function findComputer(db: Executor, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<ComputerRow | undefined> {
-  let q = db.selectFrom("computers").selectAll().where("org_id", "=", orgId).where("id", "=", id);
-  if (opts.forUpdate) q = q.forUpdate();
-  return q.executeTakeFirst();
+export async function findComputer(db: Executor, orgId: string, id: string): Promise<ComputerRow | undefined> {
+  return db.selectFrom("computers").selectAll().where("org_id", "=", orgId).where("id", "=", id).executeTakeFirst();
+}
+
+/** Like findComputer, and holds the row lock until the transaction ends. */
+export async function lockComputer(
+  trx: Transaction<Database>,
+  orgId: string,
+  id: string,
+): Promise<ComputerRow | undefined> {
+  return trx
+    .selectFrom("computers")
+    .selectAll()
+    .where("org_id", "=", orgId)
+    .where("id", "=", id)
+    .forUpdate()
+    .executeTakeFirst();
 }
 
 export async function findComputerByName(db: Executor, orgId: string, name: string): Promise<ComputerRow | undefined> {
   return db.selectFrom("computers").selectAll().where("org_id", "=", orgId).where("name", "=", name).executeTakeFirst();
 }
 
-/** hostId must already be a validated UUID (the column is uuid). */
-export async function findComputerByHostId(db: Executor, hostId: string, opts: { forUpdate?: boolean } = {}): Promise<ComputerRow | undefined> {
-  let q = db.selectFrom("computers").selectAll().where("host_id", "=", hostId);
-  if (opts.forUpdate) q = q.forUpdate();
-  return q.executeTakeFirst();
+/** The computer of a host, locked until the transaction ends. hostId must be a validated UUID (the column is uuid). */
+export async function lockComputerByHostId(
+  trx: Transaction<Database>,
+  hostId: string,
+): Promise<ComputerRow | undefined> {
+  return trx.selectFrom("computers").selectAll().where("host_id", "=", hostId).forUpdate().executeTakeFirst();
 }
 
 export async function listSteps(db: Executor, computerId: string): Promise<StepRow[]> {
@@ -94,9 +115,9 @@ export async function updateComputer(db: Executor, computerId: string, changes: 
     .executeTakeFirstOrThrow();
 }
 
-/** A byom computer moved to another host waits for that host again. */
-export async function restartHostRegistration(db: Executor, computerId: string): Promise<void> {
-  await db
+/** A byom computer moved to another host waits for that host again (with its status, in one transaction). */
+export async function restartHostRegistration(trx: Transaction<Database>, computerId: string): Promise<void> {
+  await trx
     .updateTable("computer_provisioning_steps")
     .set({ status: "running", error: null, started_at: new Date(), completed_at: null })
     .where("computer_id", "=", computerId)
@@ -104,9 +125,10 @@ export async function restartHostRegistration(db: Executor, computerId: string):
     .execute();
 }
 
-export async function completeHostRegistration(db: Executor, computerId: string): Promise<void> {
+/** A byom computer's host registered (with its status, in one transaction). */
+export async function completeHostRegistration(trx: Transaction<Database>, computerId: string): Promise<void> {
   const now = new Date();
-  await db
+  await trx
     .updateTable("computer_provisioning_steps")
     .set((eb) => ({ status: "succeeded", error: null, started_at: eb.fn.coalesce("started_at", eb.val(now)), completed_at: now }))
     .where("computer_id", "=", computerId)

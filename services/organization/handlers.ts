@@ -2,13 +2,15 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { OrganizationService } from "../../gen/agentplane/organization/v1alpha1/organization_pb.js";
-import type { Executor } from "../database.js";
+import type { Kysely } from "kysely";
+import type { Database } from "../database.js";
+import { onConnection } from "../platform/abandoned.js";
 import { principalOf } from "../platform/context.js";
 import { keysetPage, parsePageLimit, type CursorStore } from "../platform/cursors.js";
 import { listUsersPage, type UserPosition, type UserRow } from "./queries.js";
 
 export interface OrganizationDeps {
-  db: Executor;
+  db: Kysely<Database>;
   cursors: CursorStore;
 }
 
@@ -37,7 +39,8 @@ export function createOrganizationService(deps: OrganizationDeps): Partial<Servi
         scope: USERS_SCOPE,
         cursor: req.cursor,
         limit,
-        fetch: (count, after: UserPosition | undefined) => listUsersPage(deps.db, principal.orgId, count, after),
+        fetch: (count, after: UserPosition | undefined) =>
+          onConnection(deps.db, ctx.signal, (conn) => listUsersPage(conn, principal.orgId, count, after)),
         positionOf: (last): UserPosition => ({ createdAt: last.created_at.toISOString(), id: last.id }),
       });
       return { users: rows.map(toOrganizationUser), pagination };

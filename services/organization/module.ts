@@ -7,7 +7,7 @@ import type { Database } from "../database.js";
 import { watchCredentialChanges } from "./credential-changes.js";
 import { createAuthenticator } from "./credentials.js";
 import { writeOrganizationDemo } from "./demo.js";
-import { createCreditLimitHandlers, createCreditLimitService } from "./credit-limits-handlers.js";
+import { createCreditLimitHandlers, createCreditLimitService } from "./credit-limits/handlers.js";
 import { createOrganizationService } from "./handlers.js";
 
 export const organizationModule: ServiceModule = {

@@ -2,30 +2,17 @@
 // and is scoped by organization where the row belongs to one.
 import { newId } from "../platform/ids.js";
 import { createHash, randomBytes } from "node:crypto";
-import { sql } from "kysely";
+import { sql, type Selectable } from "kysely";
 import type { Executor } from "../database.js";
 import type { Role } from "../platform/context.js";
+import type { ApiKeysTable, OrganizationsTable, UsersTable } from "./tables.js";
 
-export interface OrganizationRow {
-  id: string;
-  name: string;
-  plan: string;
-  rate_limit_per_minute: number | null;
-  created_at: Date;
-}
+export type OrganizationRow = Selectable<OrganizationsTable>;
+export type UserRow = Selectable<UsersTable>;
+type ApiKeyRow = Selectable<ApiKeysTable>;
 
-export interface UserRow {
-  id: string;
-  org_id: string;
-  email: string;
-  first_name: string;
-  last_name: string;
-  role: string;
-  metadata: Record<string, unknown>;
-  created_at: Date;
-  last_sign_in_at: Date | null;
-}
-
+/** What a caller's rights and rate limit come from: the user's role and the organization's plan. */
+type Standing = Pick<UserRow, "role"> & Pick<OrganizationRow, "plan" | "rate_limit_per_minute">;
 
 export async function createOrganization(db: Executor, init: { name: string; plan?: string; id?: string }): Promise<OrganizationRow> {
   return db
@@ -136,14 +123,7 @@ export async function revokeApiKey(db: Executor, orgId: string, keyId: string): 
   return Number(res.numUpdatedRows) > 0;
 }
 
-export interface CredentialRow {
-  key_id: string;
-  org_id: string;
-  user_id: string;
-  role: string;
-  plan: string;
-  rate_limit_per_minute: number | null;
-}
+export type CredentialRow = { key_id: ApiKeyRow["id"] } & Pick<ApiKeyRow, "org_id" | "user_id"> & Standing;
 
 /** The live (unrevoked) key with this hash, joined with its user and organization. */
 export async function findCredentialByHash(db: Executor, keyHash: string): Promise<CredentialRow | undefined> {
@@ -171,13 +151,7 @@ export async function recordSignIn(db: Executor, orgId: string, userId: string):
     .execute();
 }
 
-export interface MemberRow {
-  user_id: string;
-  org_id: string;
-  role: string;
-  plan: string;
-  rate_limit_per_minute: number | null;
-}
+export type MemberRow = { user_id: UserRow["id"] } & Pick<UserRow, "org_id"> & Standing;
 
 export async function findMember(db: Executor, orgId: string, userId: string): Promise<MemberRow | undefined> {
   return db

@@ -13,6 +13,7 @@ export const SERVICE_ACCOUNT_PREFIX = "aps_";
 export type ServiceAccountRow = Selectable<ServiceAccountsTable>;
 /** An account as listed: everything but the token's hash. */
 export type ServiceAccountListing = Omit<ServiceAccountRow, "token_hash">;
+const LISTED = ["id", "name", "org_id", "scopes", "prefix", "created_at", "revoked_at"] as const;
 
 export interface NewServiceAccount {
   name: string;
@@ -26,14 +27,14 @@ export async function createServiceAccount(db: Executor, init: NewServiceAccount
   const account = await db
     .insertInto("service_accounts")
     .values({ id: newId(), name: init.name, org_id: init.orgId, scopes: [...init.scopes], token_hash: hashApiKey(token), prefix: token.slice(0, 10) })
-    .returning(["id", "name", "org_id", "scopes", "prefix", "created_at", "revoked_at"])
+    .returning(LISTED)
     .executeTakeFirstOrThrow();
   return { account, token };
 }
 
 /** Every account (or one organization's), oldest first; revoked ones included, marked. */
 export async function listServiceAccounts(db: Executor, orgId?: string): Promise<ServiceAccountListing[]> {
-  let q = db.selectFrom("service_accounts").select(["id", "name", "org_id", "scopes", "prefix", "created_at", "revoked_at"]);
+  let q = db.selectFrom("service_accounts").select(LISTED);
   if (orgId !== undefined) q = q.where("org_id", "=", orgId);
   return q.orderBy("created_at").orderBy("id").execute();
 }

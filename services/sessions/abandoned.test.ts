@@ -1,15 +1,16 @@
 // Abandoned calls (the client left, or the deadline passed) get no more work: the handlers check
 // their signal once a database connection is free and before each further step.
-import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, createContextValues, createHandlerContext, type HandlerContext } from "@connectrpc/connect";
+import { create, type DescMethod } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionService } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import { createTestDatabase, type TestDatabase } from "../../test/support/database.js";
+import { directCallContext } from "../../test/support/handlers.js";
 import { createTelemetrySink } from "../analytics/sink.js";
 import type { Database } from "../database.js";
 import { migrations } from "../migrations.js";
 import { createOrganization, createUser } from "../organization/queries.js";
-import { kPrincipal, type Principal } from "../platform/context.js";
+import type { Principal } from "../platform/context.js";
 import { CursorStore } from "../platform/cursors.js";
 import { MemoryKeyValueStore } from "../platform/kv-memory.js";
 import { onConnection, stopIfAbandoned } from "../platform/abandoned.js";
@@ -48,17 +49,7 @@ describe("abandoned calls", () => {
   });
   afterAll(() => database?.drop());
 
-  function context(method: (typeof SessionService.method)[keyof typeof SessionService.method], signal: AbortSignal): HandlerContext {
-    return createHandlerContext({
-      service: SessionService,
-      method,
-      protocolName: "test",
-      requestMethod: "POST",
-      url: `test:///${method.name}`,
-      requestSignal: signal,
-      contextValues: createContextValues().set(kPrincipal, principal),
-    });
-  }
+  const context = (method: DescMethod, signal: AbortSignal) => directCallContext(method, principal, signal);
 
   it("keeps a deadline's own error and answers Canceled for a client that left", () => {
     const deadline = new ConnectError("too slow", Code.DeadlineExceeded);

@@ -354,7 +354,12 @@ describe("session handlers", () => {
     it("lists messages oldest first with role and computer filters, and a cursor bound to them", async () => {
       const { orgId, member } = await freshOrg();
       const s = await newSession(member.userId, { orgId, computerId: "box-9" });
-      const box10 = (await insertComputer(database.db, orgId, { name: "box-10", provider: "byom", hostId: null, remoteUser: "dev", repos: [], autoInstallDeps: false }, planSteps("byom", [], false))).computer.id;
+      const box10Input = { name: "box-10", provider: "byom" as const, hostId: null, remoteUser: "dev", repos: [] };
+      const steps = planSteps("byom", [], false);
+      const inserted = await database.db.transaction().execute((trx) =>
+        insertComputer(trx, orgId, { ...box10Input, autoInstallDeps: false }, steps),
+      );
+      const box10 = inserted.computer.id;
       await member.api.postMessage({ sessionId: s.sessionId, text: "one" });
       await member.api.postMessage({ sessionId: s.sessionId, text: "two", computerId: box10 });
       const claim = await runner.claimSession({ runnerId: "r", orgId });

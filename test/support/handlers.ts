@@ -1,7 +1,17 @@
 // Handler-level tests: service implementations behind an in-memory router transport, with the
 // real request-context interceptor (error mapping) and a fixed caller in place of the auth
 // interceptor, over a real test database.
-import { ConnectError, createRouterTransport, type ConnectRouter, type Interceptor, type Transport } from "@connectrpc/connect";
+import type { DescMethod } from "@bufbuild/protobuf";
+import {
+  ConnectError,
+  createContextValues,
+  createHandlerContext,
+  createRouterTransport,
+  type ConnectRouter,
+  type HandlerContext,
+  type Interceptor,
+  type Transport,
+} from "@connectrpc/connect";
 import { kPrincipal, kWorkload, type Principal, type Role, type WorkloadPrincipal } from "../../services/platform/context.js";
 import { requestContextInterceptor } from "../../services/platform/request-context.js";
 import { testLogger } from "./database.js";
@@ -56,4 +66,20 @@ export async function rejection(p: Promise<unknown>): Promise<ConnectError> {
     return ConnectError.from(err);
   }
   throw new Error("expected the call to fail");
+}
+
+/**
+ * The context of a call made straight to a method's implementation, as `principal`: for what a
+ * transport cannot set up, such as a call its client has already abandoned (`signal` aborted).
+ */
+export function directCallContext(method: DescMethod, principal: Principal, signal: AbortSignal): HandlerContext {
+  return createHandlerContext({
+    service: method.parent,
+    method,
+    protocolName: "test",
+    requestMethod: "POST",
+    url: `test:///${method.name}`,
+    requestSignal: signal,
+    contextValues: createContextValues().set(kPrincipal, principal),
+  });
 }

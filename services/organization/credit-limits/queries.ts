@@ -1,6 +1,6 @@
 // Repository functions of per-user credit limits, scoped by organization.
 import { sql } from "kysely";
-import type { Executor } from "../database.js";
+import type { Executor } from "../../database.js";
 
 export async function upsertCreditLimits(db: Executor, orgId: string, updatedBy: string, limits: readonly { userId: string; limit: number }[]): Promise<void> {
   if (limits.length === 0) return;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DomainError } from "../platform/errors.js";
-import { checkEntryCount, ENTRY_ERRORS, sortEntries } from "./credit-limits.js";
+import { DomainError } from "../../platform/errors.js";
+import { checkEntryCount, ENTRY_ERRORS, sortEntries } from "./entries.js";
 
 const users = new Map([
   ["ada@example.com", "u1"],

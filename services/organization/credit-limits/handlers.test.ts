@@ -1,20 +1,20 @@
 // SetUserCreditLimits through an in-memory router transport, over a real test database.
 import { Code, ConnectError, createClient, createRouterTransport, type Client, type Interceptor } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CreditLimitService, OrganizationService } from "../../gen/agentplane/organization/v1alpha1/organization_pb.js";
-import { ingestEvents } from "../analytics/ingest.js";
-import { rollupOrganization } from "../analytics/rollup.js";
-import { createTestDatabase, testLogger, type TestDatabase } from "../../test/support/database.js";
-import { handlerTransport } from "../../test/support/handlers.js";
-import type { Database } from "../database.js";
-import { migrations } from "../migrations.js";
-import { kPrincipal, type Role } from "../platform/context.js";
-import { requestContextInterceptor } from "../platform/request-context.js";
-import { findCreditLimit } from "./credit-limits-queries.js";
-import { createCreditLimitHandlers, createCreditLimitService } from "./credit-limits-handlers.js";
-import { creditsUsedThisMonth, monthBounds } from "./credit-limits-balance.js";
-import { ENTRY_ERRORS } from "./credit-limits.js";
-import { createOrganization, createUser } from "./queries.js";
+import { CreditLimitService, OrganizationService } from "../../../gen/agentplane/organization/v1alpha1/organization_pb.js";
+import { ingestEvents } from "../../analytics/ingest.js";
+import { rollupOrganization } from "../../analytics/rollup.js";
+import { createTestDatabase, testLogger, type TestDatabase } from "../../../test/support/database.js";
+import { handlerTransport } from "../../../test/support/handlers.js";
+import type { Database } from "../../database.js";
+import { migrations } from "../../migrations.js";
+import { kPrincipal, type Role } from "../../platform/context.js";
+import { requestContextInterceptor } from "../../platform/request-context.js";
+import { findCreditLimit } from "./queries.js";
+import { createCreditLimitHandlers, createCreditLimitService } from "./handlers.js";
+import { creditsUsedThisMonth, monthBounds } from "./balance.js";
+import { ENTRY_ERRORS } from "./entries.js";
+import { createOrganization, createUser } from "../queries.js";
 
 describe("credit-limit handlers", () => {
   let database: TestDatabase<Database>;

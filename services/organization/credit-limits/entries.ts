@@ -1,6 +1,6 @@
 // Sorting the entries of a credit-limit update (PUT /organization/usage/limits/users) into the
 // ones to store and the ones to report back as errors. Each entry stands or falls on its own.
-import { invalidArgument } from "../platform/errors.js";
+import { invalidArgument } from "../../platform/errors.js";
 
 export const MAX_ENTRIES = 100;
 

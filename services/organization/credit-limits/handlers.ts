@@ -2,16 +2,17 @@
 // (internal, for the model gateway), built from their dependencies.
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
-import type { CreditLimitService, OrganizationService } from "../../gen/agentplane/organization/v1alpha1/organization_pb.js";
-import type { Database } from "../database.js";
-import { requireRole } from "../platform/auth.js";
-import { principalOf } from "../platform/context.js";
-import { invalidArgument, notFound } from "../platform/errors.js";
-import { actingOrg } from "../platform/tenancy.js";
-import { creditsUsedThisMonth, monthBounds } from "./credit-limits-balance.js";
-import { checkEntryCount, normalizeEmail, sortEntries } from "./credit-limits.js";
-import { findCreditLimit, upsertCreditLimits } from "./credit-limits-queries.js";
-import { findUser, findUsersByEmail } from "./queries.js";
+import type { CreditLimitService, OrganizationService } from "../../../gen/agentplane/organization/v1alpha1/organization_pb.js";
+import type { Database } from "../../database.js";
+import { stopIfAbandoned } from "../../platform/abandoned.js";
+import { requireRole } from "../../platform/auth.js";
+import { principalOf } from "../../platform/context.js";
+import { invalidArgument, notFound } from "../../platform/errors.js";
+import { actingOrg } from "../../platform/tenancy.js";
+import { creditsUsedThisMonth, monthBounds } from "./balance.js";
+import { checkEntryCount, normalizeEmail, sortEntries } from "./entries.js";
+import { findCreditLimit, upsertCreditLimits } from "./queries.js";
+import { findUser, findUsersByEmail } from "../queries.js";
 
 export interface CreditLimitDeps {
   db: Kysely<Database>;
@@ -27,6 +28,7 @@ export function createCreditLimitHandlers(deps: CreditLimitDeps): Pick<ServiceIm
       checkEntryCount(req.users.length);
       const entries = req.users.map((u) => ({ email: u.email, limit: u.limit }));
       return deps.db.transaction().execute(async (trx) => {
+        stopIfAbandoned(ctx.signal);
         const emails = [...new Set(entries.map((e) => normalizeEmail(e.email)).filter((e) => e !== ""))];
         const users = await findUsersByEmail(trx, principal.orgId, emails);
         const { accepted, errors } = sortEntries(entries, new Map(users.map((u) => [normalizeEmail(u.email), u.id])));

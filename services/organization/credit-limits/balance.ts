@@ -5,8 +5,8 @@
 // same formula, so the figure is current and nothing counts twice. One statement: one snapshot,
 // consistent even while a rollup commits.
 import { sql } from "kysely";
-import { rawEventsOfDay } from "../analytics/raw-events-of-day.js";
-import type { Executor } from "../database.js";
+import { rawEventsOfDay } from "../../analytics/raw-events-of-day.js";
+import type { Executor } from "../../database.js";
 
 /** First day of `now`'s UTC month and of the next one, YYYY-MM-DD. */
 export function monthBounds(now: Date): { start: string; next: string } {
