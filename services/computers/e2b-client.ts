@@ -1,7 +1,7 @@
 // A client for E2B's sandbox API (https://e2b.dev/docs/api-reference): the platform API
 // (POST /sandboxes, GET /sandboxes/{sandboxID}, GET /v2/sandboxes) authenticated with
 // X-API-Key, and commands in a sandbox through envd's process.Process/Start (e2b-envd.ts).
-import type { E2bConfig } from "../platform/config.js";
+import type { E2bConfig } from "./config.js";
 import { E2bError, runEnvdProcess, type ProcessResult, type StartProcess } from "./e2b-envd.js";
 
 /** envd's port inside every sandbox; the shared sandbox host routes to it by header. */

@@ -7,7 +7,7 @@ import { createTestDatabase, testLogger, type TestDatabase } from "../../test/su
 import type { Database } from "../database.js";
 import { migrations } from "../migrations.js";
 import { createOrganization } from "../organization/queries.js";
-import type { E2bConfig } from "../platform/config.js";
+import type { E2bConfig } from "./config.js";
 import type { Worker } from "../platform/module.js";
 import { NOT_CONFIGURED } from "./provisioner.js";
 import { startProvisioningWorker } from "./provisioning-worker.js";

@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Database } from "../database.js";
-import type { E2bConfig } from "../platform/config.js";
+import type { E2bConfig } from "./config.js";
 import type { Logger } from "../platform/logger.js";
 import type { Worker } from "../platform/module.js";
 import { E2bClient } from "./e2b-client.js";

@@ -182,7 +182,3 @@ export function loadPlatformConfig(env: Env = process.env): PlatformConfig {
   return Object.freeze(config);
 }
 
-// E2bConfig is the computers module's (computers/config.ts). Until the computers files that import
-// it from here (e2b-client.ts, provisioning-worker.ts), which another change is moving, import it
-// from there, this keeps them compiling.
-export type { E2bConfig } from "../computers/config.js";
