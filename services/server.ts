@@ -29,7 +29,7 @@ import { rateLimitInterceptor } from "./platform/rate-limit.js";
 import { requestContextInterceptor } from "./platform/request-context.js";
 import { createAuthenticator } from "./organization/credentials.js";
 import { watchCredentialChanges } from "./organization/credential-changes.js";
-import { createTelemetrySink } from "./analytics/sink.js";
+import { createTelemetrySink } from "./analytics/ingest/sink.js";
 
 export const DRAIN_TIMEOUT_MS = 20_000;
 /**

@@ -11,7 +11,7 @@ type Json<T> = ColumnType<T, string, string>;
 
 /**
  * One telemetry event (ANALYTICS.md). Range-partitioned by `occurred_at`, one partition per UTC
- * month, created on demand (partitions.ts). Only the fields of the event's own type are set.
+ * month, created on demand (ingest/partitions.ts). Only the fields of the event's own type are set.
  */
 export interface EventsTable {
   org_id: string;
@@ -117,7 +117,7 @@ export interface UserDailyTable {
   primary_model_tier: string;
   delegation_level: string;
   languages: string[];
-  /** Bit set of the clients the user used that day (rollup-days.ts CLIENT_BITS). */
+  /** Bit set of the clients the user used that day (rollup/days.ts CLIENT_BITS). */
   clients: number;
   /** The /users row (spec §2.6) as the API prints it, rendered by the rollup. */
   row_json: string;

@@ -1,25 +1,19 @@
-// AnalyticsService (the five public endpoints) and TelemetryService (internal ingest and
-// rollup), built from their dependencies.
+// AnalyticsService (the five public endpoints), built from its dependencies. (TelemetryService,
+// internal ingest and rollup: telemetry-handlers.ts.)
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { Kysely } from "kysely";
-import type { AnalyticsService, TelemetryService } from "../../gen/agentplane/analytics/v1/analytics_pb.js";
-import type { Database } from "../database.js";
-import { findUser } from "../organization/queries.js";
-import { requireRole } from "../platform/auth.js";
-import { principalOf, type Principal } from "../platform/context.js";
-import { bodyText } from "../platform/deflate-parts.js";
-import { invalidArgument } from "../platform/errors.js";
-import { renderedResponseSlot } from "../platform/rendered-response.js";
-import type { Logger } from "../platform/logger.js";
+import type { AnalyticsService } from "../../../gen/agentplane/analytics/v1/analytics_pb.js";
+import type { Database } from "../../database.js";
+import { findUser } from "../../organization/queries.js";
+import { requireRole } from "../../platform/auth.js";
+import { principalOf, type Principal } from "../../platform/context.js";
+import { bodyText } from "../../platform/deflate-parts.js";
+import { invalidArgument } from "../../platform/errors.js";
+import { renderedResponseSlot } from "../../platform/rendered-response.js";
 import { CACHE_CONTROL, etagOf, etagOfParts, matchesIfNoneMatch } from "./caching.js";
-import { addDays, dayOf, parseDayRange, type DayRange } from "./dates.js";
-import { ingestEvents } from "./ingest.js";
-import { requireIngestAccess } from "./ingest-access.js";
-import { actingOrgOrAny } from "../platform/tenancy.js";
+import { dayOf, parseDayRange, type DayRange } from "../dates.js";
 import { readActivityDays, readDayVersions, readProductivityDays, readTokensByModel, readToolsDays, readUsersPage, type RenderedUserDay } from "./queries.js";
-import { parseRollupRange } from "./rollup-range.js";
-import { rollupRange } from "./rollup.js";
 import { DeflatedDayCache, loadTokensParts, planTokens, readTokensDigests } from "./tokens-body.js";
 import { activityGroupRows, activityRows, productivityRows, tokensGroupRows, toolsGroupRows, toolsRows } from "./rows.js";
 
@@ -34,12 +28,6 @@ export interface AnalyticsDeps {
 /** Default bound of the compressed /tokens rows kept in memory. */
 export const TOKENS_CACHE_BYTES = 64 * 1024 * 1024;
 
-export interface TelemetryDeps extends AnalyticsDeps {
-  logger?: Logger;
-}
-
-/** At most this many events per Ingest call (the CLI batches far below it). */
-export const MAX_INGEST_BATCH = 50_000;
 const MAX_CURSOR = 256;
 
 function groupBy(value: string, allowed: string): boolean {
@@ -183,25 +171,6 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
       }
       const rows = JSON.parse(`[${page.rowsJson}]`) as RenderedUserDay[];
       return { data: rows.map(userDayRow), meta };
-    },
-  };
-}
-
-export function createTelemetryService(deps: TelemetryDeps): Partial<ServiceImpl<typeof TelemetryService>> {
-  const now = deps.now ?? Date.now;
-  return {
-    async ingest(req, ctx) {
-      if (req.events.length > MAX_INGEST_BATCH) throw invalidArgument("events", `at most ${MAX_INGEST_BATCH} events per call, got ${req.events.length}`);
-      requireIngestAccess(ctx, req.events);
-      return ingestEvents(deps.db, req.events, now());
-    },
-
-    async rollup(req, ctx) {
-      const orgId = actingOrgOrAny(ctx, req.orgId, "orgId");
-      const yesterday = addDays(dayOf(now()), -1);
-      const range = parseRollupRange(req.fromDate, req.toDate, yesterday);
-      const stats = await rollupRange(deps.db, { ...range, orgId }, { through: yesterday, ...(deps.logger ? { logger: deps.logger } : {}) });
-      return { days: stats.days, events: stats.events };
     },
   };
 }

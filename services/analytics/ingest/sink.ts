@@ -3,9 +3,9 @@
 // it shows up in the next day's analytics. With a transaction the events commit or roll back
 // with the write they describe.
 import type { Kysely } from "kysely";
-import type { Database, Executor } from "../database.js";
-import type { TelemetryEventInit, TelemetrySink } from "../platform/telemetry.js";
-import { dayOf } from "./dates.js";
+import type { Database, Executor } from "../../database.js";
+import type { TelemetryEventInit, TelemetrySink } from "../../platform/telemetry.js";
+import { dayOf } from "../dates.js";
 import { checkEvents } from "./ingest.js";
 import { createMissingPartitions, ensurePartitions, monthsOf } from "./partitions.js";
 import { storeEvents } from "./store.js";

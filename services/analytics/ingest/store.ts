@@ -9,9 +9,9 @@
 // chunks, and every chunk on the embedded PGlite, go as parallel arrays the server unnests
 // (pg-arrays.ts).
 import { sql, type Transaction } from "kysely";
-import type { Database, Executor } from "../database.js";
-import { violatedConstraint } from "../platform/errors.js";
-import { dayOf } from "./dates.js";
+import type { Database, Executor } from "../../database.js";
+import { violatedConstraint } from "../../platform/errors.js";
+import { dayOf } from "../dates.js";
 import { integerArray, textArray } from "./pg-arrays.js";
 import { BinaryCopyWriter, copyInto, startCopy } from "./pg-copy.js";
 import type { EventRow } from "./events.js";

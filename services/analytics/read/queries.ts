@@ -1,8 +1,8 @@
 // Reads of the aggregate tables behind the five endpoints: each is one indexed range read of at
 // most 366 day rows (or one page of user rows), scoped by organization.
 import { sql } from "kysely";
-import type { Executor } from "../database.js";
-import type { DayRange } from "./dates.js";
+import type { Executor } from "../../database.js";
+import type { DayRange } from "../dates.js";
 
 export interface ModelEntry {
   model_id: string;

@@ -2,7 +2,7 @@
 // are stored. Creation is serialized by a transaction-scoped advisory lock, so concurrent ingests
 // (or two instances) never race on the same CREATE TABLE.
 import { sql, type Kysely } from "kysely";
-import type { Database, Executor } from "../database.js";
+import type { Database, Executor } from "../../database.js";
 
 /** Advisory lock class of partition creation (the second key is the month, yyyymm). */
 const PARTITION_LOCK = 727_006_001;

@@ -1,7 +1,7 @@
 // The telemetry event vocabulary of ANALYTICS.md and the validation of one event into the row we
 // store. The same rules serve every way in: TelemetryService.Ingest, `agentplane ingest` and the
 // platform's own TelemetrySink.
-import { EARLIEST_DATE } from "./dates.js";
+import { EARLIEST_DATE } from "../dates.js";
 
 export const EVENT_TYPES = [
   "session_start",

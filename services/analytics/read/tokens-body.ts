@@ -5,9 +5,9 @@
 // day's row never changes unless the day is rolled up again, which changes its digest, part of
 // the cache key.
 import { sql } from "kysely";
-import type { Executor } from "../database.js";
-import { withCrc32, type BodyPart, type ContentCoding, type DeflatedPart } from "../platform/deflate-parts.js";
-import { eachDay, type DayRange } from "./dates.js";
+import type { Executor } from "../../database.js";
+import { withCrc32, type BodyPart, type ContentCoding, type DeflatedPart } from "../../platform/deflate-parts.js";
+import { eachDay, type DayRange } from "../dates.js";
 import { zeroTokensRow } from "./rows.js";
 
 /** A rolled-up day of the range with a /tokens row: its digest, and whether a compressed copy exists. */
