@@ -12,7 +12,7 @@ import { createOrganization, createUser } from "../organization/queries.js";
 import { kPrincipal, type Principal } from "../platform/context.js";
 import { CursorStore } from "../platform/cursors.js";
 import { MemoryKeyValueStore } from "../platform/kv-memory.js";
-import { onConnection, stopIfAbandoned } from "./abandoned.js";
+import { onConnection, stopIfAbandoned } from "../platform/abandoned.js";
 import { createSessionService } from "./handlers.js";
 import { insertSession } from "./queries.js";
 

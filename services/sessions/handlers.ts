@@ -9,7 +9,7 @@ import { principalOf, type Principal } from "../platform/context.js";
 import { keysetPage, parsePageLimit, type CursorStore } from "../platform/cursors.js";
 import { invalidArgument, notFound } from "../platform/errors.js";
 import type { TelemetrySink } from "../platform/telemetry.js";
-import { onConnection, stopIfAbandoned } from "./abandoned.js";
+import { onConnection, stopIfAbandoned } from "../platform/abandoned.js";
 import { checkAttachments } from "./attachments.js";
 import { claimIdempotencyKey, parseIdempotencyKey, requestHash } from "./idempotency.js";
 import { listRole, messageText, optionalId } from "./inputs.js";
