@@ -5,6 +5,7 @@ import type { Kysely } from "kysely";
 import type { ReadinessService, ReportSubmissionService } from "../../gen/agentplane/readiness/v1/readiness_pb.js";
 import type { Database } from "../database.js";
 import { principalOf } from "../platform/context.js";
+import { parsePageLimit } from "../platform/cursors.js";
 import { invalidArgument, notFound } from "../platform/errors.js";
 import { actingOrg } from "../platform/tenancy.js";
 import { findOrganization } from "../organization/queries.js";
@@ -13,25 +14,15 @@ import { findReportPosition, findRepository, listReportsPage, listRepositories, 
 import { submitReport } from "./submit.js";
 import { isUuid } from "./validation.js";
 
-export const DEFAULT_REPORT_LIMIT = 20;
-export const MAX_REPORT_LIMIT = 100;
-
 export interface ReadinessDeps {
   db: Kysely<Database>;
-}
-
-/** The page size: absent is the default; out of 1..100 is a 400 (never clamped). */
-export function reportLimit(limit: number | undefined): number {
-  if (limit === undefined) return DEFAULT_REPORT_LIMIT;
-  if (limit < 1 || limit > MAX_REPORT_LIMIT) throw invalidArgument("limit", `must be from 1 to ${MAX_REPORT_LIMIT}, got ${limit}`);
-  return limit;
 }
 
 export function createReadinessService(deps: ReadinessDeps): Partial<ServiceImpl<typeof ReadinessService>> {
   return {
     async listReports(req, ctx) {
       const { orgId } = principalOf(ctx);
-      const limit = reportLimit(req.limit);
+      const limit = parsePageLimit(req.limit);
       let repositoryId: string | undefined;
       if (req.repoId !== undefined && req.repoId !== "") {
         // Another organization's repository is as unknown as a made-up one.

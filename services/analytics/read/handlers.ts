@@ -9,6 +9,7 @@ import { findUser } from "../../organization/queries.js";
 import { requireRole } from "../../platform/auth.js";
 import { principalOf, type Principal } from "../../platform/context.js";
 import { bodyText } from "../../platform/deflate-parts.js";
+import { parsePageLimit } from "../../platform/cursors.js";
 import { invalidArgument } from "../../platform/errors.js";
 import { renderedResponseSlot } from "../../platform/rendered-response.js";
 import { CACHE_CONTROL, etagOf, etagOfParts, matchesIfNoneMatch } from "./caching.js";
@@ -34,12 +35,6 @@ function groupBy(value: string, allowed: string): boolean {
   if (value === "") return false;
   if (value !== allowed) throw invalidArgument("group_by", `must be "${allowed}" or omitted, got "${value.slice(0, 40)}"`);
   return true;
-}
-
-function parseLimit(limit: number | undefined): number {
-  if (limit === undefined) return 20;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidArgument("limit", `must be an integer from 1 to 100, got ${limit}`);
-  return limit;
 }
 
 /**
@@ -150,7 +145,7 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
 
     async getUsers(req, ctx) {
       const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
-      const limit = parseLimit(req.limit);
+      const limit = parsePageLimit(req.limit);
       if (req.cursor.length > MAX_CURSOR) throw invalidArgument("cursor", `must be a user ID from meta.next_cursor (at most ${MAX_CURSOR} characters)`);
       // A cursor is one of the organization's users (next_cursor names the last user of a page).
       // Anything else would answer an empty or restarted page as if it were one; another
