@@ -10,9 +10,10 @@
 // Runs inside the caller's transaction (rollup.ts: repeatable read, so every statement sees one
 // snapshot). Weekly and monthly active users are filled in afterwards by active-windows.ts.
 // The credit multipliers pass 3 applies are set and listed here too.
-import { sql, type RawBuilder } from "kysely";
-import type { Executor } from "../../database.js";
+import { sql, type RawBuilder, type Selectable, type Transaction } from "kysely";
+import type { Database, Executor } from "../../database.js";
 import { AUTONOMY_MODES } from "../ingest/events.js";
+import type { CreditMultipliersTable } from "../tables.js";
 import { rawEventsOfDay } from "./plan.js";
 import { deflatePart } from "../../platform/deflate-parts.js";
 
@@ -106,7 +107,9 @@ export async function removeCreditMultiplier(db: Executor, modelId: string): Pro
   return Number(res.numDeletedRows) > 0;
 }
 
-export async function listCreditMultipliers(db: Executor): Promise<Array<{ model_id: string; multiplier: number }>> {
+type CreditMultiplier = Pick<Selectable<CreditMultipliersTable>, "model_id" | "multiplier">;
+
+export async function listCreditMultipliers(db: Executor): Promise<CreditMultiplier[]> {
   return db.selectFrom("analytics_credit_multipliers").select(["model_id", "multiplier"]).orderBy("model_id").execute();
 }
 
@@ -394,7 +397,7 @@ async function compressTokensRows(db: Executor, orgId: string, days: readonly st
 }
 
 /** Recomputes (organization, each of the days); returns the number of raw events they cover. */
-export async function rollupDays(db: Executor, orgId: string, days: readonly string[]): Promise<number> {
+export async function rollupDays(db: Transaction<Database>, orgId: string, days: readonly string[]): Promise<number> {
   if (days.length === 0) return 0;
   const c = chunkOf(orgId, days);
   // The aggregate tables were written moments ago in this transaction, so the planner's row

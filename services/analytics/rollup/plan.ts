@@ -1,7 +1,8 @@
 // Which organizations and days a rollup covers, and which raw events make a day.
-import { sql, type RawBuilder } from "kysely";
+import { sql, type RawBuilder, type Selectable } from "kysely";
 import type { Executor } from "../../database.js";
 import { addDays } from "../dates.js";
+import type { PendingDaysTable } from "../tables.js";
 
 // The predicate that picks an organization's UTC day of raw events, for every reader of a day
 // (the rollup, the credit balance). The day's expression is the one of the (org_id, UTC day)
@@ -75,7 +76,7 @@ export async function organizationsActiveAround(db: Executor, day: string): Prom
 
 /** Past days that received events after (or before any) rollup, by organization, through `through`. */
 export async function pendingDays(db: Executor, through: string): Promise<Map<string, string[]>> {
-  const result = await sql<{ org_id: string; day: string }>`
+  const result = await sql<Pick<Selectable<PendingDaysTable>, "org_id" | "day">>`
     select distinct org_id, day from analytics_pending_days where day <= ${through}::date order by org_id, day`.execute(db);
   const byOrg = new Map<string, string[]>();
   for (const r of result.rows) {

@@ -4,7 +4,7 @@
 // influence. A session-level advisory lock per organization, taken before any snapshot, makes
 // concurrent runs (two instances, the scheduler and `agentplane rollup`) take turns;
 // recomputing is idempotent, so the second run simply produces the same rows again.
-import { sql, type Kysely } from "kysely";
+import { sql, type Kysely, type Transaction } from "kysely";
 import type { Database } from "../../database.js";
 import type { Logger } from "../../platform/logger.js";
 import { activeWindowsThrough, organizationsToRollUp } from "./plan.js";
@@ -56,7 +56,7 @@ async function withOrganizationLock<T>(db: Kysely<Database>, orgId: string, fn: 
   });
 }
 
-async function inSnapshot<T>(db: Kysely<Database>, fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+async function inSnapshot<T>(db: Kysely<Database>, fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.transaction().setIsolationLevel("repeatable read").execute(fn);
