@@ -4,6 +4,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import type { ReadinessService, ReportSubmissionService } from "../../gen/agentplane/readiness/v1/readiness_pb.js";
 import type { Database } from "../database.js";
+import { onConnection, stopIfAbandoned } from "../platform/abandoned.js";
 import { principalOf } from "../platform/context.js";
 import { parsePageLimit } from "../platform/cursors.js";
 import { invalidArgument, notFound } from "../platform/errors.js";
@@ -23,19 +24,24 @@ export function createReadinessService(deps: ReadinessDeps): Partial<ServiceImpl
     async listReports(req, ctx) {
       const { orgId } = principalOf(ctx);
       const limit = parsePageLimit(req.limit);
-      let repositoryId: string | undefined;
-      if (req.repoId !== undefined && req.repoId !== "") {
-        // Another organization's repository is as unknown as a made-up one.
-        const repository = isUuid(req.repoId) ? await findRepository(deps.db, orgId, req.repoId.toLowerCase()) : undefined;
-        if (!repository) throw invalidArgument("repoId", `no repository with ID ${JSON.stringify(req.repoId.slice(0, 60))} in your organization`);
-        repositoryId = repository.id;
-      }
-      let after: ReportPosition | undefined;
-      if (req.startAfter !== undefined && req.startAfter !== "") {
-        after = isUuid(req.startAfter) ? await findReportPosition(deps.db, orgId, req.startAfter.toLowerCase()) : undefined;
-        if (!after) throw invalidArgument("startAfter", `no report with ID ${JSON.stringify(req.startAfter.slice(0, 60))} in your organization`);
-      }
-      const rows = await listReportsPage(deps.db, orgId, { repositoryId, limit, after });
+      // Three reads on one pooled connection; an abandoned call (platform/abandoned.ts) stops
+      // once one is free and before the page.
+      const rows = await onConnection(deps.db, ctx.signal, async (conn) => {
+        let repositoryId: string | undefined;
+        if (req.repoId !== undefined && req.repoId !== "") {
+          // Another organization's repository is as unknown as a made-up one.
+          const repository = isUuid(req.repoId) ? await findRepository(conn, orgId, req.repoId.toLowerCase()) : undefined;
+          if (!repository) throw invalidArgument("repoId", `no repository with ID ${JSON.stringify(req.repoId.slice(0, 60))} in your organization`);
+          repositoryId = repository.id;
+        }
+        let after: ReportPosition | undefined;
+        if (req.startAfter !== undefined && req.startAfter !== "") {
+          after = isUuid(req.startAfter) ? await findReportPosition(conn, orgId, req.startAfter.toLowerCase()) : undefined;
+          if (!after) throw invalidArgument("startAfter", `no report with ID ${JSON.stringify(req.startAfter.slice(0, 60))} in your organization`);
+        }
+        stopIfAbandoned(ctx.signal);
+        return listReportsPage(conn, orgId, { repositoryId, limit, after });
+      });
       return { reports: rows.map(toReadinessReport) };
     },
   };

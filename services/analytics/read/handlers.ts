@@ -1,5 +1,6 @@
 // AnalyticsService (the five public endpoints), built from its dependencies. (TelemetryService,
-// internal ingest and rollup: telemetry-handlers.ts.)
+// internal ingest and rollup: telemetry-handlers.ts.) Each request reads on one pooled connection;
+// an abandoned call (platform/abandoned.ts) stops once one is free and before its largest read.
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { Kysely } from "kysely";
@@ -9,6 +10,7 @@ import { findUser } from "../../organization/queries.js";
 import { requireRole } from "../../platform/auth.js";
 import { principalOf, type Principal } from "../../platform/context.js";
 import { bodyText } from "../../platform/deflate-parts.js";
+import { onConnection, stopIfAbandoned } from "../../platform/abandoned.js";
 import { parsePageLimit } from "../../platform/cursors.js";
 import { invalidArgument } from "../../platform/errors.js";
 import { renderedResponseSlot } from "../../platform/rendered-response.js";
@@ -106,40 +108,44 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
   return {
     async getTokens(req, ctx) {
       const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
-      if (groupBy(req.groupBy, "model")) return envelope(ctx, principal, range, tokensGroupRows(await readTokensByModel(deps.db, principal.orgId, range)));
-      // The rows were rendered by the rollup: the ETag comes from their digests.
-      const meta = metaOf(principal, range);
-      // The in-process edge splices the stored rows in as they are (compressed when the client
-      // takes it); any other caller gets messages parsed from their text. The digests alone
-      // decide a 304.
-      const slot = renderedResponseSlot(ctx);
-      const plan = planTokens(range, await readTokensDigests(deps.db, principal.orgId, range), slot?.coding ?? null);
-      const etag = etagOfParts(["tokens", JSON.stringify(meta), ...plan.digests]);
-      // A compressed answer is another representation of the same data: a weak validator.
-      if (notModified(ctx, plan.coding !== null ? `W/${etag}` : etag, true)) return { data: [], meta };
-      const parts = await loadTokensParts(deps.db, tokensCache, principal.orgId, plan);
-      if (slot === undefined) return { data: JSON.parse(bodyText(parts)) as JsonObject[], meta };
-      slot.rendered = { jsonName: "data", parts };
-      return { data: [], meta };
+      const grouped = groupBy(req.groupBy, "model");
+      return onConnection(deps.db, ctx.signal, async (conn) => {
+        if (grouped) return envelope(ctx, principal, range, tokensGroupRows(await readTokensByModel(conn, principal.orgId, range)));
+        // The rows were rendered by the rollup: the ETag comes from their digests.
+        const meta = metaOf(principal, range);
+        // The in-process edge splices the stored rows in as they are (compressed when the client
+        // takes it); any other caller gets messages parsed from their text. The digests alone
+        // decide a 304.
+        const slot = renderedResponseSlot(ctx);
+        const plan = planTokens(range, await readTokensDigests(conn, principal.orgId, range), slot?.coding ?? null);
+        const etag = etagOfParts(["tokens", JSON.stringify(meta), ...plan.digests]);
+        // A compressed answer is another representation of the same data: a weak validator.
+        if (notModified(ctx, plan.coding !== null ? `W/${etag}` : etag, true)) return { data: [], meta };
+        stopIfAbandoned(ctx.signal);
+        const parts = await loadTokensParts(conn, tokensCache, principal.orgId, plan);
+        if (slot === undefined) return { data: JSON.parse(bodyText(parts)) as JsonObject[], meta };
+        slot.rendered = { jsonName: "data", parts };
+        return { data: [], meta };
+      });
     },
 
     async getTools(req, ctx) {
       const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
       const grouped = groupBy(req.groupBy, "tool_name");
-      const days = await readToolsDays(deps.db, principal.orgId, range);
+      const days = await onConnection(deps.db, ctx.signal, (conn) => readToolsDays(conn, principal.orgId, range));
       return envelope(ctx, principal, range, grouped ? toolsGroupRows(days) : toolsRows(range, days));
     },
 
     async getActivity(req, ctx) {
       const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
       const grouped = groupBy(req.groupBy, "client");
-      const days = await readActivityDays(deps.db, principal.orgId, range);
+      const days = await onConnection(deps.db, ctx.signal, (conn) => readActivityDays(conn, principal.orgId, range));
       return envelope(ctx, principal, range, grouped ? activityGroupRows(days) : activityRows(range, days));
     },
 
     async getProductivity(req, ctx) {
       const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
-      const days = await readProductivityDays(deps.db, principal.orgId, range);
+      const days = await onConnection(deps.db, ctx.signal, (conn) => readProductivityDays(conn, principal.orgId, range));
       return envelope(ctx, principal, range, productivityRows(range, days));
     },
 
@@ -147,16 +153,22 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
       const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
       const limit = parsePageLimit(req.limit);
       if (req.cursor.length > MAX_CURSOR) throw invalidArgument("cursor", `must be a user ID from meta.next_cursor (at most ${MAX_CURSOR} characters)`);
-      // A cursor is one of the organization's users (next_cursor names the last user of a page).
-      // Anything else would answer an empty or restarted page as if it were one; another
-      // organization's user is refused alike, so the answer says nothing about other organizations.
-      if (req.cursor !== "" && !(await findUser(deps.db, principal.orgId, req.cursor))) {
-        throw invalidArgument("cursor", `must be a user ID from meta.next_cursor; no user ${JSON.stringify(req.cursor.slice(0, 60))} in your organization`);
-      }
-      // The page follows from the request and the days' rollups: a 304 reads no rows.
-      const etag = etagOfParts(["users", principal.orgId, range.start, range.end, String(limit), req.cursor, ...(await readDayVersions(deps.db, principal.orgId, range))]);
-      if (notModified(ctx, etag, true)) return { data: [], meta: { ...metaOf(principal, range), hasMore: false, nextCursor: "" } };
-      const page = await readUsersPage(deps.db, principal.orgId, range, limit, req.cursor === "" ? undefined : req.cursor);
+      const cursor = req.cursor === "" ? undefined : req.cursor;
+      const page = await onConnection(deps.db, ctx.signal, async (conn) => {
+        // A cursor is one of the organization's users (next_cursor names the last user of a page).
+        // Anything else would answer an empty or restarted page as if it were one; another
+        // organization's user is refused alike, so the answer says nothing about other organizations.
+        if (cursor !== undefined && !(await findUser(conn, principal.orgId, cursor))) {
+          throw invalidArgument("cursor", `must be a user ID from meta.next_cursor; no user ${JSON.stringify(cursor.slice(0, 60))} in your organization`);
+        }
+        // The page follows from the request and the days' rollups: a 304 reads no rows.
+        const versions = await readDayVersions(conn, principal.orgId, range);
+        const etag = etagOfParts(["users", principal.orgId, range.start, range.end, String(limit), req.cursor, ...versions]);
+        if (notModified(ctx, etag, true)) return undefined;
+        stopIfAbandoned(ctx.signal);
+        return readUsersPage(conn, principal.orgId, range, limit, cursor);
+      });
+      if (page === undefined) return { data: [], meta: { ...metaOf(principal, range), hasMore: false, nextCursor: "" } };
       const meta = { ...metaOf(principal, range), hasMore: page.hasMore, nextCursor: page.hasMore ? page.lastUserId! : "" };
       const slot = renderedResponseSlot(ctx);
       if (slot !== undefined) {
