@@ -30,14 +30,22 @@ export function createReadinessService(deps: ReadinessDeps): Partial<ServiceImpl
         let repositoryId: string | undefined;
         if (req.repoId !== undefined && req.repoId !== "") {
           // Another organization's repository is as unknown as a made-up one.
-          const repository = isUuid(req.repoId) ? await findRepository(conn, orgId, req.repoId.toLowerCase()) : undefined;
-          if (!repository) throw invalidArgument("repoId", `no repository with ID ${JSON.stringify(req.repoId.slice(0, 60))} in your organization`);
+          const id = req.repoId;
+          const repository = isUuid(id) ? await findRepository(conn, orgId, id.toLowerCase()) : undefined;
+          if (!repository) {
+            const named = JSON.stringify(id.slice(0, 60));
+            throw invalidArgument("repoId", `no repository with ID ${named} in your organization`);
+          }
           repositoryId = repository.id;
         }
         let after: ReportPosition | undefined;
         if (req.startAfter !== undefined && req.startAfter !== "") {
-          after = isUuid(req.startAfter) ? await findReportPosition(conn, orgId, req.startAfter.toLowerCase()) : undefined;
-          if (!after) throw invalidArgument("startAfter", `no report with ID ${JSON.stringify(req.startAfter.slice(0, 60))} in your organization`);
+          const id = req.startAfter;
+          after = isUuid(id) ? await findReportPosition(conn, orgId, id.toLowerCase()) : undefined;
+          if (!after) {
+            const named = JSON.stringify(id.slice(0, 60));
+            throw invalidArgument("startAfter", `no report with ID ${named} in your organization`);
+          }
         }
         stopIfAbandoned(ctx.signal);
         return listReportsPage(conn, orgId, { repositoryId, limit, after });

@@ -16,7 +16,17 @@ import { invalidArgument } from "../../platform/errors.js";
 import { renderedResponseSlot } from "../../platform/rendered-response.js";
 import { CACHE_CONTROL, etagOf, etagOfParts, matchesIfNoneMatch } from "./caching.js";
 import { dayOf, parseDayRange, type DayRange } from "../dates.js";
-import { readActivityDays, readDayVersions, readProductivityDays, readTokensByModel, readToolsDays, readUsersPage, type RenderedUserDay } from "./queries.js";
+import type { DailyRow } from "../tables.js";
+import {
+  ACTIVITY_COLUMNS,
+  PRODUCTIVITY_COLUMNS,
+  readDays,
+  readDayVersions,
+  readUsersPage,
+  TOKENS_BY_MODEL_COLUMNS,
+  TOOLS_COLUMNS,
+  type RenderedUserDay,
+} from "./queries.js";
 import { DeflatedDayCache, loadTokensParts, planTokens, readTokensDigests } from "./tokens-body.js";
 import { activityGroupRows, activityRows, productivityRows, tokensGroupRows, toolsGroupRows, toolsRows } from "./rows.js";
 
@@ -105,12 +115,22 @@ function userDayRow(r: RenderedUserDay) {
 export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl<typeof AnalyticsService>> {
   const now = deps.now ?? Date.now;
   const tokensCache = deps.tokensCache ?? new DeflatedDayCache(TOKENS_CACHE_BYTES);
+  /** The range's day rows with these columns, read once a pooled connection is free (platform/abandoned.ts). */
+  const daysOf = <C extends keyof DailyRow>(
+    ctx: HandlerContext,
+    principal: Principal,
+    range: DayRange,
+    columns: readonly C[],
+  ) => onConnection(deps.db, ctx.signal, (conn) => readDays(conn, principal.orgId, range, columns));
   return {
     async getTokens(req, ctx) {
       const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
       const grouped = groupBy(req.groupBy, "model");
       return onConnection(deps.db, ctx.signal, async (conn) => {
-        if (grouped) return envelope(ctx, principal, range, tokensGroupRows(await readTokensByModel(conn, principal.orgId, range)));
+        if (grouped) {
+          const days = await readDays(conn, principal.orgId, range, TOKENS_BY_MODEL_COLUMNS);
+          return envelope(ctx, principal, range, tokensGroupRows(days));
+        }
         // The rows were rendered by the rollup: the ETag comes from their digests.
         const meta = metaOf(principal, range);
         // The in-process edge splices the stored rows in as they are (compressed when the client
@@ -132,20 +152,20 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
     async getTools(req, ctx) {
       const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
       const grouped = groupBy(req.groupBy, "tool_name");
-      const days = await onConnection(deps.db, ctx.signal, (conn) => readToolsDays(conn, principal.orgId, range));
+      const days = await daysOf(ctx, principal, range, TOOLS_COLUMNS);
       return envelope(ctx, principal, range, grouped ? toolsGroupRows(days) : toolsRows(range, days));
     },
 
     async getActivity(req, ctx) {
       const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
       const grouped = groupBy(req.groupBy, "client");
-      const days = await onConnection(deps.db, ctx.signal, (conn) => readActivityDays(conn, principal.orgId, range));
+      const days = await daysOf(ctx, principal, range, ACTIVITY_COLUMNS);
       return envelope(ctx, principal, range, grouped ? activityGroupRows(days) : activityRows(range, days));
     },
 
     async getProductivity(req, ctx) {
       const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
-      const days = await onConnection(deps.db, ctx.signal, (conn) => readProductivityDays(conn, principal.orgId, range));
+      const days = await daysOf(ctx, principal, range, PRODUCTIVITY_COLUMNS);
       return envelope(ctx, principal, range, productivityRows(range, days));
     },
 
@@ -159,7 +179,9 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
         // Anything else would answer an empty or restarted page as if it were one; another
         // organization's user is refused alike, so the answer says nothing about other organizations.
         if (cursor !== undefined && !(await findUser(conn, principal.orgId, cursor))) {
-          throw invalidArgument("cursor", `must be a user ID from meta.next_cursor; no user ${JSON.stringify(cursor.slice(0, 60))} in your organization`);
+          const named = JSON.stringify(cursor.slice(0, 60));
+          const problem = `must be a user ID from meta.next_cursor; no user ${named} in your organization`;
+          throw invalidArgument("cursor", problem);
         }
         // The page follows from the request and the days' rollups: a 304 reads no rows.
         const versions = await readDayVersions(conn, principal.orgId, range);
@@ -168,7 +190,8 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
         stopIfAbandoned(ctx.signal);
         return readUsersPage(conn, principal.orgId, range, limit, cursor);
       });
-      if (page === undefined) return { data: [], meta: { ...metaOf(principal, range), hasMore: false, nextCursor: "" } };
+      const notModifiedMeta = { ...metaOf(principal, range), hasMore: false, nextCursor: "" };
+      if (page === undefined) return { data: [], meta: notModifiedMeta };
       const meta = { ...metaOf(principal, range), hasMore: page.hasMore, nextCursor: page.hasMore ? page.lastUserId! : "" };
       const slot = renderedResponseSlot(ctx);
       if (slot !== undefined) {

@@ -5,21 +5,30 @@ import type { Executor } from "../../database.js";
 import type { DayRange } from "../dates.js";
 import type { DailyRow } from "../tables.js";
 
-/** A select list of analytics_daily columns (constant names, never input). */
-const columns = (names: readonly string[]) => sql.raw(names.join(", "));
-
-/** The per-model breakdown of each rolled-up day (/tokens?group_by=model). */
-export type TokensByModelDay = Pick<DailyRow, "day" | "by_model">;
-
-export async function readTokensByModel(db: Executor, orgId: string, range: DayRange): Promise<TokensByModelDay[]> {
-  const result = await sql<TokensByModelDay>`
-    select day, by_model from analytics_daily
+/**
+ * The organization's rolled-up days of the range (ordered by day), with the given columns of
+ * analytics_daily (constant names, never input; the *_COLUMNS below): the read behind each day
+ * endpoint.
+ */
+export async function readDays<C extends keyof DailyRow>(
+  db: Executor,
+  orgId: string,
+  range: DayRange,
+  columns: readonly C[],
+): Promise<Array<Pick<DailyRow, C>>> {
+  const result = await sql<Pick<DailyRow, C>>`
+    select ${sql.raw(columns.join(", "))}
+    from analytics_daily
     where org_id = ${orgId} and day between ${range.start}::date and ${range.end}::date
     order by day`.execute(db);
   return result.rows;
 }
 
-const TOOLS_COLUMNS = [
+/** The per-model breakdown of each rolled-up day (/tokens?group_by=model). */
+export const TOKENS_BY_MODEL_COLUMNS = ["day", "by_model"] as const;
+export type TokensByModelDay = Pick<DailyRow, (typeof TOKENS_BY_MODEL_COLUMNS)[number]>;
+
+export const TOOLS_COLUMNS = [
   "day", "tool_calls", "by_tool", "mcp_users_with_mcp", "mcp_by_server", "skills_invocations",
   "skills_by_name", "slash_commands_invocations", "slash_commands_by_name", "hooks_invocations",
   "hooks_by_event", "web_users", "autonomy_ratio_avg", "autonomy_ratio_p50", "autonomy_ratio_p90",
@@ -28,43 +37,16 @@ const TOOLS_COLUMNS = [
 ] as const;
 export type ToolsDay = Pick<DailyRow, (typeof TOOLS_COLUMNS)[number]>;
 
-export async function readToolsDays(db: Executor, orgId: string, range: DayRange): Promise<ToolsDay[]> {
-  const result = await sql<ToolsDay>`
-    select ${columns(TOOLS_COLUMNS)}
-    from analytics_daily
-    where org_id = ${orgId} and day between ${range.start}::date and ${range.end}::date
-    order by day`.execute(db);
-  return result.rows;
-}
-
-const ACTIVITY_COLUMNS = [
+export const ACTIVITY_COLUMNS = [
   "day", "daily_active_users", "weekly_active_users", "monthly_active_users", "daily_active_users_by_client",
   "sessions", "messages", "user_messages",
 ] as const;
 export type ActivityDay = Pick<DailyRow, (typeof ACTIVITY_COLUMNS)[number]>;
 
-export async function readActivityDays(db: Executor, orgId: string, range: DayRange): Promise<ActivityDay[]> {
-  const result = await sql<ActivityDay>`
-    select ${columns(ACTIVITY_COLUMNS)}
-    from analytics_daily
-    where org_id = ${orgId} and day between ${range.start}::date and ${range.end}::date
-    order by day`.execute(db);
-  return result.rows;
-}
-
-const PRODUCTIVITY_COLUMNS = [
+export const PRODUCTIVITY_COLUMNS = [
   "day", "files_created", "files_edited", "by_extension", "by_language", "git_commits", "git_prs_created",
 ] as const;
 export type ProductivityDay = Pick<DailyRow, (typeof PRODUCTIVITY_COLUMNS)[number]>;
-
-export async function readProductivityDays(db: Executor, orgId: string, range: DayRange): Promise<ProductivityDay[]> {
-  const result = await sql<ProductivityDay>`
-    select ${columns(PRODUCTIVITY_COLUMNS)}
-    from analytics_daily
-    where org_id = ${orgId} and day between ${range.start}::date and ${range.end}::date
-    order by day`.execute(db);
-  return result.rows;
-}
 
 /** A /users row (spec §2.6) as the rollup rendered it (analytics_user_daily.row_json). */
 export interface RenderedUserDay {
