@@ -21,7 +21,7 @@ import {
   UsersResponseSchema,
   type IngestResponse,
 } from "../gen/agentplane/analytics/v1/analytics_pb.js";
-import { setCreditMultiplier } from "../services/analytics/multipliers.js";
+import { setCreditMultiplier } from "../services/analytics/rollup/days.js";
 import { api, createTestOrg, createTestUser, type TestUser, bearer, createTestServiceAccount } from "./support/fixtures.js";
 import { grpcClient, type GrpcCaller } from "./support/grpc.js";
 import { startTestServer, type TestServer } from "./support/server.js";

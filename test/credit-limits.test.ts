@@ -3,7 +3,7 @@
 // @grpc/grpc-js; and the internal GetCreditBalance the model gateway calls over gRPC.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CreditLimitService, OrganizationService } from "../gen/agentplane/organization/v1alpha1/organization_pb.js";
-import { ingestEvents } from "../services/analytics/ingest.js";
+import { ingestEvents } from "../services/analytics/ingest/ingest.js";
 import { ENTRY_ERRORS } from "../services/organization/credit-limits/entries.js";
 import { api, createTestOrg, createTestUser, type TestUser, bearer, createTestServiceAccount } from "./support/fixtures.js";
 import { grpcClient } from "./support/grpc.js";

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { DomainError } from "../platform/errors.js";
 import { addDays, eachDay, isDay, parseDayRange } from "./dates.js";
-import { parseRollupRange } from "./rollup-range.js";
+import { parseRollupRange } from "./rollup/rollup.js";
 
 const TODAY = "2027-03-01";
 

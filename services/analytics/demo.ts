@@ -8,8 +8,8 @@ import { writeOrganizationDemo } from "../organization/demo.js";
 import { createUser } from "../organization/queries.js";
 import { addDays, dayOf, eachDay, EARLIEST_DATE } from "./dates.js";
 import { generateTelemetry } from "./generate.js";
-import { ingestEvents } from "./ingest.js";
-import { analyzeAggregates, rollupOrganization } from "./rollup.js";
+import { ingestEvents } from "./ingest/ingest.js";
+import { analyzeAggregates, rollupOrganization } from "./rollup/rollup.js";
 
 const BATCH = 5_000;
 

@@ -3,7 +3,7 @@
 // calls (some from MCP servers, including a server name duplicated by letter case as real data
 // has), hooks, skills, slash commands, file operations, commits and pull requests. Deterministic
 // for a seed, with stable event_ids, so generating twice and ingesting twice stores nothing new.
-import type { IncomingEvent } from "./events.js";
+import type { IncomingEvent } from "./ingest/events.js";
 
 /** mulberry32: small, fast, good enough for synthetic data. */
 export function prng(seed: number): () => number {

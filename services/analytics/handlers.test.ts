@@ -9,7 +9,8 @@ import type { Database } from "../database.js";
 import { migrations } from "../migrations.js";
 import { createOrganization, createUser } from "../organization/queries.js";
 import { type Role } from "../platform/context.js";
-import { createAnalyticsService, createTelemetryService, MAX_INGEST_BATCH } from "./handlers.js";
+import { createAnalyticsService } from "./read/handlers.js";
+import { createTelemetryService, MAX_INGEST_BATCH } from "./telemetry-handlers.js";
 
 const NOW = Date.parse("2027-03-01T08:00:00Z");
 

@@ -2,9 +2,10 @@ import { AnalyticsService, TelemetryService } from "../../gen/agentplane/analyti
 import { API_KEY_ONLY, internal } from "../platform/auth.js";
 import type { ServiceModule } from "../platform/module.js";
 import { writeAnalyticsDemo } from "./demo.js";
-import { createAnalyticsService, createTelemetryService } from "./handlers.js";
-import { createTelemetrySink } from "./sink.js";
-import { startRollupScheduler } from "./scheduler.js";
+import { createAnalyticsService } from "./read/handlers.js";
+import { createTelemetryService } from "./telemetry-handlers.js";
+import { createTelemetrySink } from "./ingest/sink.js";
+import { startRollupScheduler } from "./rollup/scheduler.js";
 
 export const analyticsModule: ServiceModule = {
   name: "analytics",

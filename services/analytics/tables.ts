@@ -1,6 +1,6 @@
 // Table types of the analytics area: raw telemetry events (partitioned by month), the bookkeeping
 // of ingest and rollup, and the per-day aggregates every endpoint reads.
-import type { ColumnType, Generated } from "kysely";
+import type { ColumnType, Generated, Selectable } from "kysely";
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 /** A `date` column: read as its YYYY-MM-DD string (see platform/db.ts type parsers). */
@@ -11,7 +11,7 @@ type Json<T> = ColumnType<T, string, string>;
 
 /**
  * One telemetry event (ANALYTICS.md). Range-partitioned by `occurred_at`, one partition per UTC
- * month, created on demand (partitions.ts). Only the fields of the event's own type are set.
+ * month, created on demand (ingest/partitions.ts). Only the fields of the event's own type are set.
  */
 export interface EventsTable {
   org_id: string;
@@ -117,11 +117,23 @@ export interface UserDailyTable {
   primary_model_tier: string;
   delegation_level: string;
   languages: string[];
-  /** Bit set of the clients the user used that day (rollup-days.ts CLIENT_BITS). */
+  /** Bit set of the clients the user used that day (rollup/days.ts CLIENT_BITS). */
   clients: number;
   /** The /users row (spec §2.6) as the API prints it, rendered by the rollup. */
   row_json: string;
 }
+
+/** An entry of analytics_daily.by_model: one model's tokens that day (/tokens?group_by=model). */
+export type ModelEntry = {
+  model_id: string;
+  model_tier: string;
+  billable_tokens: number;
+  input_tokens: number;
+  output_tokens: number;
+};
+
+/** An entry of analytics_daily.by_tool: one tool's calls that day. (Types, not interfaces: JSON values.) */
+export type ToolEntry = { tool: string; invocations: number };
 
 /** One row per organization and day: every scalar and breakdown the four day endpoints print. */
 export interface DailyTable {
@@ -134,7 +146,7 @@ export interface DailyTable {
   output_tokens: Count;
   cache_read_tokens: Count;
   cache_write_tokens: Count;
-  by_model: Json<unknown[]>;
+  by_model: Json<ModelEntry[]>;
   /** The day's /tokens row (spec §2.2, by_user included) as the API prints it; null on quiet days. */
   tokens_json: string | null;
   /** md5 of tokens_json: the /tokens ETag is computed from these, not from megabytes of JSON. */
@@ -147,7 +159,7 @@ export interface DailyTable {
   tokens_crc32: Count | null;
   tokens_bytes: number | null;
   tool_calls: Count;
-  by_tool: Json<unknown[]>;
+  by_tool: Json<ToolEntry[]>;
   mcp_users_with_mcp: Count;
   mcp_by_server: Json<unknown[]>;
   skills_invocations: Count;
@@ -191,3 +203,6 @@ export interface AnalyticsTables {
   analytics_user_daily: UserDailyTable;
   analytics_daily: DailyTable;
 }
+
+/** A day row of analytics_daily as read. */
+export type DailyRow = Selectable<DailyTable>;

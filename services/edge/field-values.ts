@@ -10,7 +10,10 @@ import { hasCustomJsonRepresentation, isWrapperDesc } from "@bufbuild/protobuf/w
 
 /** How one text value is written into one field. */
 export interface FieldSetter {
-  /** Human description of the accepted text, for 400 details ("int32", "enum a.b.Color"). */
+  /**
+   * What the text must be, for 400 details: a number field's accepted range ("an integer from 0
+   * to 4294967295", "a number"), else the type ("bool", "enum a.b.Color").
+   */
   readonly expected: string;
   /** Repeated fields accept the parameter several times; every occurrence appends. */
   readonly repeated: boolean;
@@ -131,8 +134,33 @@ function enumParser(desc: DescEnum): (text: string) => number | undefined {
   };
 }
 
-function scalarName(type: ScalarType): string {
-  return ScalarType[type].toLowerCase();
+/**
+ * What a value of a scalar field must be, in the client's terms: a number field names its range
+ * (the proto type, "int32", means nothing to a REST client); other types keep their name.
+ */
+function scalarExpected(type: ScalarType): string {
+  switch (type) {
+    case ScalarType.INT32:
+    case ScalarType.SINT32:
+    case ScalarType.SFIXED32:
+      return `an integer from ${INT32_MIN} to ${INT32_MAX}`;
+    case ScalarType.UINT32:
+    case ScalarType.FIXED32:
+      return `an integer from 0 to ${UINT32_MAX}`;
+    case ScalarType.INT64:
+    case ScalarType.SINT64:
+    case ScalarType.SFIXED64:
+      return `an integer from ${INT64_MIN} to ${INT64_MAX}`;
+    case ScalarType.UINT64:
+    case ScalarType.FIXED64:
+      return `an integer from 0 to ${UINT64_MAX}`;
+    case ScalarType.DOUBLE:
+      return "a number";
+    case ScalarType.FLOAT:
+      return `a number from -${FLOAT_MAX} to ${FLOAT_MAX}`;
+    default:
+      return ScalarType[type].toLowerCase();
+  }
 }
 
 /**
@@ -145,7 +173,7 @@ function buildSetter(field: DescField): FieldSetter | undefined {
     case "scalar": {
       const type = field.scalar;
       return {
-        expected: scalarName(type),
+        expected: scalarExpected(type),
         repeated: false,
         apply(target, text) {
           const v = parseScalar(type, text);
@@ -172,7 +200,7 @@ function buildSetter(field: DescField): FieldSetter | undefined {
       if (field.listKind === "scalar") {
         const type = field.scalar;
         return {
-          expected: scalarName(type),
+          expected: scalarExpected(type),
           repeated: true,
           apply(target, text) {
             const v = parseScalar(type, text);
@@ -204,7 +232,7 @@ function buildSetter(field: DescField): FieldSetter | undefined {
         if (valueField.fieldKind !== "scalar") return undefined;
         const type = valueField.scalar;
         return {
-          expected: scalarName(type),
+          expected: scalarExpected(type),
           repeated: false,
           apply(target, text) {
             const v = parseScalar(type, text);

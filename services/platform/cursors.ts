@@ -57,13 +57,24 @@ export class CursorStore {
   }
 }
 
-/** Parses the v0 `limit` query string: default 20, an integer 1 to 100, else a 400. */
-export function parsePageLimit(raw: string | undefined, field = "limit"): number {
-  if (raw === undefined || raw === "") return 20;
-  if (!/^\d{1,4}$/.test(raw)) throw invalidArgument(field, `must be an integer from 1 to 100, got "${raw.slice(0, 40)}"`);
-  const n = Number(raw);
-  if (n < 1 || n > 100) throw invalidArgument(field, `must be from 1 to 100, got ${n}`);
-  return n;
+/** The page size of every list: 20 when absent, at most 100 (spec: v0 lists, /users, readiness reports). */
+export const PAGE_LIMIT = { default: 20, max: 100 } as const;
+
+const INTEGER_TEXT = /^-?\d+$/;
+
+/**
+ * A list's page size, with one set of texts for every list: the v0 lists' `limit` (a query string)
+ * and the int32 `limit` of analytics /users and readiness reports. Absent or "" is the default;
+ * anything but an integer from 1 to the maximum is a 400 naming the field (never clamped).
+ */
+export function parsePageLimit(raw: string | number | undefined, field = "limit"): number {
+  if (raw === undefined || raw === "") return PAGE_LIMIT.default;
+  const integerText = typeof raw === "string" && INTEGER_TEXT.test(raw);
+  const n = typeof raw === "number" ? raw : integerText ? Number(raw) : NaN;
+  if (Number.isInteger(n) && n >= 1 && n <= PAGE_LIMIT.max) return n;
+  // Numbers and integer texts print as they came; other text is quoted (and shortened).
+  const got = typeof raw === "number" ? String(raw) : integerText ? raw.slice(0, 40) : JSON.stringify(raw.slice(0, 40));
+  throw invalidArgument(field, `must be an integer from 1 to ${PAGE_LIMIT.max}, got ${got}`);
 }
 
 export interface KeysetPageRequest<Row, Position> {

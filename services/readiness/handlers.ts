@@ -4,7 +4,9 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import type { ReadinessService, ReportSubmissionService } from "../../gen/agentplane/readiness/v1/readiness_pb.js";
 import type { Database } from "../database.js";
+import { onConnection, stopIfAbandoned } from "../platform/abandoned.js";
 import { principalOf } from "../platform/context.js";
+import { parsePageLimit } from "../platform/cursors.js";
 import { invalidArgument, notFound } from "../platform/errors.js";
 import { actingOrg } from "../platform/tenancy.js";
 import { findOrganization } from "../organization/queries.js";
@@ -13,38 +15,41 @@ import { findReportPosition, findRepository, listReportsPage, listRepositories, 
 import { submitReport } from "./submit.js";
 import { isUuid } from "./validation.js";
 
-export const DEFAULT_REPORT_LIMIT = 20;
-export const MAX_REPORT_LIMIT = 100;
-
 export interface ReadinessDeps {
   db: Kysely<Database>;
-}
-
-/** The page size: absent is the default; out of 1..100 is a 400 (never clamped). */
-export function reportLimit(limit: number | undefined): number {
-  if (limit === undefined) return DEFAULT_REPORT_LIMIT;
-  if (limit < 1 || limit > MAX_REPORT_LIMIT) throw invalidArgument("limit", `must be from 1 to ${MAX_REPORT_LIMIT}, got ${limit}`);
-  return limit;
 }
 
 export function createReadinessService(deps: ReadinessDeps): Partial<ServiceImpl<typeof ReadinessService>> {
   return {
     async listReports(req, ctx) {
       const { orgId } = principalOf(ctx);
-      const limit = reportLimit(req.limit);
-      let repositoryId: string | undefined;
-      if (req.repoId !== undefined && req.repoId !== "") {
-        // Another organization's repository is as unknown as a made-up one.
-        const repository = isUuid(req.repoId) ? await findRepository(deps.db, orgId, req.repoId.toLowerCase()) : undefined;
-        if (!repository) throw invalidArgument("repoId", `no repository with ID ${JSON.stringify(req.repoId.slice(0, 60))} in your organization`);
-        repositoryId = repository.id;
-      }
-      let after: ReportPosition | undefined;
-      if (req.startAfter !== undefined && req.startAfter !== "") {
-        after = isUuid(req.startAfter) ? await findReportPosition(deps.db, orgId, req.startAfter.toLowerCase()) : undefined;
-        if (!after) throw invalidArgument("startAfter", `no report with ID ${JSON.stringify(req.startAfter.slice(0, 60))} in your organization`);
-      }
-      const rows = await listReportsPage(deps.db, orgId, { repositoryId, limit, after });
+      const limit = parsePageLimit(req.limit);
+      // Three reads on one pooled connection; an abandoned call (platform/abandoned.ts) stops
+      // once one is free and before the page.
+      const rows = await onConnection(deps.db, ctx.signal, async (conn) => {
+        let repositoryId: string | undefined;
+        if (req.repoId !== undefined && req.repoId !== "") {
+          // Another organization's repository is as unknown as a made-up one.
+          const id = req.repoId;
+          const repository = isUuid(id) ? await findRepository(conn, orgId, id.toLowerCase()) : undefined;
+          if (!repository) {
+            const named = JSON.stringify(id.slice(0, 60));
+            throw invalidArgument("repoId", `no repository with ID ${named} in your organization`);
+          }
+          repositoryId = repository.id;
+        }
+        let after: ReportPosition | undefined;
+        if (req.startAfter !== undefined && req.startAfter !== "") {
+          const id = req.startAfter;
+          after = isUuid(id) ? await findReportPosition(conn, orgId, id.toLowerCase()) : undefined;
+          if (!after) {
+            const named = JSON.stringify(id.slice(0, 60));
+            throw invalidArgument("startAfter", `no report with ID ${named} in your organization`);
+          }
+        }
+        stopIfAbandoned(ctx.signal);
+        return listReportsPage(conn, orgId, { repositoryId, limit, after });
+      });
       return { reports: rows.map(toReadinessReport) };
     },
   };

@@ -3,28 +3,18 @@
 import { newId } from "../platform/ids.js";
 import { sql, type Selectable } from "kysely";
 import type { Executor } from "../database.js";
-import type { ReadinessReportsTable, StoredCriteria } from "./tables.js";
+import type { ReadinessReportsTable, ReadinessRepositoriesTable } from "./tables.js";
 import type { ValidReport } from "./validation.js";
 
 export type ReportRow = Selectable<ReadinessReportsTable>;
 
 /** A report with the criteria of its repository's previous report (null for the first one). */
-export interface ReportWithPrevious extends ReportRow {
-  previous_criteria: StoredCriteria | null;
-}
+export type ReportWithPrevious = ReportRow & { previous_criteria: ReportRow["criteria"] | null };
 
-export interface RepositoryRow {
-  id: string;
-  org_id: string;
-  url: string;
-  created_at: Date;
-}
+export type RepositoryRow = Selectable<ReadinessRepositoriesTable>;
 
 /** Keyset position in the report list (newest first by created_at, then id). */
-export interface ReportPosition {
-  created_at: Date;
-  id: string;
-}
+export type ReportPosition = Pick<ReportRow, "created_at" | "id">;
 
 /** The repository record for a normalized URL, created on first use. */
 export async function ensureRepository(db: Executor, orgId: string, url: string): Promise<RepositoryRow> {

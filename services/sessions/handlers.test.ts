@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { handlerTransport, rejection } from "../../test/support/handlers.js";
 import { SessionRunnerService, SessionService } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import { createTestDatabase, type TestDatabase } from "../../test/support/database.js";
-import { createTelemetrySink } from "../analytics/sink.js";
+import { createTelemetrySink } from "../analytics/ingest/sink.js";
 import { insertComputer } from "../computers/queries.js";
 import { planSteps } from "../computers/steps.js";
 import type { Database } from "../database.js";

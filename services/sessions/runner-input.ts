@@ -1,6 +1,6 @@
 // Validation of what agent runners send: appended messages and model usage reports.
 import type { ModelUsage, NewMessage } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
-import { MAX_TOKENS } from "../analytics/events.js";
+import { MAX_TOKENS } from "../analytics/ingest/events.js";
 import { invalidArgument } from "../platform/errors.js";
 import { MAX_ID_CHARS, MAX_TEXT_CHARS, MODEL_TIERS, OPENAI_PHASES, REASONING_FIELDS, RUNNER_ROLES, VISIBILITIES, oneOf, optionalId } from "./inputs.js";
 import type { NewMessageRow } from "./message-queries.js";

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionService } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import { handlerTransport, rejection } from "../../test/support/handlers.js";
 import { createTestDatabase, type TestDatabase } from "../../test/support/database.js";
-import { createTelemetrySink } from "../analytics/sink.js";
+import { createTelemetrySink } from "../analytics/ingest/sink.js";
 import type { Database } from "../database.js";
 import { migrations } from "../migrations.js";
 import { createOrganization, createUser } from "../organization/queries.js";

@@ -5,7 +5,7 @@
 // same formula, so the figure is current and nothing counts twice. One statement: one snapshot,
 // consistent even while a rollup commits.
 import { sql } from "kysely";
-import { rawEventsOfDay } from "../../analytics/raw-events-of-day.js";
+import { rawEventsOfDay } from "../../analytics/rollup/plan.js";
 import type { Executor } from "../../database.js";
 
 /** First day of `now`'s UTC month and of the next one, YYYY-MM-DD. */

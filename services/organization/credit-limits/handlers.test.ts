@@ -2,8 +2,8 @@
 import { Code, ConnectError, createClient, createRouterTransport, type Client, type Interceptor } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CreditLimitService, OrganizationService } from "../../../gen/agentplane/organization/v1alpha1/organization_pb.js";
-import { ingestEvents } from "../../analytics/ingest.js";
-import { rollupOrganization } from "../../analytics/rollup.js";
+import { ingestEvents } from "../../analytics/ingest/ingest.js";
+import { rollupOrganization } from "../../analytics/rollup/rollup.js";
 import { createTestDatabase, testLogger, type TestDatabase } from "../../../test/support/database.js";
 import { handlerTransport } from "../../../test/support/handlers.js";
 import type { Database } from "../../database.js";

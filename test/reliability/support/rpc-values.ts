@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
-import { AUTONOMY_LEVELS, AUTONOMY_MODES, CLIENTS, EVENT_TYPES, FILE_OPS, MODEL_TIERS } from "../../../services/analytics/events.js";
+import { AUTONOMY_LEVELS, AUTONOMY_MODES, CLIENTS, EVENT_TYPES, FILE_OPS, MODEL_TIERS } from "../../../services/analytics/ingest/events.js";
 import { EARLIEST } from "./endpoints.js";
 import { BOUNDARY_NUMBERS, hostileString } from "./fuzz-values.js";
 import type { RpcWorld } from "./rpc-setup.js";

@@ -3,7 +3,7 @@
 // timestamp to format and parse again), and the server inserts them a page at a time.
 import { CompiledQuery, sql, type Kysely, type Transaction } from "kysely";
 import { from as copyFrom } from "pg-copy-streams";
-import type { Database } from "../database.js";
+import type { Database } from "../../database.js";
 
 /** "PGCOPY\n\377\r\n\0", then 32-bit flags and header-extension length (both 0). */
 const HEADER = Buffer.from([0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0]);

@@ -4,13 +4,14 @@
 // influence. A session-level advisory lock per organization, taken before any snapshot, makes
 // concurrent runs (two instances, the scheduler and `agentplane rollup`) take turns;
 // recomputing is idempotent, so the second run simply produces the same rows again.
-import { sql, type Kysely } from "kysely";
-import type { Database } from "../database.js";
-import type { Logger } from "../platform/logger.js";
-import { activeWindowsThrough, organizationsToRollUp } from "./rollup-plan.js";
-import { daysBetween, eachDay } from "./dates.js";
+import { sql, type Kysely, type Transaction } from "kysely";
+import type { Database } from "../../database.js";
+import type { Logger } from "../../platform/logger.js";
+import { activeWindowsThrough, organizationsToRollUp } from "./plan.js";
+import { daysBetween, EARLIEST_DATE, eachDay, isDay, MAX_RANGE_DAYS } from "../dates.js";
+import { invalidArgument } from "../../platform/errors.js";
 import { refreshActiveWindows } from "./active-windows.js";
-import { rollupDays } from "./rollup-days.js";
+import { rollupDays } from "./days.js";
 
 /** Advisory lock class of the rollup (the second key is hashtext(org_id)). */
 const ROLLUP_LOCK = 727_006_002;
@@ -55,7 +56,7 @@ async function withOrganizationLock<T>(db: Kysely<Database>, orgId: string, fn: 
   });
 }
 
-async function inSnapshot<T>(db: Kysely<Database>, fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+async function inSnapshot<T>(db: Kysely<Database>, fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.transaction().setIsolationLevel("repeatable read").execute(fn);
@@ -127,6 +128,22 @@ export async function analyzeAggregates(db: Kysely<Database>): Promise<void> {
 /** Brings the active-user counts of [from, to] up to date (quiet days after activity get rows). */
 export async function refreshOrganizationWindows(db: Kysely<Database>, orgId: string, from: string, to: string): Promise<void> {
   await withOrganizationLock(db, orgId, () => inSnapshot(db, (trx) => refreshActiveWindows(trx, orgId, from, to)));
+}
+
+// The days an on-demand rollup may cover (TelemetryService.Rollup, `agentplane rollup`): real
+// days from 2026-01-14 through yesterday, from <= to, at most 366 of them.
+export function parseRollupRange(from: string, to: string, yesterday: string, fields = { from: "from_date", to: "to_date" }): { from: string; to: string } {
+  const check = (value: string, field: string) => {
+    if (value === "") throw invalidArgument(field, "is required (YYYY-MM-DD)");
+    if (!isDay(value)) throw invalidArgument(field, `must be a date written YYYY-MM-DD, got "${value.slice(0, 40)}"`);
+    if (value < EARLIEST_DATE) throw invalidArgument(field, `must not be before ${EARLIEST_DATE}, the first day analytics cover`);
+    if (value > yesterday) throw invalidArgument(field, `must not be after ${yesterday}: only finished days are rolled up`);
+  };
+  check(from, fields.from);
+  check(to, fields.to);
+  if (from > to) throw invalidArgument(fields.from, `must not be after ${fields.to} (${from} > ${to})`);
+  if (daysBetween(from, to) + 1 > MAX_RANGE_DAYS) throw invalidArgument(fields.to, `the range may span at most ${MAX_RANGE_DAYS} days`);
+  return { from, to };
 }
 
 /**

@@ -1,25 +1,32 @@
-// AnalyticsService (the five public endpoints) and TelemetryService (internal ingest and
-// rollup), built from their dependencies.
+// AnalyticsService (the five public endpoints), built from its dependencies. (TelemetryService,
+// internal ingest and rollup: telemetry-handlers.ts.) Each request reads on one pooled connection;
+// an abandoned call (platform/abandoned.ts) stops once one is free and before its largest read.
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { Kysely } from "kysely";
-import type { AnalyticsService, TelemetryService } from "../../gen/agentplane/analytics/v1/analytics_pb.js";
-import type { Database } from "../database.js";
-import { findUser } from "../organization/queries.js";
-import { requireRole } from "../platform/auth.js";
-import { principalOf, type Principal } from "../platform/context.js";
-import { bodyText } from "../platform/deflate-parts.js";
-import { invalidArgument } from "../platform/errors.js";
-import { renderedResponseSlot } from "../platform/rendered-response.js";
-import type { Logger } from "../platform/logger.js";
+import type { AnalyticsService } from "../../../gen/agentplane/analytics/v1/analytics_pb.js";
+import type { Database } from "../../database.js";
+import { findUser } from "../../organization/queries.js";
+import { requireRole } from "../../platform/auth.js";
+import { principalOf, type Principal } from "../../platform/context.js";
+import { bodyText } from "../../platform/deflate-parts.js";
+import { onConnection, stopIfAbandoned } from "../../platform/abandoned.js";
+import { parsePageLimit } from "../../platform/cursors.js";
+import { invalidArgument } from "../../platform/errors.js";
+import { renderedResponseSlot } from "../../platform/rendered-response.js";
 import { CACHE_CONTROL, etagOf, etagOfParts, matchesIfNoneMatch } from "./caching.js";
-import { addDays, dayOf, parseDayRange, type DayRange } from "./dates.js";
-import { ingestEvents } from "./ingest.js";
-import { requireIngestAccess } from "./ingest-access.js";
-import { actingOrgOrAny } from "../platform/tenancy.js";
-import { readActivityDays, readDayVersions, readProductivityDays, readTokensByModel, readToolsDays, readUsersPage, type RenderedUserDay } from "./queries.js";
-import { parseRollupRange } from "./rollup-range.js";
-import { rollupRange } from "./rollup.js";
+import { dayOf, parseDayRange, type DayRange } from "../dates.js";
+import type { DailyRow } from "../tables.js";
+import {
+  ACTIVITY_COLUMNS,
+  PRODUCTIVITY_COLUMNS,
+  readDays,
+  readDayVersions,
+  readUsersPage,
+  TOKENS_BY_MODEL_COLUMNS,
+  TOOLS_COLUMNS,
+  type RenderedUserDay,
+} from "./queries.js";
 import { DeflatedDayCache, loadTokensParts, planTokens, readTokensDigests } from "./tokens-body.js";
 import { activityGroupRows, activityRows, productivityRows, tokensGroupRows, toolsGroupRows, toolsRows } from "./rows.js";
 
@@ -34,24 +41,12 @@ export interface AnalyticsDeps {
 /** Default bound of the compressed /tokens rows kept in memory. */
 export const TOKENS_CACHE_BYTES = 64 * 1024 * 1024;
 
-export interface TelemetryDeps extends AnalyticsDeps {
-  logger?: Logger;
-}
-
-/** At most this many events per Ingest call (the CLI batches far below it). */
-export const MAX_INGEST_BATCH = 50_000;
 const MAX_CURSOR = 256;
 
 function groupBy(value: string, allowed: string): boolean {
   if (value === "") return false;
   if (value !== allowed) throw invalidArgument("group_by", `must be "${allowed}" or omitted, got "${value.slice(0, 40)}"`);
   return true;
-}
-
-function parseLimit(limit: number | undefined): number {
-  if (limit === undefined) return 20;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidArgument("limit", `must be an integer from 1 to 100, got ${limit}`);
-  return limit;
 }
 
 /**
@@ -120,60 +115,83 @@ function userDayRow(r: RenderedUserDay) {
 export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl<typeof AnalyticsService>> {
   const now = deps.now ?? Date.now;
   const tokensCache = deps.tokensCache ?? new DeflatedDayCache(TOKENS_CACHE_BYTES);
+  /** The range's day rows with these columns, read once a pooled connection is free (platform/abandoned.ts). */
+  const daysOf = <C extends keyof DailyRow>(
+    ctx: HandlerContext,
+    principal: Principal,
+    range: DayRange,
+    columns: readonly C[],
+  ) => onConnection(deps.db, ctx.signal, (conn) => readDays(conn, principal.orgId, range, columns));
   return {
     async getTokens(req, ctx) {
       const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
-      if (groupBy(req.groupBy, "model")) return envelope(ctx, principal, range, tokensGroupRows(await readTokensByModel(deps.db, principal.orgId, range)));
-      // The rows were rendered by the rollup: the ETag comes from their digests.
-      const meta = metaOf(principal, range);
-      // The in-process edge splices the stored rows in as they are (compressed when the client
-      // takes it); any other caller gets messages parsed from their text. The digests alone
-      // decide a 304.
-      const slot = renderedResponseSlot(ctx);
-      const plan = planTokens(range, await readTokensDigests(deps.db, principal.orgId, range), slot?.coding ?? null);
-      const etag = etagOfParts(["tokens", JSON.stringify(meta), ...plan.digests]);
-      // A compressed answer is another representation of the same data: a weak validator.
-      if (notModified(ctx, plan.coding !== null ? `W/${etag}` : etag, true)) return { data: [], meta };
-      const parts = await loadTokensParts(deps.db, tokensCache, principal.orgId, plan);
-      if (slot === undefined) return { data: JSON.parse(bodyText(parts)) as JsonObject[], meta };
-      slot.rendered = { jsonName: "data", parts };
-      return { data: [], meta };
+      const grouped = groupBy(req.groupBy, "model");
+      return onConnection(deps.db, ctx.signal, async (conn) => {
+        if (grouped) {
+          const days = await readDays(conn, principal.orgId, range, TOKENS_BY_MODEL_COLUMNS);
+          return envelope(ctx, principal, range, tokensGroupRows(days));
+        }
+        // The rows were rendered by the rollup: the ETag comes from their digests.
+        const meta = metaOf(principal, range);
+        // The in-process edge splices the stored rows in as they are (compressed when the client
+        // takes it); any other caller gets messages parsed from their text. The digests alone
+        // decide a 304.
+        const slot = renderedResponseSlot(ctx);
+        const plan = planTokens(range, await readTokensDigests(conn, principal.orgId, range), slot?.coding ?? null);
+        const etag = etagOfParts(["tokens", JSON.stringify(meta), ...plan.digests]);
+        // A compressed answer is another representation of the same data: a weak validator.
+        if (notModified(ctx, plan.coding !== null ? `W/${etag}` : etag, true)) return { data: [], meta };
+        stopIfAbandoned(ctx.signal);
+        const parts = await loadTokensParts(conn, tokensCache, principal.orgId, plan);
+        if (slot === undefined) return { data: JSON.parse(bodyText(parts)) as JsonObject[], meta };
+        slot.rendered = { jsonName: "data", parts };
+        return { data: [], meta };
+      });
     },
 
     async getTools(req, ctx) {
       const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
       const grouped = groupBy(req.groupBy, "tool_name");
-      const days = await readToolsDays(deps.db, principal.orgId, range);
+      const days = await daysOf(ctx, principal, range, TOOLS_COLUMNS);
       return envelope(ctx, principal, range, grouped ? toolsGroupRows(days) : toolsRows(range, days));
     },
 
     async getActivity(req, ctx) {
       const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
       const grouped = groupBy(req.groupBy, "client");
-      const days = await readActivityDays(deps.db, principal.orgId, range);
+      const days = await daysOf(ctx, principal, range, ACTIVITY_COLUMNS);
       return envelope(ctx, principal, range, grouped ? activityGroupRows(days) : activityRows(range, days));
     },
 
     async getProductivity(req, ctx) {
       const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
-      const days = await readProductivityDays(deps.db, principal.orgId, range);
+      const days = await daysOf(ctx, principal, range, PRODUCTIVITY_COLUMNS);
       return envelope(ctx, principal, range, productivityRows(range, days));
     },
 
     async getUsers(req, ctx) {
       const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
-      const limit = parseLimit(req.limit);
+      const limit = parsePageLimit(req.limit);
       if (req.cursor.length > MAX_CURSOR) throw invalidArgument("cursor", `must be a user ID from meta.next_cursor (at most ${MAX_CURSOR} characters)`);
-      // A cursor is one of the organization's users (next_cursor names the last user of a page).
-      // Anything else would answer an empty or restarted page as if it were one; another
-      // organization's user is refused alike, so the answer says nothing about other organizations.
-      if (req.cursor !== "" && !(await findUser(deps.db, principal.orgId, req.cursor))) {
-        throw invalidArgument("cursor", `must be a user ID from meta.next_cursor; no user ${JSON.stringify(req.cursor.slice(0, 60))} in your organization`);
-      }
-      // The page follows from the request and the days' rollups: a 304 reads no rows.
-      const etag = etagOfParts(["users", principal.orgId, range.start, range.end, String(limit), req.cursor, ...(await readDayVersions(deps.db, principal.orgId, range))]);
-      if (notModified(ctx, etag, true)) return { data: [], meta: { ...metaOf(principal, range), hasMore: false, nextCursor: "" } };
-      const page = await readUsersPage(deps.db, principal.orgId, range, limit, req.cursor === "" ? undefined : req.cursor);
+      const cursor = req.cursor === "" ? undefined : req.cursor;
+      const page = await onConnection(deps.db, ctx.signal, async (conn) => {
+        // A cursor is one of the organization's users (next_cursor names the last user of a page).
+        // Anything else would answer an empty or restarted page as if it were one; another
+        // organization's user is refused alike, so the answer says nothing about other organizations.
+        if (cursor !== undefined && !(await findUser(conn, principal.orgId, cursor))) {
+          const named = JSON.stringify(cursor.slice(0, 60));
+          const problem = `must be a user ID from meta.next_cursor; no user ${named} in your organization`;
+          throw invalidArgument("cursor", problem);
+        }
+        // The page follows from the request and the days' rollups: a 304 reads no rows.
+        const versions = await readDayVersions(conn, principal.orgId, range);
+        const etag = etagOfParts(["users", principal.orgId, range.start, range.end, String(limit), req.cursor, ...versions]);
+        if (notModified(ctx, etag, true)) return undefined;
+        stopIfAbandoned(ctx.signal);
+        return readUsersPage(conn, principal.orgId, range, limit, cursor);
+      });
+      const notModifiedMeta = { ...metaOf(principal, range), hasMore: false, nextCursor: "" };
+      if (page === undefined) return { data: [], meta: notModifiedMeta };
       const meta = { ...metaOf(principal, range), hasMore: page.hasMore, nextCursor: page.hasMore ? page.lastUserId! : "" };
       const slot = renderedResponseSlot(ctx);
       if (slot !== undefined) {
@@ -183,25 +201,6 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
       }
       const rows = JSON.parse(`[${page.rowsJson}]`) as RenderedUserDay[];
       return { data: rows.map(userDayRow), meta };
-    },
-  };
-}
-
-export function createTelemetryService(deps: TelemetryDeps): Partial<ServiceImpl<typeof TelemetryService>> {
-  const now = deps.now ?? Date.now;
-  return {
-    async ingest(req, ctx) {
-      if (req.events.length > MAX_INGEST_BATCH) throw invalidArgument("events", `at most ${MAX_INGEST_BATCH} events per call, got ${req.events.length}`);
-      requireIngestAccess(ctx, req.events);
-      return ingestEvents(deps.db, req.events, now());
-    },
-
-    async rollup(req, ctx) {
-      const orgId = actingOrgOrAny(ctx, req.orgId, "orgId");
-      const yesterday = addDays(dayOf(now()), -1);
-      const range = parseRollupRange(req.fromDate, req.toDate, yesterday);
-      const stats = await rollupRange(deps.db, { ...range, orgId }, { through: yesterday, ...(deps.logger ? { logger: deps.logger } : {}) });
-      return { days: stats.days, events: stats.events };
     },
   };
 }

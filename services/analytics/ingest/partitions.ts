@@ -1,8 +1,8 @@
 // Monthly range partitions of analytics_events, created on demand before events of a new month
 // are stored. Creation is serialized by a transaction-scoped advisory lock, so concurrent ingests
 // (or two instances) never race on the same CREATE TABLE.
-import { sql, type Kysely } from "kysely";
-import type { Database, Executor } from "../database.js";
+import { sql, type Kysely, type Transaction } from "kysely";
+import type { Database } from "../../database.js";
 
 /** Advisory lock class of partition creation (the second key is the month, yyyymm). */
 const PARTITION_LOCK = 727_006_001;
@@ -41,10 +41,11 @@ function nextMonth(month: string): string {
 }
 
 /**
- * Creates the partitions of the given months that do not exist yet, on the executor given (a
- * caller's transaction keeps the creation inside it). Returns the months created.
+ * Creates the partitions of the given months that do not exist yet, in the transaction given (a
+ * caller's transaction keeps the creation inside it; the advisory lock lasts until its end).
+ * Returns the months created.
  */
-export async function createMissingPartitions(db: Executor, months: Iterable<string>): Promise<string[]> {
+export async function createMissingPartitions(db: Transaction<Database>, months: Iterable<string>): Promise<string[]> {
   const created: string[] = [];
   for (const month of new Set(months)) {
     const name = partitionName(month);

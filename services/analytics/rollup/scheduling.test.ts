@@ -1,8 +1,7 @@
-// Pure pieces of the rollup schedule and of HTTP caching (no database).
+// Pure pieces of the rollup schedule (no database).
 import { describe, expect, it } from "vitest";
-import { matchesIfNoneMatch, etagOf } from "./caching.js";
 import { chunkDays } from "./rollup.js";
-import { activeWindowsThrough } from "./rollup-plan.js";
+import { activeWindowsThrough } from "./plan.js";
 import { msUntilNextTick } from "./scheduler.js";
 
 describe("msUntilNextTick", () => {
@@ -25,18 +24,5 @@ describe("activeWindowsThrough", () => {
   it("covers the 29 days after the last recomputed day, never past the limit", () => {
     expect(activeWindowsThrough("2026-03-01", "2026-12-31")).toBe("2026-03-30");
     expect(activeWindowsThrough("2026-03-01", "2026-03-10")).toBe("2026-03-10");
-  });
-});
-
-describe("If-None-Match", () => {
-  it("matches the current tag, weak or strong, in a list, or *", () => {
-    const tag = etagOf({ a: 1 });
-    expect(tag).toBe(etagOf({ a: 1 }));
-    expect(tag).not.toBe(etagOf({ a: 2 }));
-    expect(matchesIfNoneMatch(tag, tag)).toBe(true);
-    expect(matchesIfNoneMatch(`"x", W/${tag}`, tag)).toBe(true);
-    expect(matchesIfNoneMatch("*", tag)).toBe(true);
-    expect(matchesIfNoneMatch('"x"', tag)).toBe(false);
-    expect(matchesIfNoneMatch(null, tag)).toBe(false);
   });
 });

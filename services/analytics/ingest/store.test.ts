@@ -4,11 +4,11 @@
 // once, past days are marked for the rollup, and claims stored before migration 0008 still count.
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, testLogger, type TestDatabase } from "../../test/support/database.js";
-import type { Database } from "../database.js";
-import { migrations } from "../migrations.js";
-import { createOrganization, createUser } from "../organization/queries.js";
-import { migrateToLatest } from "../platform/migrator.js";
+import { createTestDatabase, testLogger, type TestDatabase } from "../../../test/support/database.js";
+import type { Database } from "../../database.js";
+import { migrations } from "../../migrations.js";
+import { createOrganization, createUser } from "../../organization/queries.js";
+import { migrateToLatest } from "../../platform/migrator.js";
 import { validateEvent, type EventRow, type IncomingEvent } from "./events.js";
 import { ingestEvents } from "./ingest.js";
 import { createMissingPartitions } from "./partitions.js";

@@ -9,11 +9,13 @@
 //    /activity and /productivity (plus the rendered /tokens row).
 // Runs inside the caller's transaction (rollup.ts: repeatable read, so every statement sees one
 // snapshot). Weekly and monthly active users are filled in afterwards by active-windows.ts.
-import { sql, type RawBuilder } from "kysely";
-import type { Executor } from "../database.js";
-import { AUTONOMY_MODES } from "./events.js";
-import { rawEventsOfDay } from "./raw-events-of-day.js";
-import { compressTokensRows } from "./tokens-compression.js";
+// The credit multipliers pass 3 applies are set and listed here too.
+import { sql, type RawBuilder, type Selectable, type Transaction } from "kysely";
+import type { Database, Executor } from "../../database.js";
+import { AUTONOMY_MODES } from "../ingest/events.js";
+import type { CreditMultipliersTable } from "../tables.js";
+import { rawEventsOfDay } from "./plan.js";
+import { deflatePart } from "../../platform/deflate-parts.js";
 
 /** Bits of analytics_user_daily.clients. */
 export const CLIENT_BITS = { "terminal-ui": 1, web: 2, "non-interactive-cli": 4 } as const;
@@ -86,6 +88,29 @@ async function collectGroups(db: Executor, c: Chunk): Promise<void> {
         (type, mu_user, model_id, tool, mcp_server, autonomy, name, hook_event, hook_matcher, hook_command, extension, language),
         (session_id))
     ) x`.execute(db);
+}
+
+// Credit multipliers per model_id (ANALYTICS.md "Credits": billable tokens × m, m = 1 unless
+// configured). Stored in analytics_credit_multipliers, set with `agentplane multiplier set`; the
+// rollup applies them, so a change counts for days rolled up afterwards (re-run
+// `agentplane rollup --from D --to D` to apply it to past days).
+export async function setCreditMultiplier(db: Executor, modelId: string, multiplier: number): Promise<void> {
+  if (!modelId || modelId.length > 256) throw new Error("model_id must be 1 to 256 characters");
+  if (!Number.isFinite(multiplier) || multiplier < 0) throw new Error("multiplier must be a number >= 0");
+  await sql`
+    insert into analytics_credit_multipliers (model_id, multiplier) values (${modelId}, ${String(multiplier)}::numeric)
+    on conflict (model_id) do update set multiplier = excluded.multiplier, updated_at = now()`.execute(db);
+}
+
+export async function removeCreditMultiplier(db: Executor, modelId: string): Promise<boolean> {
+  const res = await db.deleteFrom("analytics_credit_multipliers").where("model_id", "=", modelId).executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
+}
+
+type CreditMultiplier = Pick<Selectable<CreditMultipliersTable>, "model_id" | "multiplier">;
+
+export async function listCreditMultipliers(db: Executor): Promise<CreditMultiplier[]> {
+  return db.selectFrom("analytics_credit_multipliers").select(["model_id", "multiplier"]).orderBy("model_id").execute();
 }
 
 /** Per day, user and model: token sums and credits, exact (numeric), multiplier applied per model. */
@@ -247,7 +272,7 @@ async function insertDayRows(db: Executor, c: Chunk): Promise<number> {
         sum(sessions) as sessions, sum(messages) as messages, sum(user_messages) as user_messages,
         sum(files_created) as files_created, sum(files_edited) as files_edited,
         sum(git_commits) as git_commits, sum(git_prs_created) as git_prs_created,
-        -- The day's /users rows in page order: their ETag (queries.ts readDayVersions).
+        -- The day's /users rows in page order: their ETag (read/queries.ts readDayVersions).
         md5(string_agg(row_json, ',' order by user_id)) as users_md5
       from analytics_user_daily where org_id = ${c.orgId} and day = any(${days})
       group by day
@@ -348,8 +373,31 @@ async function insertDayRows(db: Executor, c: Chunk): Promise<number> {
   return result.rows.reduce((sum, r) => sum + Number(r.events), 0);
 }
 
+// The rollup's last step for /tokens: each recomputed day's rendered row, printed compactly and
+// compressed once (migration 0010), so requests that take deflate send stored bytes
+// (platform/deflate-parts.ts).
+/** Compresses the rendered /tokens rows of these days that are not compressed yet. */
+async function compressTokensRows(db: Executor, orgId: string, days: readonly string[]): Promise<void> {
+  // One day at a time: a large organization's day is megabytes of text.
+  for (const day of days) {
+    const { rows } = await sql<{ tokens_json: string }>`
+      select tokens_json from analytics_daily
+      where org_id = ${orgId} and day = ${day}::date and tokens_json is not null and tokens_deflate is null`.execute(db);
+    const rendered = rows[0]?.tokens_json;
+    if (rendered === undefined) continue;
+    // Printed again as the edge prints JSON: Postgres' json_build_object/json_agg write " : " and
+    // ", " and numerics keep trailing zeros; the same values, a tenth fewer bytes.
+    const text = JSON.stringify(JSON.parse(rendered));
+    const part = deflatePart(text);
+    await sql`
+      update analytics_daily set tokens_json = ${text}, tokens_md5 = md5(${text}::text),
+        tokens_deflate = ${part.deflated}, tokens_adler32 = ${part.adler32}, tokens_crc32 = ${part.crc32}, tokens_bytes = ${part.length}
+      where org_id = ${orgId} and day = ${day}::date`.execute(db);
+  }
+}
+
 /** Recomputes (organization, each of the days); returns the number of raw events they cover. */
-export async function rollupDays(db: Executor, orgId: string, days: readonly string[]): Promise<number> {
+export async function rollupDays(db: Transaction<Database>, orgId: string, days: readonly string[]): Promise<number> {
   if (days.length === 0) return 0;
   const c = chunkOf(orgId, days);
   // The aggregate tables were written moments ago in this transaction, so the planner's row

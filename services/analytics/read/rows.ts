@@ -3,7 +3,7 @@
 // one row per (day, group) ordered by date then group_key. Keys are the json_names of the typed
 // row messages in analytics.proto (TokensRow, TokensGroupRow, ...).
 import type { JsonObject } from "@bufbuild/protobuf";
-import { eachDay, type DayRange } from "./dates.js";
+import { eachDay, type DayRange } from "../dates.js";
 import type { ActivityDay, ProductivityDay, TokensByModelDay, ToolsDay } from "./queries.js";
 
 /** Byte-order comparison (the "C" collation the database sorts keys with, for ASCII keys). */

@@ -3,16 +3,16 @@
 // sink inside callers' transactions.
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../test/support/database.js";
-import type { Database } from "../database.js";
-import { migrations } from "../migrations.js";
-import { createOrganization, createUser } from "../organization/queries.js";
-import type { IncomingEvent } from "./events.js";
-import { ingestEvents } from "./ingest.js";
+import { createTestDatabase, type TestDatabase } from "../../../test/support/database.js";
+import type { Database } from "../../database.js";
+import { migrations } from "../../migrations.js";
+import { createOrganization, createUser } from "../../organization/queries.js";
+import type { IncomingEvent } from "../ingest/events.js";
+import { ingestEvents } from "../ingest/ingest.js";
 import { rollupOrganization } from "./rollup.js";
-import { rollupDays } from "./rollup-days.js";
+import { rollupDays } from "./days.js";
 import { runTick } from "./scheduler.js";
-import { createTelemetrySink } from "./sink.js";
+import { createTelemetrySink } from "../ingest/sink.js";
 
 const at = (iso: string) => Date.parse(iso);
 

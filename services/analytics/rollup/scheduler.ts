@@ -4,12 +4,12 @@
 // marks them pending). Two instances may run it at once: the per-organization lock in rollup.ts
 // makes them take turns and the work is idempotent.
 import { sql, type Kysely } from "kysely";
-import type { Database } from "../database.js";
-import type { Logger } from "../platform/logger.js";
-import type { Worker } from "../platform/module.js";
-import { addDays, dayOf, EARLIEST_DATE } from "./dates.js";
-import { ensurePartitions, monthOf } from "./partitions.js";
-import { organizationsActiveAround, organizationsWithEvents, pendingDays } from "./rollup-plan.js";
+import type { Database } from "../../database.js";
+import type { Logger } from "../../platform/logger.js";
+import type { Worker } from "../../platform/module.js";
+import { addDays, dayOf, EARLIEST_DATE } from "../dates.js";
+import { ensurePartitions, monthOf } from "../ingest/partitions.js";
+import { organizationsActiveAround, organizationsWithEvents, pendingDays } from "./plan.js";
 import { analyzeAggregates, refreshOrganizationWindows, rollupOrganization } from "./rollup.js";
 
 /** Minutes after each hour a tick runs (00:05 UTC is the daily sweep). */

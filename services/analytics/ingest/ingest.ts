@@ -3,8 +3,8 @@
 // user belongs to their organization are stored in one transaction. Partial acceptance:
 // rejections never block the rest of the batch.
 import type { Kysely } from "kysely";
-import type { Database, Executor } from "../database.js";
-import { dayOf } from "./dates.js";
+import type { Database, Executor } from "../../database.js";
+import { dayOf } from "../dates.js";
 import { validateEvent, type EventRow, type IncomingEvent } from "./events.js";
 import { ensurePartitions, monthsOf } from "./partitions.js";
 import { supportsCopy } from "./pg-copy.js";

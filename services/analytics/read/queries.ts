@@ -1,106 +1,52 @@
 // Reads of the aggregate tables behind the five endpoints: each is one indexed range read of at
 // most 366 day rows (or one page of user rows), scoped by organization.
 import { sql } from "kysely";
-import type { Executor } from "../database.js";
-import type { DayRange } from "./dates.js";
+import type { Executor } from "../../database.js";
+import type { DayRange } from "../dates.js";
+import type { DailyRow } from "../tables.js";
 
-export interface ModelEntry {
-  model_id: string;
-  model_tier: string;
-  billable_tokens: number;
-  input_tokens: number;
-  output_tokens: number;
+/**
+ * The organization's rolled-up days of the range (ordered by day), with the given columns of
+ * analytics_daily (constant names, never input; the *_COLUMNS below): the read behind each day
+ * endpoint.
+ */
+export async function readDays<C extends keyof DailyRow>(
+  db: Executor,
+  orgId: string,
+  range: DayRange,
+  columns: readonly C[],
+): Promise<Array<Pick<DailyRow, C>>> {
+  const result = await sql<Pick<DailyRow, C>>`
+    select ${sql.raw(columns.join(", "))}
+    from analytics_daily
+    where org_id = ${orgId} and day between ${range.start}::date and ${range.end}::date
+    order by day`.execute(db);
+  return result.rows;
 }
 
 /** The per-model breakdown of each rolled-up day (/tokens?group_by=model). */
-export interface TokensByModelDay {
-  day: string;
-  by_model: ModelEntry[];
-}
+export const TOKENS_BY_MODEL_COLUMNS = ["day", "by_model"] as const;
+export type TokensByModelDay = Pick<DailyRow, (typeof TOKENS_BY_MODEL_COLUMNS)[number]>;
 
-export async function readTokensByModel(db: Executor, orgId: string, range: DayRange): Promise<TokensByModelDay[]> {
-  const result = await sql<TokensByModelDay>`
-    select day, by_model from analytics_daily
-    where org_id = ${orgId} and day between ${range.start}::date and ${range.end}::date
-    order by day`.execute(db);
-  return result.rows;
-}
+export const TOOLS_COLUMNS = [
+  "day", "tool_calls", "by_tool", "mcp_users_with_mcp", "mcp_by_server", "skills_invocations",
+  "skills_by_name", "slash_commands_invocations", "slash_commands_by_name", "hooks_invocations",
+  "hooks_by_event", "web_users", "autonomy_ratio_avg", "autonomy_ratio_p50", "autonomy_ratio_p90",
+  "distinct_sessions", "user_messages", "tool_calls_auto_high", "tool_calls_auto_medium",
+  "tool_calls_auto_low", "tool_calls_manual",
+] as const;
+export type ToolsDay = Pick<DailyRow, (typeof TOOLS_COLUMNS)[number]>;
 
-export interface ToolsDay {
-  day: string;
-  tool_calls: number;
-  by_tool: Array<{ tool: string; invocations: number }>;
-  mcp_users_with_mcp: number;
-  mcp_by_server: unknown[];
-  skills_invocations: number;
-  skills_by_name: unknown[];
-  slash_commands_invocations: number;
-  slash_commands_by_name: unknown[];
-  hooks_invocations: number;
-  hooks_by_event: unknown[];
-  web_users: number;
-  autonomy_ratio_avg: number;
-  autonomy_ratio_p50: number;
-  autonomy_ratio_p90: number;
-  distinct_sessions: number;
-  user_messages: number;
-  tool_calls_auto_high: number;
-  tool_calls_auto_medium: number;
-  tool_calls_auto_low: number;
-  tool_calls_manual: number;
-}
+export const ACTIVITY_COLUMNS = [
+  "day", "daily_active_users", "weekly_active_users", "monthly_active_users", "daily_active_users_by_client",
+  "sessions", "messages", "user_messages",
+] as const;
+export type ActivityDay = Pick<DailyRow, (typeof ACTIVITY_COLUMNS)[number]>;
 
-export async function readToolsDays(db: Executor, orgId: string, range: DayRange): Promise<ToolsDay[]> {
-  const result = await sql<ToolsDay>`
-    select day, tool_calls, by_tool, mcp_users_with_mcp, mcp_by_server, skills_invocations, skills_by_name,
-      slash_commands_invocations, slash_commands_by_name, hooks_invocations, hooks_by_event, web_users,
-      autonomy_ratio_avg, autonomy_ratio_p50, autonomy_ratio_p90, distinct_sessions, user_messages,
-      tool_calls_auto_high, tool_calls_auto_medium, tool_calls_auto_low, tool_calls_manual
-    from analytics_daily
-    where org_id = ${orgId} and day between ${range.start}::date and ${range.end}::date
-    order by day`.execute(db);
-  return result.rows;
-}
-
-export interface ActivityDay {
-  day: string;
-  daily_active_users: number;
-  weekly_active_users: number;
-  monthly_active_users: number;
-  daily_active_users_by_client: Record<string, number>;
-  sessions: number;
-  messages: number;
-  user_messages: number;
-}
-
-export async function readActivityDays(db: Executor, orgId: string, range: DayRange): Promise<ActivityDay[]> {
-  const result = await sql<ActivityDay>`
-    select day, daily_active_users, weekly_active_users, monthly_active_users, daily_active_users_by_client,
-      sessions, messages, user_messages
-    from analytics_daily
-    where org_id = ${orgId} and day between ${range.start}::date and ${range.end}::date
-    order by day`.execute(db);
-  return result.rows;
-}
-
-export interface ProductivityDay {
-  day: string;
-  files_created: number;
-  files_edited: number;
-  by_extension: unknown[];
-  by_language: unknown[];
-  git_commits: number;
-  git_prs_created: number;
-}
-
-export async function readProductivityDays(db: Executor, orgId: string, range: DayRange): Promise<ProductivityDay[]> {
-  const result = await sql<ProductivityDay>`
-    select day, files_created, files_edited, by_extension, by_language, git_commits, git_prs_created
-    from analytics_daily
-    where org_id = ${orgId} and day between ${range.start}::date and ${range.end}::date
-    order by day`.execute(db);
-  return result.rows;
-}
+export const PRODUCTIVITY_COLUMNS = [
+  "day", "files_created", "files_edited", "by_extension", "by_language", "git_commits", "git_prs_created",
+] as const;
+export type ProductivityDay = Pick<DailyRow, (typeof PRODUCTIVITY_COLUMNS)[number]>;
 
 /** A /users row (spec §2.6) as the rollup rendered it (analytics_user_daily.row_json). */
 export interface RenderedUserDay {

@@ -1,13 +1,13 @@
 import { sql } from "kysely";
 import { gunzipSync, inflateSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../test/support/database.js";
-import type { Database } from "../database.js";
-import { migrations } from "../migrations.js";
-import { createOrganization, createUser } from "../organization/queries.js";
-import { bodyText, crc32, deflatePart, gzipStream, isDeflated, zlibStream, type DeflatedPart } from "../platform/deflate-parts.js";
-import { ingestEvents } from "./ingest.js";
-import { rollupOrganization } from "./rollup.js";
+import { createTestDatabase, type TestDatabase } from "../../../test/support/database.js";
+import type { Database } from "../../database.js";
+import { migrations } from "../../migrations.js";
+import { createOrganization, createUser } from "../../organization/queries.js";
+import { bodyText, crc32, deflatePart, gzipStream, isDeflated, zlibStream, type DeflatedPart } from "../../platform/deflate-parts.js";
+import { ingestEvents } from "../ingest/ingest.js";
+import { rollupOrganization } from "../rollup/rollup.js";
 import { DeflatedDayCache, loadTokensParts, planTokens, readTokensDigests } from "./tokens-body.js";
 
 describe("DeflatedDayCache", () => {

@@ -7,8 +7,8 @@
 // Rows of days that already have a day row are updated; a quiet day (no events) whose monthly
 // count is positive gets a zero row carrying the two counts, so charts of the range have them.
 import { sql } from "kysely";
-import type { Executor } from "../database.js";
-import { addDays } from "./dates.js";
+import type { Executor } from "../../database.js";
+import { addDays } from "../dates.js";
 
 export async function refreshActiveWindows(db: Executor, orgId: string, from: string, to: string): Promise<void> {
   if (from > to) return;
@@ -37,7 +37,7 @@ export async function refreshActiveWindows(db: Executor, orgId: string, from: st
         and (d.weekly_active_users <> w.wau or d.monthly_active_users <> w.mau)
       returning d.day
     )
-    -- A quiet day has no /users rows: the digest of none (see rollup-days.ts users_md5).
+    -- A quiet day has no /users rows: the digest of none (see days.ts users_md5).
     insert into analytics_daily (org_id, day, weekly_active_users, monthly_active_users, users_md5)
     select ${orgId}, w.day, w.wau, w.mau, md5('') from wanted w
     where w.mau > 0 and not exists (select 1 from analytics_daily d where d.org_id = ${orgId} and d.day = w.day)`.execute(db);

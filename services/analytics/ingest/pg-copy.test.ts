@@ -3,9 +3,9 @@
 // repeated from the row before, which the writer copies instead of encoding again).
 import { sql, type Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../test/support/database.js";
-import type { Database } from "../database.js";
-import { migrations } from "../migrations.js";
+import { createTestDatabase, type TestDatabase } from "../../../test/support/database.js";
+import type { Database } from "../../database.js";
+import { migrations } from "../../migrations.js";
 import { BinaryCopyWriter, copyInto, supportsCopy } from "./pg-copy.js";
 
 describe("BinaryCopyWriter", () => {

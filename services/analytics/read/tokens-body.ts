@@ -5,17 +5,20 @@
 // day's row never changes unless the day is rolled up again, which changes its digest, part of
 // the cache key.
 import { sql } from "kysely";
-import type { Executor } from "../database.js";
-import { withCrc32, type BodyPart, type ContentCoding, type DeflatedPart } from "../platform/deflate-parts.js";
-import { eachDay, type DayRange } from "./dates.js";
+import type { Executor } from "../../database.js";
+import { withCrc32, type BodyPart, type ContentCoding, type DeflatedPart } from "../../platform/deflate-parts.js";
+import { eachDay, type DayRange } from "../dates.js";
+import type { DailyRow } from "../tables.js";
 import { zeroTokensRow } from "./rows.js";
 
+/**
+ * Columns of analytics_daily that a query's `is not null` condition guarantees (with those the
+ * rollup writes together with them).
+ */
+type Present<K extends keyof DailyRow> = { [P in K]: NonNullable<DailyRow[P]> };
+
 /** A rolled-up day of the range with a /tokens row: its digest, and whether a compressed copy exists. */
-export interface TokensDayDigest {
-  day: string;
-  tokens_md5: string;
-  compressed: boolean;
-}
+export type TokensDayDigest = Pick<DailyRow, "day"> & Present<"tokens_md5"> & { compressed: boolean };
 
 export async function readTokensDigests(db: Executor, orgId: string, range: DayRange): Promise<TokensDayDigest[]> {
   const result = await sql<TokensDayDigest>`
@@ -27,7 +30,7 @@ export async function readTokensDigests(db: Executor, orgId: string, range: DayR
 
 async function readTexts(db: Executor, orgId: string, days: readonly string[]): Promise<Map<string, string>> {
   if (days.length === 0) return new Map();
-  const result = await sql<{ day: string; tokens_json: string }>`
+  const result = await sql<Pick<DailyRow, "day"> & Present<"tokens_json">>`
     select day, tokens_json from analytics_daily
     where org_id = ${orgId} and day = any(${days}::date[]) and tokens_json is not null`.execute(db);
   return new Map(result.rows.map((r) => [r.day, r.tokens_json]));
@@ -35,7 +38,9 @@ async function readTexts(db: Executor, orgId: string, days: readonly string[]): 
 
 async function readDeflated(db: Executor, orgId: string, days: readonly string[]): Promise<Map<string, { md5: string; part: DeflatedPart }>> {
   if (days.length === 0) return new Map();
-  const result = await sql<{ day: string; tokens_md5: string; tokens_deflate: Buffer; tokens_adler32: number; tokens_crc32: number | null; tokens_bytes: number }>`
+  type Deflated = Pick<DailyRow, "day" | "tokens_crc32"> &
+    Present<"tokens_md5" | "tokens_deflate" | "tokens_adler32" | "tokens_bytes">;
+  const result = await sql<Deflated>`
     select day, tokens_md5, tokens_deflate, tokens_adler32, tokens_crc32, tokens_bytes from analytics_daily
     where org_id = ${orgId} and day = any(${days}::date[]) and tokens_deflate is not null`.execute(db);
   return new Map(

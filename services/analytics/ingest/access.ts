@@ -3,9 +3,9 @@
 // user only. One event naming anything else refuses the whole call before anything is
 // stored, so a credential can never add a single event, or credits, to someone else.
 import type { HandlerContext } from "@connectrpc/connect";
-import { kPrincipal } from "../platform/context.js";
-import { permissionDenied } from "../platform/errors.js";
-import { boundOrg } from "../platform/tenancy.js";
+import { kPrincipal } from "../../platform/context.js";
+import { permissionDenied } from "../../platform/errors.js";
+import { boundOrg } from "../../platform/tenancy.js";
 
 interface Attributed {
   readonly orgId?: string | undefined;

@@ -1,7 +1,9 @@
 // The telemetry event vocabulary of ANALYTICS.md and the validation of one event into the row we
 // store. The same rules serve every way in: TelemetryService.Ingest, `agentplane ingest` and the
 // platform's own TelemetrySink.
-import { EARLIEST_DATE } from "./dates.js";
+import type { Message } from "@bufbuild/protobuf";
+import type { TelemetryEvent } from "../../../gen/agentplane/analytics/v1/analytics_pb.js";
+import { EARLIEST_DATE } from "../dates.js";
 
 export const EVENT_TYPES = [
   "session_start",
@@ -24,35 +26,12 @@ export const ROLES = ["user", "assistant"] as const;
 export const MODEL_TIERS = ["standard", "thinking"] as const;
 export const FILE_OPS = ["created", "edited"] as const;
 
-/** An event as it arrives: the TelemetryEvent message's fields (camelCase), all optional. */
-export interface IncomingEvent {
-  type?: string | undefined;
-  time?: string | undefined;
-  orgId?: string | undefined;
-  userId?: string | undefined;
-  userEmail?: string | undefined;
-  sessionId?: string | undefined;
-  client?: string | undefined;
-  eventId?: string | undefined;
-  autonomyMode?: string | undefined;
-  role?: string | undefined;
-  modelId?: string | undefined;
-  modelTier?: string | undefined;
-  inputTokens?: number | undefined;
-  outputTokens?: number | undefined;
-  cacheReadTokens?: number | undefined;
-  cacheWriteTokens?: number | undefined;
-  tool?: string | undefined;
-  autonomyLevel?: string | undefined;
-  mcpServer?: string | undefined;
-  name?: string | undefined;
-  event?: string | undefined;
-  matcher?: string | undefined;
-  command?: string | undefined;
-  op?: string | undefined;
-  path?: string | undefined;
-  language?: string | undefined;
-}
+/**
+ * An event as it arrives: the generated TelemetryEvent message's fields (camelCase), all optional,
+ * so that the RPC's messages, the CLI's JSON lines and the platform's own events (TelemetrySink)
+ * are all one.
+ */
+export type IncomingEvent = Partial<Omit<TelemetryEvent, keyof Message>>;
 
 /** A valid event, as stored in analytics_events (fields of other types are null). */
 export interface EventRow {

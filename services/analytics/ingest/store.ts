@@ -8,12 +8,13 @@
 // it, and then the rows are sorted and encoded while the server inserts the claims; small
 // chunks, and every chunk on the embedded PGlite, go as parallel arrays the server unnests
 // (pg-arrays.ts).
-import { sql, type Transaction } from "kysely";
-import type { Database, Executor } from "../database.js";
-import { violatedConstraint } from "../platform/errors.js";
-import { dayOf } from "./dates.js";
+import { sql, type Selectable, type Transaction } from "kysely";
+import type { Database, Executor } from "../../database.js";
+import { violatedConstraint } from "../../platform/errors.js";
+import { dayOf } from "../dates.js";
 import { integerArray, textArray } from "./pg-arrays.js";
 import { BinaryCopyWriter, copyInto, startCopy } from "./pg-copy.js";
+import type { EventIdsTable } from "../tables.js";
 import type { EventRow } from "./events.js";
 
 /** Rows per chunk: large enough to amortize round trips, small enough to bound memory. */
@@ -28,7 +29,7 @@ export const membershipKey = pairKey;
 export async function findMemberships(db: Executor, pairs: ReadonlyArray<readonly [string, string]>): Promise<Set<string>> {
   const found = new Set<string>();
   if (pairs.length === 0) return found;
-  const result = await sql<{ org_id: string; id: string }>`
+  const result = await sql<Pick<Selectable<Database["users"]>, "org_id" | "id">>`
     select u.org_id, u.id
     from unnest(${pairs.map((p) => p[0])}::text[], ${pairs.map((p) => p[1])}::text[]) as p(org_id, user_id)
     join users u on u.org_id = p.org_id and u.id = p.user_id`.execute(db);
@@ -77,7 +78,12 @@ function isClaimConflict(err: unknown): boolean {
  * claim succeeded, else the keys (pairKey) claimed now. With COPY, `meanwhile` runs while the
  * server inserts the claims (it is not run otherwise).
  */
-async function claimIds(db: Executor, claims: readonly EventRow[], copy: boolean, meanwhile?: () => void): Promise<Set<string> | null> {
+async function claimIds(
+  db: Transaction<Database>,
+  claims: readonly EventRow[],
+  copy: boolean,
+  meanwhile?: () => void,
+): Promise<Set<string> | null> {
   if (claims.length === 0) return null;
   await sql`savepoint analytics_claim_ids`.execute(db);
   try {
@@ -88,7 +94,8 @@ async function claimIds(db: Executor, claims: readonly EventRow[], copy: boolean
         w.text(r.orgId);
         w.text(r.eventId);
       }
-      const { done } = await startCopy(db as Transaction<Database>, "copy analytics_event_ids (org_id, event_id) from stdin (format binary)", w.finish());
+      const statement = "copy analytics_event_ids (org_id, event_id) from stdin (format binary)";
+      const { done } = await startCopy(db, statement, w.finish());
       meanwhile?.();
       await done;
     } else {
@@ -103,7 +110,7 @@ async function claimIds(db: Executor, claims: readonly EventRow[], copy: boolean
     if (!isClaimConflict(err)) throw err;
     await sql`rollback to savepoint analytics_claim_ids`.execute(db);
   }
-  const claimed = await sql<{ org_id: string; event_id: string }>`
+  const claimed = await sql<Selectable<EventIdsTable>>`
     insert into analytics_event_ids (org_id, event_id)
     select org_id, event_id from unnest(${text(claims.map((r) => r.orgId))}, ${text(claims.map((r) => r.eventId))}) with ordinality as x(org_id, event_id, n)
     order by n
@@ -234,25 +241,31 @@ function prepareEvents(unordered: readonly EventRow[], copy: boolean): PreparedE
   return chunks;
 }
 
-async function insertEvents(db: Executor, prepared: PreparedEvents): Promise<void> {
+async function insertEvents(db: Transaction<Database>, prepared: PreparedEvents): Promise<void> {
   for (const { rows, data } of prepared) {
-    if (data) await copyInto(db as Transaction<Database>, `copy analytics_events (${EVENT_COLUMNS}) from stdin (format binary)`, data);
+    if (data) await copyInto(db, `copy analytics_events (${EVENT_COLUMNS}) from stdin (format binary)`, data);
     else await insertEventArrays(db, rows);
   }
 }
 
 export interface StoreOptions {
-  /** The database takes COPY FROM STDIN (pg-copy.ts supportsCopy); the executor must then be a transaction. */
+  /** The database takes COPY FROM STDIN (pg-copy.ts supportsCopy). */
   copy?: boolean;
 }
 
 /**
- * Stores valid, member-checked rows on the executor (inside the caller's transaction when it is
- * one). Returns how many were stored; the others were duplicates. Past days that received events
- * are marked pending; today's need no mark (the scheduler sweeps yesterday after midnight).
+ * Stores valid, member-checked rows inside the caller's transaction (the claims take savepoints,
+ * and a COPY needs the transaction's own connection). Returns how many were stored; the others
+ * were duplicates. Past days that received events are marked pending; today's need no mark (the
+ * scheduler sweeps yesterday after midnight).
  */
-export async function storeEvents(db: Executor, rows: readonly EventRow[], today = dayOf(Date.now()), options: StoreOptions = {}): Promise<number> {
-  const copy = options.copy === true && db.isTransaction;
+export async function storeEvents(
+  db: Transaction<Database>,
+  rows: readonly EventRow[],
+  today = dayOf(Date.now()),
+  options: StoreOptions = {},
+): Promise<number> {
+  const copy = options.copy === true;
   const { claims, duplicates } = claimsOf(rows);
   // The rows are sorted and encoded while the server inserts the last chunk of claims, as if
   // every claim will succeed (the usual case); when some fail, again without the duplicates.

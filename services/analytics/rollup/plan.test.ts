@@ -2,13 +2,13 @@
 // events' (org_id, UTC day) index must find exactly the organizations with events on the days
 // asked, across month partitions and UTC day boundaries.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../test/support/database.js";
-import type { Database } from "../database.js";
-import { migrations } from "../migrations.js";
-import { createOrganization, createUser } from "../organization/queries.js";
-import { ingestEvents } from "./ingest.js";
+import { createTestDatabase, type TestDatabase } from "../../../test/support/database.js";
+import type { Database } from "../../database.js";
+import { migrations } from "../../migrations.js";
+import { createOrganization, createUser } from "../../organization/queries.js";
+import { ingestEvents } from "../ingest/ingest.js";
 import { rollupOrganization } from "./rollup.js";
-import { organizationsToRollUp, organizationsWithEvents, organizationsWithRawEvents } from "./rollup-plan.js";
+import { organizationsToRollUp, organizationsWithEvents, organizationsWithRawEvents } from "./plan.js";
 
 describe("organizations with raw events", () => {
   let database: TestDatabase<Database>;
