@@ -5,7 +5,7 @@ import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ComputerService } from "../../gen/agentplane/computers/v1alpha1/computers_pb.js";
 import { createTestDatabase, type TestDatabase } from "../../test/support/database.js";
-import { directCallContext, rejection } from "../../test/support/handlers.js";
+import { codeOf, directCallContext } from "../../test/support/abandoned.js";
 import type { Database } from "../database.js";
 import { migrations } from "../migrations.js";
 import { createOrganization } from "../organization/queries.js";
@@ -32,7 +32,6 @@ describe("abandoned computer calls", () => {
   const left = (method: DescMethod) => directCallContext(method, principal, AbortSignal.abort());
   const live = (method: DescMethod) => directCallContext(method, principal, new AbortController().signal);
   const named = (name: string) => findComputerByName(database.db, principal.orgId, name);
-  const codeOf = async (call: () => unknown) => (await rejection(Promise.resolve().then(call))).code;
 
   it("creates, changes and reads nothing for a call whose client left", async () => {
     const createReq = create(methods.createComputer.input, { name: "dev-1", remoteUser: "ada" });

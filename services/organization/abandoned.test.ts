@@ -5,7 +5,7 @@ import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OrganizationService } from "../../gen/agentplane/organization/v1alpha1/organization_pb.js";
 import { createTestDatabase, type TestDatabase } from "../../test/support/database.js";
-import { directCallContext, rejection } from "../../test/support/handlers.js";
+import { codeOf, directCallContext } from "../../test/support/abandoned.js";
 import type { Database } from "../database.js";
 import { migrations } from "../migrations.js";
 import type { Principal } from "../platform/context.js";
@@ -37,7 +37,6 @@ describe("abandoned organization calls", () => {
 
   const left = (method: DescMethod) => directCallContext(method, principal, AbortSignal.abort());
   const live = (method: DescMethod) => directCallContext(method, principal, new AbortController().signal);
-  const codeOf = async (call: () => unknown) => (await rejection(Promise.resolve().then(call))).code;
 
   it("stores no credit limit and lists no users for a call whose client left", async () => {
     const limit = () => findCreditLimit(database.db, principal.orgId, principal.userId);

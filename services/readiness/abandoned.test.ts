@@ -4,7 +4,7 @@ import { create } from "@bufbuild/protobuf";
 import { Code, createContextValues, createHandlerContext } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ReadinessService } from "../../gen/agentplane/readiness/v1/readiness_pb.js";
-import { abortedSignal, codeOf, countingStatements } from "../../test/support/abandoned.js";
+import { abortedSignal, codeOf, countingStatements, directCallContext } from "../../test/support/abandoned.js";
 import { createTestDatabase, type TestDatabase } from "../../test/support/database.js";
 import type { Database } from "../database.js";
 import { migrations } from "../migrations.js";
@@ -31,16 +31,7 @@ describe("abandoned readiness calls", () => {
   }, 60_000);
   afterAll(() => database?.drop());
 
-  const context = (signal: AbortSignal) =>
-    createHandlerContext({
-      service: ReadinessService,
-      method: ReadinessService.method.listReports,
-      protocolName: "test",
-      requestMethod: "GET",
-      url: "test:///ListReports",
-      requestSignal: signal,
-      contextValues: createContextValues().set(kPrincipal, principal),
-    });
+  const context = (signal: AbortSignal) => directCallContext(ReadinessService.method.listReports, principal, signal);
 
   it("reads nothing for an abandoned list and answers Canceled", async () => {
     statements.reset();

@@ -5,7 +5,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionService } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import { createTestDatabase, type TestDatabase } from "../../test/support/database.js";
-import { directCallContext } from "../../test/support/handlers.js";
+import { abortedSignal, codeOf, directCallContext } from "../../test/support/abandoned.js";
 import { createTelemetrySink } from "../analytics/ingest/sink.js";
 import type { Database } from "../database.js";
 import { migrations } from "../migrations.js";
@@ -16,21 +16,6 @@ import { MemoryKeyValueStore } from "../platform/kv-memory.js";
 import { onConnection, stopIfAbandoned } from "../platform/abandoned.js";
 import { createSessionService } from "./handlers.js";
 import { insertSession } from "./session-queries.js";
-
-const aborted = (reason?: unknown) => {
-  const controller = new AbortController();
-  controller.abort(reason);
-  return controller.signal;
-};
-
-async function codeOf(p: unknown): Promise<Code> {
-  try {
-    await p;
-  } catch (err) {
-    return ConnectError.from(err).code;
-  }
-  throw new Error("expected the call to fail");
-}
 
 describe("abandoned calls", () => {
   let database: TestDatabase<Database>;
@@ -53,8 +38,8 @@ describe("abandoned calls", () => {
 
   it("keeps a deadline's own error and answers Canceled for a client that left", () => {
     const deadline = new ConnectError("too slow", Code.DeadlineExceeded);
-    expect(() => stopIfAbandoned(aborted(deadline))).toThrow(deadline);
-    expect(() => stopIfAbandoned(aborted(new Error("client disconnected")))).toThrow(expect.objectContaining({ code: Code.Canceled }));
+    expect(() => stopIfAbandoned(abortedSignal(deadline))).toThrow(deadline);
+    expect(() => stopIfAbandoned(abortedSignal(new Error("client disconnected")))).toThrow(expect.objectContaining({ code: Code.Canceled }));
     expect(() => stopIfAbandoned(new AbortController().signal)).not.toThrow();
   });
 
@@ -64,21 +49,21 @@ describe("abandoned calls", () => {
       ran = true;
       return 1;
     };
-    expect(await codeOf(onConnection(database.db, aborted(), work))).toBe(Code.Canceled);
+    expect(await codeOf(onConnection(database.db, abortedSignal(), work))).toBe(Code.Canceled);
     expect(ran).toBe(false);
     expect(await onConnection(database.db, new AbortController().signal, work)).toBe(1);
   });
 
   it("stores nothing for an abandoned POST, and reads nothing for an abandoned GET", async () => {
     const post = create(SessionService.method.postMessage.input, { sessionId, text: "hello" });
-    expect(await codeOf(service.postMessage!(post, context(SessionService.method.postMessage, aborted())))).toBe(Code.Canceled);
+    expect(await codeOf(service.postMessage!(post, context(SessionService.method.postMessage, abortedSignal())))).toBe(Code.Canceled);
     const row = await database.db.selectFrom("sessions").select(["message_count", "status"]).where("id", "=", sessionId).executeTakeFirstOrThrow();
     expect(row).toEqual({ message_count: 0, status: "idle" });
 
     const get = create(SessionService.method.getSession.input, { sessionId });
-    expect(await codeOf(service.getSession!(get, context(SessionService.method.getSession, aborted())))).toBe(Code.Canceled);
+    expect(await codeOf(service.getSession!(get, context(SessionService.method.getSession, abortedSignal())))).toBe(Code.Canceled);
     const list = create(SessionService.method.listSessions.input, {});
-    expect(await codeOf(service.listSessions!(list, context(SessionService.method.listSessions, aborted())))).toBe(Code.Canceled);
+    expect(await codeOf(service.listSessions!(list, context(SessionService.method.listSessions, abortedSignal())))).toBe(Code.Canceled);
 
     // The same calls, not abandoned, go through.
     expect(await service.postMessage!(post, context(SessionService.method.postMessage, new AbortController().signal))).toMatchObject({ status: "pending" });

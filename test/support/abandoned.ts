@@ -1,8 +1,11 @@
 // Helpers for tests of abandoned calls (platform/abandoned.ts): a signal already aborted the way a
-// client that left aborts it, the gRPC code a call failed with, and a database handle that counts
-// the statements sent through it (an abandoned call sends none).
-import { Code, ConnectError } from "@connectrpc/connect";
+// client that left aborts it, the context of a call made straight to an implementation with that
+// signal, the gRPC code a call failed with, and a database handle that counts the statements sent
+// through it (an abandoned call sends none).
+import type { DescMethod } from "@bufbuild/protobuf";
+import { Code, ConnectError, createContextValues, createHandlerContext, type HandlerContext } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
+import { kPrincipal, type Principal } from "../../services/platform/context.js";
 
 export function abortedSignal(reason: unknown = new Error("client disconnected")): AbortSignal {
   const controller = new AbortController();
@@ -10,9 +13,26 @@ export function abortedSignal(reason: unknown = new Error("client disconnected")
   return controller.signal;
 }
 
-export async function codeOf(p: unknown): Promise<Code> {
+/**
+ * The context of a call made straight to a method's implementation, as `principal`: for what a
+ * transport cannot set up, such as a call its client has already abandoned (`signal` aborted).
+ */
+export function directCallContext(method: DescMethod, principal: Principal, signal: AbortSignal): HandlerContext {
+  return createHandlerContext({
+    service: method.parent,
+    method,
+    protocolName: "test",
+    requestMethod: "POST",
+    url: `test:///${method.name}`,
+    requestSignal: signal,
+    contextValues: createContextValues().set(kPrincipal, principal),
+  });
+}
+
+/** The code a call failed with: `call` is its promise, or a function making the call (a throw counts). */
+export async function codeOf(call: unknown): Promise<Code> {
   try {
-    await p;
+    await (typeof call === "function" ? Promise.resolve().then(call as () => unknown) : call);
   } catch (err) {
     return ConnectError.from(err).code;
   }

@@ -67,19 +67,3 @@ export async function rejection(p: Promise<unknown>): Promise<ConnectError> {
   }
   throw new Error("expected the call to fail");
 }
-
-/**
- * The context of a call made straight to a method's implementation, as `principal`: for what a
- * transport cannot set up, such as a call its client has already abandoned (`signal` aborted).
- */
-export function directCallContext(method: DescMethod, principal: Principal, signal: AbortSignal): HandlerContext {
-  return createHandlerContext({
-    service: method.parent,
-    method,
-    protocolName: "test",
-    requestMethod: "POST",
-    url: `test:///${method.name}`,
-    requestSignal: signal,
-    contextValues: createContextValues().set(kPrincipal, principal),
-  });
-}

@@ -5,7 +5,7 @@ import { create } from "@bufbuild/protobuf";
 import { Code, createContextValues, createHandlerContext, type HandlerContext } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AnalyticsService } from "../../../gen/agentplane/analytics/v1/analytics_pb.js";
-import { abortedSignal, codeOf, countingStatements } from "../../../test/support/abandoned.js";
+import { abortedSignal, codeOf, countingStatements, directCallContext } from "../../../test/support/abandoned.js";
 import { createTestDatabase, type TestDatabase } from "../../../test/support/database.js";
 import type { Database } from "../../database.js";
 import { migrations } from "../../migrations.js";
@@ -35,17 +35,7 @@ describe("abandoned analytics calls", () => {
   afterAll(() => database?.drop());
 
   type Method = (typeof AnalyticsService.method)[keyof typeof AnalyticsService.method];
-  function context(method: Method, signal: AbortSignal): HandlerContext {
-    return createHandlerContext({
-      service: AnalyticsService,
-      method,
-      protocolName: "test",
-      requestMethod: "GET",
-      url: `test:///${method.name}`,
-      requestSignal: signal,
-      contextValues: createContextValues().set(kPrincipal, principal),
-    });
-  }
+  const context = (method: Method, signal: AbortSignal) => directCallContext(method, principal, signal);
 
   it("reads nothing for an abandoned call of any endpoint and answers Canceled", async () => {
     const m = AnalyticsService.method;
