@@ -13,7 +13,18 @@ export const BUILD_DIR = join("node_modules", ".cache", "agentplane-bench");
 export async function buildService(root: string): Promise<string> {
   const outDir = join(root, BUILD_DIR);
   const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
-  const args = [tsc, "-p", ".", "--outDir", outDir, "--sourceMap", "false", "--incremental", "--tsBuildInfoFile", join(outDir, ".tsbuildinfo")];
+  const args = [
+    tsc,
+    "-p",
+    ".",
+    "--outDir",
+    outDir,
+    "--sourceMap",
+    "false",
+    "--incremental",
+    "--tsBuildInfoFile",
+    join(outDir, ".tsbuildinfo"),
+  ];
   const output = await new Promise<string>((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
     let text = "";

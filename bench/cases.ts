@@ -51,7 +51,8 @@ function sessionPaths(ctx: CaseContext, prefix: string, suffix = ""): string[] {
 async function fetchJson(url: string, init: RequestInit = {}): Promise<Record<string, unknown>> {
   const res = await fetch(url, init);
   const text = await res.text();
-  if (res.status !== 200) throw new Error(`${init.method ?? "GET"} ${url} answered ${res.status}: ${text.slice(0, 300)}`);
+  if (res.status !== 200)
+    throw new Error(`${init.method ?? "GET"} ${url} answered ${res.status}: ${text.slice(0, 300)}`);
   return JSON.parse(text) as Record<string, unknown>;
 }
 
@@ -61,21 +62,34 @@ function expect(condition: boolean, what: string): void {
 
 /** A 90-day /tokens read whose client sends this Accept-Encoding (and gets this Content-Encoding). */
 function tokensCase(id: string, label: string, acceptEncoding: string, contentEncoding: string | null): BenchCase {
-  const path = (ctx: CaseContext) => `/api/v1/analytics/tokens?startDate=${ctx.analyticsRange.startDate}&endDate=${ctx.analyticsRange.endDate}`;
+  const path = (ctx: CaseContext) =>
+    `/api/v1/analytics/tokens?startDate=${ctx.analyticsRange.startDate}&endDate=${ctx.analyticsRange.endDate}`;
   const headers = (ctx: CaseContext) => ({ ...bearer(ctx), "accept-encoding": acceptEncoding });
   return {
     id,
     label,
     read: true,
     server: "service",
-    target: (ctx) => ({ kind: "http", url: ctx.endpoints.restUrl, method: "GET", paths: [path(ctx)], headers: headers(ctx) }),
+    target: (ctx) => ({
+      kind: "http",
+      url: ctx.endpoints.restUrl,
+      method: "GET",
+      paths: [path(ctx)],
+      headers: headers(ctx),
+    }),
     async check(ctx) {
       const res = await fetch(ctx.endpoints.restUrl + path(ctx), { headers: headers(ctx) });
       expect(res.status === 200, `tokens answers 200, not ${res.status}`);
-      expect(res.headers.get("content-encoding") === contentEncoding, `the tokens answer comes with Content-Encoding ${contentEncoding}`);
+      expect(
+        res.headers.get("content-encoding") === contentEncoding,
+        `the tokens answer comes with Content-Encoding ${contentEncoding}`,
+      );
       const body = JSON.parse(await res.text()) as Record<string, unknown>; // fetch inflates it
       const data = body.data as Record<string, unknown>[];
-      expect(Array.isArray(data) && data.length > 0 && data.some((row) => Number(row.billable_tokens) > 0), "90 days of token rows with usage");
+      expect(
+        Array.isArray(data) && data.length > 0 && data.some((row) => Number(row.billable_tokens) > 0),
+        "90 days of token rows with usage",
+      );
     },
   };
 }
@@ -86,11 +100,20 @@ export const CASES: BenchCase[] = [
     label: "GET /api/v0/sessions/{id} (REST edge)",
     read: true,
     server: "service",
-    target: (ctx) => ({ kind: "http", url: ctx.endpoints.restUrl, method: "GET", paths: sessionPaths(ctx, "/api/v0/sessions/"), headers: bearer(ctx) }),
+    target: (ctx) => ({
+      kind: "http",
+      url: ctx.endpoints.restUrl,
+      method: "GET",
+      paths: sessionPaths(ctx, "/api/v0/sessions/"),
+      headers: bearer(ctx),
+    }),
     async check(ctx) {
       const id = ctx.dataset.sessionIds[0]!;
       const body = await fetchJson(`${ctx.endpoints.restUrl}/api/v0/sessions/${id}`, { headers: bearer(ctx) });
-      expect(body.sessionId === id && typeof body.status === "string", "the edge returns the requested session with its status");
+      expect(
+        body.sessionId === id && typeof body.status === "string",
+        "the edge returns the requested session with its status",
+      );
     },
   },
   {
@@ -134,7 +157,13 @@ export const CASES: BenchCase[] = [
     label: "same read, bare node:http + pg (floor)",
     read: true,
     server: "bare",
-    target: (ctx) => ({ kind: "http", url: ctx.endpoints.bareUrl, method: "GET", paths: sessionPaths(ctx, "/sessions/"), headers: {} }),
+    target: (ctx) => ({
+      kind: "http",
+      url: ctx.endpoints.bareUrl,
+      method: "GET",
+      paths: sessionPaths(ctx, "/sessions/"),
+      headers: {},
+    }),
     async check(ctx) {
       const id = ctx.dataset.sessionIds[0]!;
       const body = await fetchJson(`${ctx.endpoints.bareUrl}/sessions/${id}`);
@@ -146,11 +175,20 @@ export const CASES: BenchCase[] = [
     label: "GET /api/v0/sessions?limit=100",
     read: true,
     server: "service",
-    target: (ctx) => ({ kind: "http", url: ctx.endpoints.restUrl, method: "GET", paths: ["/api/v0/sessions?limit=100"], headers: bearer(ctx) }),
+    target: (ctx) => ({
+      kind: "http",
+      url: ctx.endpoints.restUrl,
+      method: "GET",
+      paths: ["/api/v0/sessions?limit=100"],
+      headers: bearer(ctx),
+    }),
     async check(ctx) {
       const body = await fetchJson(`${ctx.endpoints.restUrl}/api/v0/sessions?limit=100`, { headers: bearer(ctx) });
       const sessions = body.sessions as unknown[];
-      expect(Array.isArray(sessions) && sessions.length === Math.min(100, ctx.dataset.sessions), `a full page of ${Math.min(100, ctx.dataset.sessions)} sessions (got ${sessions?.length})`);
+      expect(
+        Array.isArray(sessions) && sessions.length === Math.min(100, ctx.dataset.sessions),
+        `a full page of ${Math.min(100, ctx.dataset.sessions)} sessions (got ${sessions?.length})`,
+      );
     },
   },
   {
@@ -174,7 +212,10 @@ export const CASES: BenchCase[] = [
         headers: { ...bearer(ctx), "content-type": "application/json" },
         body: JSON.stringify({ text: POST_TEXT }),
       });
-      expect(typeof body.messageId === "string" && ["pending", "running", "idle"].includes(body.status as string), "POST returns a messageId and a status");
+      expect(
+        typeof body.messageId === "string" && ["pending", "running", "idle"].includes(body.status as string),
+        "POST returns a messageId and a status",
+      );
     },
   },
   // As a browser, curl --compressed or fetch asks for it: the answer is the rollup's compressed
@@ -189,7 +230,13 @@ export const CASES: BenchCase[] = [
     label: "GET /api/v0/organization/users",
     read: true,
     server: "service",
-    target: (ctx) => ({ kind: "http", url: ctx.endpoints.restUrl, method: "GET", paths: ["/api/v0/organization/users"], headers: bearer(ctx) }),
+    target: (ctx) => ({
+      kind: "http",
+      url: ctx.endpoints.restUrl,
+      method: "GET",
+      paths: ["/api/v0/organization/users"],
+      headers: bearer(ctx),
+    }),
     async check(ctx) {
       const body = await fetchJson(`${ctx.endpoints.restUrl}/api/v0/organization/users`, { headers: bearer(ctx) });
       expect(Array.isArray(body.users) && (body.users as unknown[]).length > 0, "a page of users");

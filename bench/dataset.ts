@@ -6,7 +6,12 @@
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../services/database.js";
 import { writeDemoData } from "../services/demo.js";
-import { createApiKey, createOrganization, createUser, setOrganizationRateLimit } from "../services/organization/queries.js";
+import {
+  createApiKey,
+  createOrganization,
+  createUser,
+  setOrganizationRateLimit,
+} from "../services/organization/queries.js";
 
 /** High enough that 64 connections at full speed for minutes never reach it. */
 export const BENCH_RATE_LIMIT_PER_MINUTE = 1_000_000_000;
@@ -31,9 +36,18 @@ export interface DatasetOptions {
 }
 
 export async function writeDataset(db: Kysely<Database>, options: DatasetOptions): Promise<Dataset> {
-  const org = await createOrganization(db, { name: `Benchmark Organization ${new Date().toISOString()}`, plan: "enterprise" });
+  const org = await createOrganization(db, {
+    name: `Benchmark Organization ${new Date().toISOString()}`,
+    plan: "enterprise",
+  });
   await setOrganizationRateLimit(db, org.id, BENCH_RATE_LIMIT_PER_MINUTE);
-  const owner = await createUser(db, { orgId: org.id, email: "owner@bench.agentplane.dev", role: "owner", firstName: "Bench", lastName: "Owner" });
+  const owner = await createUser(db, {
+    orgId: org.id,
+    email: "owner@bench.agentplane.dev",
+    role: "owner",
+    firstName: "Bench",
+    lastName: "Owner",
+  });
   const { key } = await createApiKey(db, org.id, owner.id);
   await writeDemoData(db, org.id, { days: options.days, users: options.users });
 
@@ -45,13 +59,20 @@ export async function writeDataset(db: Kysely<Database>, options: DatasetOptions
     .orderBy("updated_at", "desc")
     .execute();
   const count = async (table: "sessions" | "messages" | "users") => {
-    const row = await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as("n")).where("org_id", "=", org.id).executeTakeFirstOrThrow();
+    const row = await db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("org_id", "=", org.id)
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   };
   // The analytics area owns its schema; the count is informational only.
   const events = await sql<{ n: number }>`select count(*)::int as n from analytics_events where org_id = ${org.id}`
     .execute(db)
-    .then((r) => r.rows[0]?.n, () => undefined);
+    .then(
+      (r) => r.rows[0]?.n,
+      () => undefined,
+    );
   return {
     orgId: org.id,
     ownerId: owner.id,

@@ -53,7 +53,9 @@ export interface LoadSpec {
   durationSeconds: number;
 }
 
-const SERVICES: Record<string, DescService> = Object.fromEntries([SessionService, OrganizationService].map((s) => [s.typeName, s]));
+const SERVICES: Record<string, DescService> = Object.fromEntries(
+  [SessionService, OrganizationService].map((s) => [s.typeName, s]),
+);
 
 /** Tells the orchestrator the measured period begins, so it samples the server's CPU time now. */
 function announceStart(): void {
@@ -73,7 +75,12 @@ class Recorder {
   }
 }
 
-function runAutocannon(target: HttpLoad, connections: number, seconds: number, rec: Recorder): Promise<{ errors: number }> {
+function runAutocannon(
+  target: HttpLoad,
+  connections: number,
+  seconds: number,
+  rec: Recorder,
+): Promise<{ errors: number }> {
   let next = 0;
   return new Promise((resolve, reject) => {
     const instance = autocannon(
@@ -94,7 +101,8 @@ function runAutocannon(target: HttpLoad, connections: number, seconds: number, r
         ],
         timeout: 10,
       },
-      (err: Error | null, result: { errors: number; timeouts: number }) => (err ? reject(err) : resolve({ errors: result.errors + result.timeouts })),
+      (err: Error | null, result: { errors: number; timeouts: number }) =>
+        err ? reject(err) : resolve({ errors: result.errors + result.timeouts }),
     );
     instance.on("response", (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
       rec.record(statusCode >= 200 && statusCode < 300, String(statusCode), responseTime);
@@ -209,13 +217,18 @@ async function runGrpc(spec: LoadSpec, target: GrpcLoad): Promise<LoadResult> {
       const request = encoded[next++ % encoded.length]!;
       const started = performance.now();
       client.makeUnaryRequest(path, identity, identity, request, metadata, { deadline: Date.now() + 10_000 }, (err) => {
-        rec.record(!err, err ? grpc.status[err.code] ?? String(err.code) : "OK", performance.now() - started);
+        rec.record(!err, err ? (grpc.status[err.code] ?? String(err.code)) : "OK", performance.now() - started);
         resolve();
       });
     });
   const phase = (seconds: number) => drive(spec, seconds, (i) => call(clients[i % clients.length]!));
 
-  await Promise.all(clients.map((c) => new Promise<void>((resolve, reject) => c.waitForReady(Date.now() + 10_000, (e) => (e ? reject(e) : resolve())))));
+  await Promise.all(
+    clients.map(
+      (c) =>
+        new Promise<void>((resolve, reject) => c.waitForReady(Date.now() + 10_000, (e) => (e ? reject(e) : resolve()))),
+    ),
+  );
   if (spec.warmupSeconds > 0) await phase(spec.warmupSeconds);
   rec.recording = true;
   announceStart();

@@ -15,7 +15,9 @@ export const USAGE = `usage: npm run bench -- [options]
   --users N            demo users in the data set (default 200; quick 20)
   --days N             days of demo history (default 90)
   --cases a,b          cases to run (default ${DEFAULT_CASES.join(",")};
-                       also: ${CASES.filter((c) => !DEFAULT_CASES.includes(c.id)).map((c) => c.id).join(", ")})
+                       also: ${CASES.filter((c) => !DEFAULT_CASES.includes(c.id))
+                         .map((c) => c.id)
+                         .join(", ")})
   --log-level L        the service's LOG_LEVEL (default info, as deployed; its log goes to a file)
   --cpu-prof           run the service under --cpu-prof; the profile is summarised per case
   --from-source        run \`node bin/agentplane.js serve\` through tsx (as in development) instead
@@ -53,7 +55,8 @@ export interface BenchOptions {
 function int(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
   if (raw === undefined) return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`--${name} must be an integer from ${min} to ${max}`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new UsageError(`--${name} must be an integer from ${min} to ${max}`);
   return n;
 }
 
@@ -91,8 +94,15 @@ export function parseOptions(argv: string[]): BenchOptions | "help" {
   const { values } = parsed;
   if (values.help) return "help";
   const quick = values.quick === true;
-  const cases = values.cases ? values.cases.split(",").map((s) => s.trim()).filter(Boolean) : DEFAULT_CASES;
-  for (const id of cases) if (!CASES.some((c) => c.id === id)) throw new UsageError(`--cases: unknown case "${id}" (known: ${CASES.map((c) => c.id).join(", ")})`);
+  const cases = values.cases
+    ? values.cases
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : DEFAULT_CASES;
+  for (const id of cases)
+    if (!CASES.some((c) => c.id === id))
+      throw new UsageError(`--cases: unknown case "${id}" (known: ${CASES.map((c) => c.id).join(", ")})`);
   return {
     quick,
     rounds: int("rounds", values.rounds, quick ? 1 : 3, 1, 50),

@@ -13,7 +13,9 @@ export function freePort(): Promise<number> {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => {
       const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+      server.close(() =>
+        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
+      );
     });
   });
 }
@@ -30,10 +32,16 @@ function canConnect(port: number): Promise<boolean> {
 }
 
 /** Resolves once every port accepts connections; rejects if the child exits first or after timeoutMs. */
-export async function waitForPorts(child: ChildProcess, ports: number[], timeoutMs: number, what: string): Promise<void> {
+export async function waitForPorts(
+  child: ChildProcess,
+  ports: number[],
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${what} exited (${child.exitCode ?? child.signalCode}) before listening`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`${what} exited (${child.exitCode ?? child.signalCode}) before listening`);
     const up = await Promise.all(ports.map(canConnect));
     if (up.every(Boolean)) return;
     if (Date.now() > deadline) throw new Error(`${what} did not listen on ${ports.join(", ")} within ${timeoutMs} ms`);
@@ -81,7 +89,10 @@ export interface ProcessSample {
 /** CPU time and memory of a process, or undefined when /proc does not have it (not Linux, exited). */
 export async function sampleProcess(pid: number): Promise<ProcessSample | undefined> {
   try {
-    const [stat, status] = await Promise.all([readFile(`/proc/${pid}/stat`, "utf8"), readFile(`/proc/${pid}/status`, "utf8")]);
+    const [stat, status] = await Promise.all([
+      readFile(`/proc/${pid}/stat`, "utf8"),
+      readFile(`/proc/${pid}/status`, "utf8"),
+    ]);
     // Fields after the command name, which is parenthesised and may contain spaces.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime
@@ -96,7 +107,11 @@ export async function sampleProcess(pid: number): Promise<ProcessSample | undefi
 export async function sampleMachine(): Promise<{ busyMs: number; totalMs: number } | undefined> {
   try {
     const line = (await readFile("/proc/stat", "utf8")).split("\n")[0]!;
-    const [user, nice, system, idle, iowait, irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number) as number[];
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = line
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number) as number[];
     const busy = user! + nice! + system! + irq! + softirq! + steal!;
     const total = busy + idle! + iowait!;
     return { busyMs: (busy * 1000) / CLOCK_TICKS_PER_SECOND, totalMs: (total * 1000) / CLOCK_TICKS_PER_SECOND };

@@ -52,7 +52,12 @@ export interface ProfileWindow {
 }
 
 /** `roots`: directories the service's code was loaded from (its build directory first, then the repository). */
-export async function summarizeProfile(file: string, roots: string[], top = 30, windows?: ProfileWindow[]): Promise<string> {
+export async function summarizeProfile(
+  file: string,
+  roots: string[],
+  top = 30,
+  windows?: ProfileWindow[],
+): Promise<string> {
   const profile = JSON.parse(await readFile(file, "utf8")) as CpuProfile;
   // Self time per node from the sample stream (exact), else hitCount × the mean interval.
   const selfUs = new Map<number, number>();
@@ -84,14 +89,20 @@ export async function summarizeProfile(file: string, roots: string[], top = 30, 
     byFunction.set(key, (byFunction.get(key) ?? 0) + us);
   }
   const busy = total - (byArea.get("(idle)") ?? 0);
-  const line = (name: string, us: number) => `  ${((us / busy) * 100).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(7)} ms  ${name}`;
-  const sorted = (m: Map<string, number>) => [...m.entries()].filter(([k]) => k !== "(idle)").sort((a, b) => b[1] - a[1]);
+  const line = (name: string, us: number) =>
+    `  ${((us / busy) * 100).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(7)} ms  ${name}`;
+  const sorted = (m: Map<string, number>) =>
+    [...m.entries()].filter(([k]) => k !== "(idle)").sort((a, b) => b[1] - a[1]);
   return [
     `busy ${(busy / 1000).toFixed(0)} ms of ${(total / 1000).toFixed(0)} ms sampled (percentages of busy time)`,
     "self time by area:",
-    ...sorted(byArea).slice(0, 25).map(([k, v]) => line(k, v)),
+    ...sorted(byArea)
+      .slice(0, 25)
+      .map(([k, v]) => line(k, v)),
     `top ${top} functions by self time:`,
-    ...sorted(byFunction).slice(0, top).map(([k, v]) => line(k, v)),
+    ...sorted(byFunction)
+      .slice(0, top)
+      .map(([k, v]) => line(k, v)),
   ].join("\n");
 }
 
@@ -101,5 +112,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     process.stderr.write("usage: npx tsx bench/profile-summary.ts FILE.cpuprofile [TOP]\n");
     process.exit(2);
   }
-  summarizeProfile(file, [join(process.cwd(), BUILD_DIR), process.cwd()], Number(process.argv[3] ?? 30)).then((s) => process.stdout.write(s + "\n"));
+  summarizeProfile(file, [join(process.cwd(), BUILD_DIR), process.cwd()], Number(process.argv[3] ?? 30)).then((s) =>
+    process.stdout.write(s + "\n"),
+  );
 }

@@ -58,7 +58,8 @@ class ResponseReader {
         case "chunk-size": {
           at = this.line(data, at, "\r\n", (text) => {
             const size = parseInt(text.split(";")[0]!, 16);
-            if (!Number.isInteger(size) || size < 0) throw new Error(`bad chunk size line ${JSON.stringify(text.slice(0, 40))}`);
+            if (!Number.isInteger(size) || size < 0)
+              throw new Error(`bad chunk size line ${JSON.stringify(text.slice(0, 40))}`);
             this.remaining = size;
             this.state = size === 0 ? "last-chunk-end" : "chunk-data";
           });
@@ -123,7 +124,8 @@ class ResponseReader {
       return;
     }
     const length = this.headers.get("content-length");
-    if (length === undefined || !/^\d+$/.test(length)) throw new Error("the answer has neither Content-Length nor chunked coding");
+    if (length === undefined || !/^\d+$/.test(length))
+      throw new Error("the answer has neither Content-Length nor chunked coding");
     this.remaining = Number(length);
     this.state = this.remaining === 0 ? "done" : "length";
   }
@@ -135,7 +137,10 @@ export class RawHttpClient {
   private reader: ResponseReader | null = null;
   private settle: ((err: Error | null) => void) | null = null;
 
-  constructor(private readonly host: string, private readonly port: number) {}
+  constructor(
+    private readonly host: string,
+    private readonly port: number,
+  ) {}
 
   private async open(): Promise<Socket> {
     if (this.socket && !this.socket.destroyed) return this.socket;
@@ -186,7 +191,13 @@ export class RawHttpClient {
     try {
       await new Promise<void>((resolve, reject) => {
         this.settle = (err) => (err ? reject(err) : resolve());
-        const lines = [`GET ${path} HTTP/1.1`, `host: ${this.host}:${this.port}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), "", ""];
+        const lines = [
+          `GET ${path} HTTP/1.1`,
+          `host: ${this.host}:${this.port}`,
+          ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+          "",
+          "",
+        ];
         socket.write(lines.join("\r\n"));
       });
     } finally {

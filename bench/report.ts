@@ -82,7 +82,12 @@ export const P99_TARGET_MS = 25;
 export const RSS_TARGET_MB = 300;
 
 /** `fixedRate`: the load was a fixed rate (--rate), so throughput says nothing and its targets are skipped. */
-export function buildReport(cases: BenchCase[], figures: CaseFigures[], peakRssMb: number | undefined, fixedRate?: number): Report {
+export function buildReport(
+  cases: BenchCase[],
+  figures: CaseFigures[],
+  peakRssMb: number | undefined,
+  fixedRate?: number,
+): Report {
   const by = (id: string) => figures.find((f) => f.caseId === id);
   const edge = by("edge-get");
   const grpcGet = by("grpc-get");
@@ -99,15 +104,34 @@ export function buildReport(cases: BenchCase[], figures: CaseFigures[], peakRssM
     ratios.edgeOverBareCpu = edge.serverCpuUsPerReq / bare.serverCpuUsPerReq;
   }
   const targets: Target[] = [];
-  if (ratios.edgeOverGrpcRps !== undefined && fixedRate === undefined) targets.push({ what: "edge throughput ≥ 70% of direct gRPC", value: pct(ratios.edgeOverGrpcRps), met: ratios.edgeOverGrpcRps >= 0.7 });
-  if (ratios.edgeOverBareRps !== undefined && fixedRate === undefined) targets.push({ what: "edge throughput ≥ 50% of the bare handler", value: pct(ratios.edgeOverBareRps), met: ratios.edgeOverBareRps >= 0.5 });
+  if (ratios.edgeOverGrpcRps !== undefined && fixedRate === undefined)
+    targets.push({
+      what: "edge throughput ≥ 70% of direct gRPC",
+      value: pct(ratios.edgeOverGrpcRps),
+      met: ratios.edgeOverGrpcRps >= 0.7,
+    });
+  if (ratios.edgeOverBareRps !== undefined && fixedRate === undefined)
+    targets.push({
+      what: "edge throughput ≥ 50% of the bare handler",
+      value: pct(ratios.edgeOverBareRps),
+      met: ratios.edgeOverBareRps >= 0.5,
+    });
   for (const f of figures) {
     const c = cases.find((x) => x.id === f.caseId)!;
-    if (c.read && c.server === "service") targets.push({ what: `p99 ≤ ${P99_TARGET_MS} ms: ${f.label}`, value: `${fmt(f.p99, 1)} ms`, met: f.p99 <= P99_TARGET_MS });
+    if (c.read && c.server === "service")
+      targets.push({
+        what: `p99 ≤ ${P99_TARGET_MS} ms: ${f.label}`,
+        value: `${fmt(f.p99, 1)} ms`,
+        met: f.p99 <= P99_TARGET_MS,
+      });
   }
   const errors = figures.reduce((s, f) => s + f.errors, 0);
   targets.push({ what: "zero errors", value: String(errors), met: errors === 0 });
-  targets.push({ what: `peak RSS of the service ≤ ${RSS_TARGET_MB} MB`, value: peakRssMb === undefined ? "n/a" : `${fmt(peakRssMb, 0)} MB`, met: peakRssMb === undefined ? undefined : peakRssMb <= RSS_TARGET_MB });
+  targets.push({
+    what: `peak RSS of the service ≤ ${RSS_TARGET_MB} MB`,
+    value: peakRssMb === undefined ? "n/a" : `${fmt(peakRssMb, 0)} MB`,
+    met: peakRssMb === undefined ? undefined : peakRssMb <= RSS_TARGET_MB,
+  });
   return { figures, ratios, peakRssMb, targets };
 }
 
@@ -121,13 +145,25 @@ function pct(n: number): string {
 
 function table(header: string[], rows: string[][], rightAlign: boolean[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => (rightAlign[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(" | ")} |`;
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => (rightAlign[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(" | ")} |`;
   const rule = `|${widths.map((w, i) => (rightAlign[i] ? `${"-".repeat(w + 1)}:` : "-".repeat(w + 2))).join("|")}|`;
   return [line(header), rule, ...rows.map(line)].join("\n");
 }
 
 export function formatReport(report: Report): string {
-  const header = ["case", "req/s", "req/s range", "p50 ms", "p99 ms", "errors", "server CPU µs/req", "Postgres CPU µs/req", "client CPU µs/req", "others' cores"];
+  const header = [
+    "case",
+    "req/s",
+    "req/s range",
+    "p50 ms",
+    "p99 ms",
+    "errors",
+    "server CPU µs/req",
+    "Postgres CPU µs/req",
+    "client CPU µs/req",
+    "others' cores",
+  ];
   const rows = report.figures.map((f) => [
     f.label,
     fmt(f.rps, 0),
@@ -142,11 +178,26 @@ export function formatReport(report: Report): string {
   ]);
   const r = report.ratios;
   const ratioRows: string[][] = [];
-  if (r.edgeOverGrpcRps !== undefined) ratioRows.push(["edge ÷ direct gRPC", pct(r.edgeOverGrpcRps), fmt(r.edgeOverGrpcP99!, 2), fmt(r.edgeOverGrpcCpu!, 2)]);
-  if (r.edgeOverBareRps !== undefined) ratioRows.push(["edge ÷ bare handler", pct(r.edgeOverBareRps), fmt(r.edgeOverBareP99!, 2), fmt(r.edgeOverBareCpu!, 2)]);
+  if (r.edgeOverGrpcRps !== undefined)
+    ratioRows.push([
+      "edge ÷ direct gRPC",
+      pct(r.edgeOverGrpcRps),
+      fmt(r.edgeOverGrpcP99!, 2),
+      fmt(r.edgeOverGrpcCpu!, 2),
+    ]);
+  if (r.edgeOverBareRps !== undefined)
+    ratioRows.push([
+      "edge ÷ bare handler",
+      pct(r.edgeOverBareRps),
+      fmt(r.edgeOverBareP99!, 2),
+      fmt(r.edgeOverBareCpu!, 2),
+    ]);
   const parts = [table(header, rows, [false, true, true, true, true, true, true, true, true, true])];
-  if (ratioRows.length) parts.push(table(["ratio", "throughput", "p99", "server CPU per request"], ratioRows, [false, true, true, true]));
-  parts.push(`peak RSS of the service process: ${report.peakRssMb === undefined ? "n/a" : `${fmt(report.peakRssMb, 0)} MB`}`);
+  if (ratioRows.length)
+    parts.push(table(["ratio", "throughput", "p99", "server CPU per request"], ratioRows, [false, true, true, true]));
+  parts.push(
+    `peak RSS of the service process: ${report.peakRssMb === undefined ? "n/a" : `${fmt(report.peakRssMb, 0)} MB`}`,
+  );
   parts.push(
     table(
       ["target", "measured", ""],

@@ -21,7 +21,17 @@ import { buildService } from "./build.js";
 import { CASES, type BenchCase, type CaseContext } from "./cases.js";
 import type { LoadSpec } from "./load.js";
 import { parseOptions, UsageError, USAGE, type BenchOptions } from "./options.js";
-import { cpuDelta, cpuOf, freePort, pidsNamed, sampleMachine, sampleProcess, spawnNode, waitForPorts, type Spawned } from "./processes.js";
+import {
+  cpuDelta,
+  cpuOf,
+  freePort,
+  pidsNamed,
+  sampleMachine,
+  sampleProcess,
+  spawnNode,
+  waitForPorts,
+  type Spawned,
+} from "./processes.js";
 import { summarizeProfile, type ProfileWindow } from "./profile-summary.js";
 import { aggregate, buildReport, formatReport, type Measurement } from "./report.js";
 import { prepareStorage } from "./storage.js";
@@ -59,9 +69,15 @@ interface Backing {
  * says its measured period begins and again when its result arrives, so CPU figures cover the
  * same window as the request counts (not the generator's start-up or warm-up).
  */
-function runLoad(spec: LoadSpec, sample: () => Promise<Sample>): Promise<{ result: LoadResult; from: Sample; to: Sample }> {
+function runLoad(
+  spec: LoadSpec,
+  sample: () => Promise<Sample>,
+): Promise<{ result: LoadResult; from: Sample; to: Sample }> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "bench/load.ts")], { cwd: ROOT, stdio: ["pipe", "pipe", "inherit"] });
+    const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "bench/load.ts")], {
+      cwd: ROOT,
+      stdio: ["pipe", "pipe", "inherit"],
+    });
     let buffered = "";
     let from: Promise<Sample> | undefined;
     let done: Promise<{ result: LoadResult; from: Sample; to: Sample }> | undefined;
@@ -122,7 +138,12 @@ async function measure(
   };
   const sample = async (): Promise<Sample> => {
     const at = performance.now();
-    const [server, machine, postgres, redis] = await Promise.all([sampleProcess(pid), sampleMachine(), backing.postgresPids().then(cpuOf), cpuOf(backing.redisPids)]);
+    const [server, machine, postgres, redis] = await Promise.all([
+      sampleProcess(pid),
+      sampleMachine(),
+      backing.postgresPids().then(cpuOf),
+      cpuOf(backing.redisPids),
+    ]);
     return { at, server, machine, postgres, redis };
   };
   const { result, from, to } = await runLoad(spec, sample);
@@ -174,7 +195,9 @@ async function main() {
     void cleanUp().then(() => process.exit(130));
   });
   const [load1, load5] = loadavg();
-  log(`${cpus().length} CPUs, load average ${load1!.toFixed(2)} (1 min) ${load5!.toFixed(2)} (5 min); work directory ${workDir}`);
+  log(
+    `${cpus().length} CPUs, load average ${load1!.toFixed(2)} (1 min) ${load5!.toFixed(2)} (5 min); work directory ${workDir}`,
+  );
 
   let buildDir: string | undefined;
   if (!options.fromSource) {
@@ -188,12 +211,18 @@ async function main() {
     if (options.keep) log(`kept: ${storage.description}`);
     else await storage.drop();
   });
-  log(`storage: ${storage.description}; key-value store: ${process.env.REDIS_URL ? "Redis (REDIS_URL)" : "in-process"}`);
+  log(
+    `storage: ${storage.description}; key-value store: ${process.env.REDIS_URL ? "Redis (REDIS_URL)" : "in-process"}`,
+  );
   const [restPort, grpcPort, barePort] = [await freePort(), await freePort(), await freePort()];
   const profileDir = join(workDir, "profile");
   const serviceStarted = performance.now();
   const service = spawnNode(
-    [...(options.cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []), ...(buildDir ? [join(buildDir, "services/cli/main.js")] : ["bin/agentplane.js"]), "serve"],
+    [
+      ...(options.cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []),
+      ...(buildDir ? [join(buildDir, "services/cli/main.js")] : ["bin/agentplane.js"]),
+      "serve",
+    ],
     {
       ...process.env,
       ...storage.env,
@@ -225,13 +254,19 @@ async function main() {
   await waitForPorts(service.child, [restPort, grpcPort], 120_000, "the service");
   await waitForPorts(bare.child, [barePort], 60_000, "the bare handler");
   const ctx: CaseContext = {
-    endpoints: { restUrl: `http://127.0.0.1:${restPort}`, grpcAddress: `127.0.0.1:${grpcPort}`, bareUrl: `http://127.0.0.1:${barePort}` },
+    endpoints: {
+      restUrl: `http://127.0.0.1:${restPort}`,
+      grpcAddress: `127.0.0.1:${grpcPort}`,
+      bareUrl: `http://127.0.0.1:${barePort}`,
+    },
     dataset,
     analyticsRange: analyticsRange(options.days),
     grpcChannels: options.grpcChannels,
   };
   for (const c of cases) await c.check(ctx);
-  log(`every case answered correctly; ${options.rounds} round(s) of ${cases.length} case(s), ${options.warmupSeconds} s warm-up + ${options.durationSeconds} s each, ${options.connections} connections`);
+  log(
+    `every case answered correctly; ${options.rounds} round(s) of ${cases.length} case(s), ${options.warmupSeconds} s warm-up + ${options.durationSeconds} s each, ${options.connections} connections`,
+  );
 
   const backing: Backing = {
     postgres: storage.env.DATABASE_URL !== "",
@@ -247,7 +282,10 @@ async function main() {
       if (waited > 2_000) log(`waited ${(waited / 1000).toFixed(1)} s for earlier work to finish before ${c.id}`);
       const { window, ...m } = await measure(c, ctx, options, { service, bare }, backing, round);
       measurements.push(m);
-      windows.set(c.id, [...(windows.get(c.id) ?? []), { fromMs: window.from - serviceStarted, toMs: window.to - serviceStarted }]);
+      windows.set(c.id, [
+        ...(windows.get(c.id) ?? []),
+        { fromMs: window.from - serviceStarted, toMs: window.to - serviceStarted },
+      ]);
       log(
         `round ${round} ${c.id}: ${fixed(m.rps, 0)} req/s, p50 ${fixed(m.p50, 2)} ms, p99 ${fixed(m.p99, 2)} ms, ${m.errors} errors` +
           (m.errors ? ` ${JSON.stringify(m.statuses)}` : "") +
@@ -276,17 +314,36 @@ async function main() {
     for (const f of files) {
       for (const c of cases) {
         if (c.server !== "service") continue;
-        const summary = await summarizeProfile(join(profileDir, f), [buildDir ?? ROOT, ROOT], 25, windows.get(c.id) ?? []);
+        const summary = await summarizeProfile(
+          join(profileDir, f),
+          [buildDir ?? ROOT, ROOT],
+          25,
+          windows.get(c.id) ?? [],
+        );
         process.stdout.write(`\nCPU profile of the service during ${c.id} (${join(profileDir, f)}):\n${summary}\n`);
       }
     }
   }
-  if (options.json) await writeFile(options.json, JSON.stringify({ options, dataset: { ...dataset, apiKey: undefined, sessionIds: dataset.sessionIds.length }, measurements, report }, null, 2));
+  if (options.json)
+    await writeFile(
+      options.json,
+      JSON.stringify(
+        {
+          options,
+          dataset: { ...dataset, apiKey: undefined, sessionIds: dataset.sessionIds.length },
+          measurements,
+          report,
+        },
+        null,
+        2,
+      ),
+    );
 }
 
-main()
-  .then(cleanUp, async (err: unknown) => {
-    process.stderr.write(err instanceof UsageError ? `[bench] ${err.message}\n` : `[bench] failed: ${(err as Error).stack ?? String(err)}\n`);
-    await cleanUp();
-    process.exit(1);
-  });
+main().then(cleanUp, async (err: unknown) => {
+  process.stderr.write(
+    err instanceof UsageError ? `[bench] ${err.message}\n` : `[bench] failed: ${(err as Error).stack ?? String(err)}\n`,
+  );
+  await cleanUp();
+  process.exit(1);
+});

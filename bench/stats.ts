@@ -22,7 +22,13 @@ export function percentile(sorted: ArrayLike<number>, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
 }
 
-export function summarize(latencies: number[], errors: number, statuses: Record<string, number>, elapsedMs: number, clientCpuMs: number): LoadResult {
+export function summarize(
+  latencies: number[],
+  errors: number,
+  statuses: Record<string, number>,
+  elapsedMs: number,
+  clientCpuMs: number,
+): LoadResult {
   const sorted = Float64Array.from(latencies).sort();
   return {
     rps: (latencies.length * 1000) / elapsedMs,

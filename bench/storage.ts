@@ -35,7 +35,10 @@ async function admin(serverUrl: string, statement: string): Promise<void> {
 }
 
 /** Creates the scratch database (or embedded data directory), migrates it and writes the data set. */
-export async function prepareStorage(options: { users: number; days: number }, workDir: string): Promise<{ storage: Storage; dataset: Dataset }> {
+export async function prepareStorage(
+  options: { users: number; days: number },
+  workDir: string,
+): Promise<{ storage: Storage; dataset: Dataset }> {
   const logger = pino({ level: "warn" });
   const serverUrl = process.env.DATABASE_URL || undefined;
   let storage: Storage;
@@ -50,7 +53,10 @@ export async function prepareStorage(options: { users: number; days: number }, w
     storage = {
       env: { DATABASE_URL: url.toString(), DATA_DIR: join(workDir, "data") },
       description: `Postgres, scratch database ${name}`,
-      backendPids: async () => (await monitor.query<{ pid: number }>("select pid from pg_stat_activity where datname = $1", [name])).rows.map((r) => r.pid),
+      backendPids: async () =>
+        (await monitor.query<{ pid: number }>("select pid from pg_stat_activity where datname = $1", [name])).rows.map(
+          (r) => r.pid,
+        ),
       close: () => monitor.end(),
       drop: () => admin(serverUrl, `drop database if exists ${pg.escapeIdentifier(name)} with (force)`),
     };
@@ -65,7 +71,11 @@ export async function prepareStorage(options: { users: number; days: number }, w
   }
   let database: Awaited<ReturnType<typeof openDatabase<Database>>>;
   try {
-    database = await openDatabase<Database>({ databaseUrl: storage.env.DATABASE_URL || undefined, dataDir: storage.env.DATA_DIR, logger });
+    database = await openDatabase<Database>({
+      databaseUrl: storage.env.DATABASE_URL || undefined,
+      dataDir: storage.env.DATA_DIR,
+      logger,
+    });
   } catch (err) {
     await storage.close();
     await storage.drop();
@@ -91,4 +101,3 @@ export async function prepareStorage(options: { users: number; days: number }, w
     await database.close();
   }
 }
-

@@ -61,7 +61,9 @@ async function main(): Promise<void> {
   } else if (encoding !== undefined) throw new Error(`${path}: unexpected Content-Encoding ${encoding}`);
   const parsed = JSON.parse(text.toString("utf8")) as { data?: unknown[] };
   if (!Array.isArray(parsed.data) || parsed.data.length === 0) throw new Error(`${path}: no rows in the answer`);
-  process.stdout.write(JSON.stringify({ times, bytes: last!.length, encoding: encoding ?? null, inflateMs, pages }) + "\n");
+  process.stdout.write(
+    JSON.stringify({ times, bytes: last!.length, encoding: encoding ?? null, inflateMs, pages }) + "\n",
+  );
 }
 
 await main();

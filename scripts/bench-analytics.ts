@@ -119,15 +119,24 @@ interface TimedGets {
 }
 
 /** Runs the load generator (bench/timed-gets.ts, compiled) in a process of its own. */
-function timedGets(buildDir: string, job: { url: string; headers: Record<string, string>; warmup: number; count: number; pageCursor?: string }): Promise<TimedGets> {
+function timedGets(
+  buildDir: string,
+  job: { url: string; headers: Record<string, string>; warmup: number; count: number; pageCursor?: string },
+): Promise<TimedGets> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(buildDir, "bench/timed-gets.js"), JSON.stringify(job)], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [join(buildDir, "bench/timed-gets.js"), JSON.stringify(job)], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     let err = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString("utf8")));
     child.stderr.on("data", (d: Buffer) => (err += d.toString("utf8")));
     child.once("error", reject);
-    child.once("exit", (code) => (code === 0 ? resolve(JSON.parse(out) as TimedGets) : reject(new Error(`the load generator failed (${code}): ${err.slice(0, 2000)}`))));
+    child.once("exit", (code) =>
+      code === 0
+        ? resolve(JSON.parse(out) as TimedGets)
+        : reject(new Error(`the load generator failed (${code}): ${err.slice(0, 2000)}`)),
+    );
   });
 }
 
@@ -135,12 +144,29 @@ function timedGets(buildDir: string, job: { url: string; headers: Record<string,
  * The service the reads go to: `agentplane serve` compiled (bench/build.ts), in a child process,
  * on the benchmark's database; in this process when the database is an in-memory PGlite.
  */
-async function startReadServer(buildDir: string, serverUrl: string | undefined, dbName: string | null, logger: ReturnType<typeof createLogger>, database: NonNullable<Parameters<typeof startServer>[2]>["database"]) {
+async function startReadServer(
+  buildDir: string,
+  serverUrl: string | undefined,
+  dbName: string | null,
+  logger: ReturnType<typeof createLogger>,
+  database: NonNullable<Parameters<typeof startServer>[2]>["database"],
+) {
   if (serverUrl === undefined || dbName === null) {
-    const config = loadConfig({ PORT: "0", GRPC_PORT: "0", INTERNAL_GRPC_PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", SEED_DEMO: "false" });
+    const config = loadConfig({
+      PORT: "0",
+      GRPC_PORT: "0",
+      INTERNAL_GRPC_PORT: "0",
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "warn",
+      SEED_DEMO: "false",
+    });
     const server = await startServer(config, logger, { database, kv: new MemoryKeyValueStore(), workers: false });
     if (server.restUrl === undefined) throw new Error("the service started without its REST edge");
-    return { restUrl: server.restUrl, description: "the service in this process (in-memory PGlite)", stop: () => server.stop() };
+    return {
+      restUrl: server.restUrl,
+      description: "the service in this process (in-memory PGlite)",
+      stop: () => server.stop(),
+    };
   }
   const url = new URL(serverUrl);
   url.pathname = `/${dbName}`;
@@ -169,13 +195,19 @@ async function startReadServer(buildDir: string, serverUrl: string | undefined, 
     await child.stop();
     throw err;
   }
-  return { restUrl: `http://127.0.0.1:${restPort}`, description: `agentplane serve in a child process (log: ${logFile})`, stop: () => child.stop() };
+  return {
+    restUrl: `http://127.0.0.1:${restPort}`,
+    description: `agentplane serve in a child process (log: ${logFile})`,
+    stop: () => child.stop(),
+  };
 }
 
 async function main() {
   const serverUrl = process.env.DATABASE_URL || process.env.TEST_DATABASE_URL || undefined;
   const logger = createLogger("warn", true);
-  const database = args.reuse ? await openKeptDatabase(serverUrl, args.reuse, logger) : await createTestDatabase<Database>(migrations, { serverUrl, logger });
+  const database = args.reuse
+    ? await openKeptDatabase(serverUrl, args.reuse, logger)
+    : await createTestDatabase<Database>(migrations, { serverUrl, logger });
   log(`database: ${database.kind}${database.name ? ` (${database.name})` : ""}; ${cpus().length} CPUs`);
   try {
     const db = database.db;
@@ -201,7 +233,19 @@ async function main() {
       for (let i = 0; i < users.length; i += 1000) {
         await db
           .insertInto("users")
-          .values(users.slice(i, i + 1000).map((u, j) => ({ id: u.id, org_id: orgId, email: u.email, role: i + j === 0 ? "owner" : "member", first_name: "Dev", last_name: String(i + j), metadata: "{}" })))
+          .values(
+            users
+              .slice(i, i + 1000)
+              .map((u, j) => ({
+                id: u.id,
+                org_id: orgId,
+                email: u.email,
+                role: i + j === 0 ? "owner" : "member",
+                first_name: "Dev",
+                last_name: String(i + j),
+                metadata: "{}",
+              })),
+          )
           .execute();
       }
       ({ key } = await createApiKey(db, orgId, users[0]!.id));
@@ -209,10 +253,19 @@ async function main() {
       // Scale the generator to the target: count a sample's events at intensity 1.
       const sampleUsers = users.slice(0, Math.min(200, users.length));
       let sample = 0;
-      for (const batch of generateTelemetry({ orgId, users: sampleUsers, days: days.slice(0, 14), seed: SEED, idPrefix: "" })) sample += batch.length;
+      for (const batch of generateTelemetry({
+        orgId,
+        users: sampleUsers,
+        days: days.slice(0, 14),
+        seed: SEED,
+        idPrefix: "",
+      }))
+        sample += batch.length;
       const perUserDay = sample / (sampleUsers.length * Math.min(14, days.length));
       const intensity = Math.max(0.05, TARGET / (perUserDay * USERS * DAYS));
-      log(`generator: ${perUserDay.toFixed(1)} events per user and day at intensity 1; using intensity ${intensity.toFixed(2)}`);
+      log(
+        `generator: ${perUserDay.toFixed(1)} events per user and day at intensity 1; using intensity ${intensity.toFixed(2)}`,
+      );
 
       // Ingest: one day of events is generated (untimed), then ingested in batches (timed).
       const opts = { orgId, users, seed: SEED, intensity, idPrefix: args["without-ids"] ? "" : "bench" };
@@ -252,7 +305,9 @@ async function main() {
     let t = performance.now();
     const rolled = await rollupRange(db, { from: days[0]!, to: yesterday, orgId }, { through: yesterday });
     const rollupMs = performance.now() - t;
-    log(`rollup (with the statistics refresh): ${rolled.events} events over ${rolled.days} days in ${(rollupMs / 1000).toFixed(1)} s`);
+    log(
+      `rollup (with the statistics refresh): ${rolled.events} events over ${rolled.days} days in ${(rollupMs / 1000).toFixed(1)} s`,
+    );
 
     // Latency through the REST edge, of the service as it is deployed (startReadServer says how).
     const buildDir = await buildService(ROOT);
@@ -269,16 +324,34 @@ async function main() {
         [`/tokens (${DAYS} days), as text`, `/api/v1/analytics/tokens?${range}`, "identity", undefined],
         [`/tokens (${DAYS} days), compressed`, `/api/v1/analytics/tokens?${range}`, browser, undefined],
         [`/tokens (${DAYS} days), deflate only`, `/api/v1/analytics/tokens?${range}`, "deflate", undefined],
-        [`/tokens?group_by=model (${DAYS} days)`, `/api/v1/analytics/tokens?${range}&group_by=model`, browser, undefined],
+        [
+          `/tokens?group_by=model (${DAYS} days)`,
+          `/api/v1/analytics/tokens?${range}&group_by=model`,
+          browser,
+          undefined,
+        ],
         [`/activity (${DAYS} days)`, `/api/v1/analytics/activity?${range}`, browser, undefined],
-        [`/users?limit=100 (${DAYS} days), walking the pages`, `/api/v1/analytics/users?${range}&limit=100`, browser, "cursor"],
+        [
+          `/users?limit=100 (${DAYS} days), walking the pages`,
+          `/api/v1/analytics/users?${range}&limit=100`,
+          browser,
+          "cursor",
+        ],
       ] as const) {
         // The first three warm up.
-        const res = await timedGets(buildDir, { url: server.restUrl + path, headers: { authorization: `Bearer ${key}`, "accept-encoding": acceptEncoding }, warmup: 3, count: REQUESTS, ...(pageCursor ? { pageCursor } : {}) });
+        const res = await timedGets(buildDir, {
+          url: server.restUrl + path,
+          headers: { authorization: `Bearer ${key}`, "accept-encoding": acceptEncoding },
+          warmup: 3,
+          count: REQUESTS,
+          ...(pageCursor ? { pageCursor } : {}),
+        });
         if (res.inflateMs !== null && acceptEncoding === browser) inflateMs = res.inflateMs;
         const times = res.times.sort((a, b) => a - b);
         latency[name] = { p50: percentile(times, 0.5), p99: percentile(times, 0.99), bytes: res.bytes };
-        log(`${name}: p50 ${latency[name].p50.toFixed(1)} ms, p99 ${latency[name].p99.toFixed(1)} ms, ${res.bytes} bytes${res.encoding ? ` (${res.encoding})` : ""}${pageCursor ? ` (last page); ${res.pages} pages timed` : ""}`);
+        log(
+          `${name}: p50 ${latency[name].p50.toFixed(1)} ms, p99 ${latency[name].p99.toFixed(1)} ms, ${res.bytes} bytes${res.encoding ? ` (${res.encoding})` : ""}${pageCursor ? ` (last page); ${res.pages} pages timed` : ""}`,
+        );
       }
     } finally {
       await server.stop();
@@ -295,12 +368,23 @@ async function main() {
       ingestSeconds: +(ingestMs / 1000).toFixed(1),
       generateSeconds: +(generateMs / 1000).toFixed(1),
       // Per event stored: microseconds of CPU in this process and in Postgres; the machine's share idle.
-      ingestCpuMicrosPerEvent: ingested > 0 ? { node: +((ingestCpu.nodeMs * 1000) / ingested).toFixed(1), postgres: +((ingestCpu.postgresMs * 1000) / ingested).toFixed(1) } : null,
+      ingestCpuMicrosPerEvent:
+        ingested > 0
+          ? {
+              node: +((ingestCpu.nodeMs * 1000) / ingested).toFixed(1),
+              postgres: +((ingestCpu.postgresMs * 1000) / ingested).toFixed(1),
+            }
+          : null,
       ingestIdleShare: ingestCpu.totalMs > 0 ? +(1 - ingestCpu.busyMs / ingestCpu.totalMs).toFixed(2) : null,
       rollupEventsPerSecond: Math.round(rolled.events / (rollupMs / 1000)),
       rollupSeconds: +(rollupMs / 1000).toFixed(1),
       inflateMs: +inflateMs.toFixed(1),
-      latencyMs: Object.fromEntries(Object.entries(latency).map(([k, v]) => [k, { p50: +v.p50.toFixed(1), p99: +v.p99.toFixed(1), bytes: v.bytes }])),
+      latencyMs: Object.fromEntries(
+        Object.entries(latency).map(([k, v]) => [
+          k,
+          { p50: +v.p50.toFixed(1), p99: +v.p99.toFixed(1), bytes: v.bytes },
+        ]),
+      ),
     };
     if (args.json) process.stdout.write(JSON.stringify(result) + "\n");
     else {
@@ -309,10 +393,14 @@ async function main() {
           `events ingested:   ${ingested} (${USERS} users, ${DAYS} days, event ids ${result.eventIds ? "on" : "off"})`,
           `ingest:            ${result.ingestEventsPerSecond} events/s (${result.ingestSeconds} s; generating took another ${result.generateSeconds} s)`,
           ...(result.ingestCpuMicrosPerEvent
-            ? [`ingest CPU:        ${result.ingestCpuMicrosPerEvent.node} µs/event here, ${result.ingestCpuMicrosPerEvent.postgres} µs/event in Postgres; machine idle ${Math.round((result.ingestIdleShare ?? NaN) * 100)}%`]
+            ? [
+                `ingest CPU:        ${result.ingestCpuMicrosPerEvent.node} µs/event here, ${result.ingestCpuMicrosPerEvent.postgres} µs/event in Postgres; machine idle ${Math.round((result.ingestIdleShare ?? NaN) * 100)}%`,
+              ]
             : []),
           `rollup:            ${result.rollupEventsPerSecond} events/s (${result.rollupSeconds} s)`,
-          ...Object.entries(result.latencyMs).map(([k, v]) => `${(k + ":").padEnd(40)} p50 ${v.p50} ms, p99 ${v.p99} ms (${v.bytes} bytes)`),
+          ...Object.entries(result.latencyMs).map(
+            ([k, v]) => `${(k + ":").padEnd(40)} p50 ${v.p50} ms, p99 ${v.p99} ms (${v.bytes} bytes)`,
+          ),
           `decompressing the compressed /tokens:    ${result.inflateMs} ms (in the client, once)`,
         ].join("\n") + "\n",
       );

@@ -50,18 +50,33 @@ const lines: string[] = [];
 if (fuzz.length > 0) {
   lines.push("", "| endpoint | cases | answers by status | seed |", "|---|---:|---|---:|");
   for (const f of fuzz) {
-    const statuses = Object.entries(f.byStatus ?? {}).map(([s, n]) => `${s}: ${n}`).join(", ");
+    const statuses = Object.entries(f.byStatus ?? {})
+      .map(([s, n]) => `${s}: ${n}`)
+      .join(", ");
     lines.push(`| ${f.name.slice(5)} | ${f.cases} | ${statuses} | ${f.seed} |`);
   }
   const total = fuzz.reduce((n, f) => n + (f.cases ?? 0), 0);
-  const fivexx = fuzz.reduce((n, f) => n + Object.entries(f.byStatus ?? {}).filter(([s]) => s.startsWith("5")).reduce((m, [, c]) => m + c, 0), 0);
-  lines.push("", `${fuzz.length} endpoints, ${total} cases, ${fivexx} answers 5xx, ${Math.round((Date.now() - started) / 1000)} s.`);
+  const fivexx = fuzz.reduce(
+    (n, f) =>
+      n +
+      Object.entries(f.byStatus ?? {})
+        .filter(([s]) => s.startsWith("5"))
+        .reduce((m, [, c]) => m + c, 0),
+    0,
+  );
+  lines.push(
+    "",
+    `${fuzz.length} endpoints, ${total} cases, ${fivexx} answers 5xx, ${Math.round((Date.now() - started) / 1000)} s.`,
+  );
 }
 const rpc = figures.filter((f) => f.name.startsWith("rpc fuzz ") && f.name !== "rpc fuzz run");
 if (rpc.length > 0) {
   lines.push("", "| method | cases | answers by code | seed |", "|---|---:|---|---:|");
   for (const f of rpc) {
-    const codes = Object.entries((f.byCode as Record<string, number> | undefined) ?? {}).sort(([a], [b]) => a.localeCompare(b)).map(([s, n]) => `${s}: ${n}`).join(", ");
+    const codes = Object.entries((f.byCode as Record<string, number> | undefined) ?? {})
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([s, n]) => `${s}: ${n}`)
+      .join(", ");
     lines.push(`| ${f.name.slice(9)} | ${f.cases} | ${codes} | ${f.seed} |`);
   }
   const total = rpc.reduce((n, f) => n + (f.cases ?? 0), 0);

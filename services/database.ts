@@ -9,6 +9,12 @@ import type { OrganizationTables } from "./organization/tables.js";
 import type { ReadinessTables } from "./readiness/tables.js";
 import type { SessionTables } from "./sessions/tables.js";
 
-export interface Database extends OrganizationTables, AnalyticsTables, ReadinessTables, ComputerTables, CreditLimitTables, SessionTables {}
+export interface Database
+  extends OrganizationTables,
+    AnalyticsTables,
+    ReadinessTables,
+    ComputerTables,
+    CreditLimitTables,
+    SessionTables {}
 
 export type Executor = Kysely<Database> | Transaction<Database>;

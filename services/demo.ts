@@ -24,12 +24,25 @@ export interface DemoOrganization {
 export async function ensureDemoOrganization(db: Kysely<Database>): Promise<DemoOrganization> {
   const existing = await findOrganizationByName(db, DEMO_ORG_NAME);
   if (existing) {
-    const owner = await db.selectFrom("users").select("id").where("org_id", "=", existing.id).where("role", "=", "owner").orderBy("created_at").executeTakeFirst();
+    const owner = await db
+      .selectFrom("users")
+      .select("id")
+      .where("org_id", "=", existing.id)
+      .where("role", "=", "owner")
+      .orderBy("created_at")
+      .executeTakeFirst();
     return { orgId: existing.id, ownerId: owner?.id ?? "", created: false };
   }
   return db.transaction().execute(async (trx) => {
     const org = await createOrganization(trx, { name: DEMO_ORG_NAME, plan: "team" });
-    const owner = await createUser(trx, { orgId: org.id, email: DEMO_OWNER_EMAIL, role: "owner", firstName: "Ada", lastName: "Lovelace", metadata: { team: "platform" } });
+    const owner = await createUser(trx, {
+      orgId: org.id,
+      email: DEMO_OWNER_EMAIL,
+      role: "owner",
+      firstName: "Ada",
+      lastName: "Lovelace",
+      metadata: { team: "platform" },
+    });
     const { key } = await createApiKey(trx, org.id, owner.id);
     return { orgId: org.id, ownerId: owner.id, apiKey: key, created: true };
   });

@@ -26,5 +26,9 @@ export const ALL_MODULES: readonly ServiceModule[] = MODULES.modules;
 
 /** Every scope the internal services' policies name: what a service account may be given. */
 export const SCOPES: readonly string[] = [
-  ...new Set(ALL_MODULES.flatMap((m) => m.services.flatMap((s) => (s.policy.kind === "internal" ? Object.values(s.policy.scopes) : [])))),
+  ...new Set(
+    ALL_MODULES.flatMap((m) =>
+      m.services.flatMap((s) => (s.policy.kind === "internal" ? Object.values(s.policy.scopes) : [])),
+    ),
+  ),
 ].sort();

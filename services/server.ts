@@ -69,7 +69,9 @@ function urlOf(host: string, port: number): string {
 }
 
 export async function startServer(config: Config, logger: Logger, options: StartOptions = {}): Promise<RunningServer> {
-  const database = options.database ?? (await openDatabase<Database>({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger }));
+  const database =
+    options.database ??
+    (await openDatabase<Database>({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger }));
   const ownsDatabase = options.database === undefined;
   const kv = options.kv ?? (await openKeyValueStore({ redisUrl: config.redisUrl, logger }));
   const ownsKv = options.kv === undefined;
@@ -95,7 +97,11 @@ export async function startServer(config: Config, logger: Logger, options: Start
 
   // Every listener authenticates, whichever modules run here: the provider runs regardless.
   const authenticator = MODULES.provider("authenticator")(platform, database);
-  const interceptors: Interceptor[] = [requestContextInterceptor(logger), authInterceptor(authenticator, policies), rateLimitInterceptor(kv)];
+  const interceptors: Interceptor[] = [
+    requestContextInterceptor(logger),
+    authInterceptor(authenticator, policies),
+    rateLimitInterceptor(kv),
+  ];
   // Each module's implementations are built once and shared by every router (both gRPC
   // listeners and the in-process edge), with whatever state they keep.
   const moduleRoutes = modules.map((module) => module.routes(platform));
@@ -142,19 +148,43 @@ export async function startServer(config: Config, logger: Logger, options: Start
     const transport: Transport =
       allLocal || !config.edgeUpstreamUrl
         ? createLocalTransport(routes, interceptors)
-        : createGrpcTransport({ baseUrl: config.edgeUpstreamUrl, sessionManager: createHttp2SessionManager(config.edgeUpstreamUrl) });
-    const edge = createRestEdge({ services: publicServices, transport, logger, maxBodyBytes: MAX_REQUEST_BODY_BYTES, timeoutMs: config.requestTimeoutMs });
-    restServer = createEdgeHttpServer(edge, { requestTimeoutMs: config.requestTimeoutMs, maxConnections: config.edgeMaxConnections, logger });
+        : createGrpcTransport({
+            baseUrl: config.edgeUpstreamUrl,
+            sessionManager: createHttp2SessionManager(config.edgeUpstreamUrl),
+          });
+    const edge = createRestEdge({
+      services: publicServices,
+      transport,
+      logger,
+      maxBodyBytes: MAX_REQUEST_BODY_BYTES,
+      timeoutMs: config.requestTimeoutMs,
+    });
+    restServer = createEdgeHttpServer(edge, {
+      requestTimeoutMs: config.requestTimeoutMs,
+      maxConnections: config.edgeMaxConnections,
+      logger,
+    });
     restPort = await listen(restServer.server, config.port, config.host);
   }
 
   const workers: Worker[] = [];
-  if (options.workers ?? config.workers) for (const module of modules) if (module.start) workers.push(await module.start(platform));
+  if (options.workers ?? config.workers)
+    for (const module of modules) if (module.start) workers.push(await module.start(platform));
 
   const grpcUrl = urlOf(config.host, grpcListener.port);
   const internalGrpcUrl = urlOf(config.host, internalListener.port);
   const restUrl = restPort === undefined ? undefined : urlOf(config.host, restPort);
-  logger.info({ grpc: grpcUrl, internalGrpc: internalGrpcUrl, rest: restUrl, services: config.services, database: database.kind, kv: kv.kind }, "listening");
+  logger.info(
+    {
+      grpc: grpcUrl,
+      internalGrpc: internalGrpcUrl,
+      rest: restUrl,
+      services: config.services,
+      database: database.kind,
+      kv: kv.kind,
+    },
+    "listening",
+  );
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -189,7 +219,8 @@ function onlyServices(router: ConnectRouter, names: ReadonlySet<string>): Connec
   return new Proxy(router, {
     get(target, property, receiver) {
       if (property === "service") {
-        return (...args: Parameters<ConnectRouter["service"]>) => (names.has(args[0].typeName) ? target.service(...args) : target);
+        return (...args: Parameters<ConnectRouter["service"]>) =>
+          names.has(args[0].typeName) ? target.service(...args) : target;
       }
       return Reflect.get(target, property, receiver) as unknown;
     },

@@ -19,7 +19,11 @@ let dir: string;
 let orgId: string;
 let userId: string;
 
-async function run(words: string, args: string[], options: CommandContext["options"] = {}): Promise<Record<string, any>> {
+async function run(
+  words: string,
+  args: string[],
+  options: CommandContext["options"] = {},
+): Promise<Record<string, any>> {
   let answer: Record<string, unknown> | undefined;
   const ctx: CommandContext = {
     config: loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: "silent" }),
@@ -46,7 +50,16 @@ afterAll(async () => {
 
 describe("agentplane ingest", () => {
   it("stores the valid lines and reports each rejected one with its line number", async () => {
-    const ok = { type: "tool_call", time: "2026-04-02T10:00:00Z", org_id: orgId, user_id: userId, client: "terminal-ui", tool: "Read", autonomy_level: "auto-high", event_id: "cli-1" };
+    const ok = {
+      type: "tool_call",
+      time: "2026-04-02T10:00:00Z",
+      org_id: orgId,
+      user_id: userId,
+      client: "terminal-ui",
+      tool: "Read",
+      autonomy_level: "auto-high",
+      event_id: "cli-1",
+    };
     const lines = [
       JSON.stringify(ok),
       JSON.stringify(ok), // duplicate event_id
@@ -77,15 +90,24 @@ describe("agentplane ingest", () => {
 
 describe("agentplane rollup", () => {
   it("recomputes a day or a range on demand", async () => {
-    expect(await run("rollup", [], { date: "2026-04-02", org: orgId })).toMatchObject({ from: "2026-04-02", to: "2026-04-02", days: 1, events: 2 });
+    expect(await run("rollup", [], { date: "2026-04-02", org: orgId })).toMatchObject({
+      from: "2026-04-02",
+      to: "2026-04-02",
+      days: 1,
+      events: 2,
+    });
     const row = await sql<{ tool_calls: number; user_messages: number }>`
-      select tool_calls, user_messages from analytics_daily where org_id = ${orgId} and day = '2026-04-02'`.execute(database.db);
+      select tool_calls, user_messages from analytics_daily where org_id = ${orgId} and day = '2026-04-02'`.execute(
+      database.db,
+    );
     expect(row.rows).toEqual([{ tool_calls: 1, user_messages: 1 }]);
     expect(await run("rollup", [], { from: "2026-04-01", to: "2026-04-03" })).toMatchObject({ days: 3, events: 2 });
   });
 
   it("rejects conflicting or impossible dates", async () => {
-    await expect(run("rollup", [], { date: "2026-04-02", from: "2026-04-01", to: "2026-04-03" })).rejects.toBeInstanceOf(UsageError);
+    await expect(
+      run("rollup", [], { date: "2026-04-02", from: "2026-04-01", to: "2026-04-03" }),
+    ).rejects.toBeInstanceOf(UsageError);
     await expect(run("rollup", [], { from: "2026-04-01" })).rejects.toThrow(/--from and --to go together/);
     await expect(run("rollup", [], { date: "2099-01-01" })).rejects.toThrow(/^--date: must not be after/);
   });

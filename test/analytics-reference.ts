@@ -59,7 +59,13 @@ const LEVELS = ["auto-high", "auto-medium", "auto-low", "manual"];
  * user who only has an earlier session (delegation fallback), a user with no session ever, events
  * without a session_id, and MCP server names that differ by case.
  */
-export function generateEvents(orgId: string, users: readonly RefUser[], days: readonly string[], quietDay: string, seed = 42): RawEvent[] {
+export function generateEvents(
+  orgId: string,
+  users: readonly RefUser[],
+  days: readonly string[],
+  quietDay: string,
+  seed = 42,
+): RawEvent[] {
   const rand = rng(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
   const out: RawEvent[] = [];
@@ -81,7 +87,8 @@ export function generateEvents(orgId: string, users: readonly RefUser[], days: r
       if (skip && ui !== 0 && !(ui === users.length - 2 && day === days[0])) continue;
       const clientCount = rand() < 0.3 ? 2 : 1;
       const clients = clientCount === 2 ? [CLIENTS[ui % 3]!, CLIENTS[(ui + 1) % 3]!] : [CLIENTS[ui % 3]!];
-      const sessions = ui === users.length - 1 || (ui === users.length - 2 && day !== days[0]) ? 0 : 1 + Math.floor(rand() * 3);
+      const sessions =
+        ui === users.length - 1 || (ui === users.length - 2 && day !== days[0]) ? 0 : 1 + Math.floor(rand() * 3);
       const sessionIds = Array.from({ length: Math.max(1, sessions) }, (_, s) => `sess-${ui}-${day}-${s}`);
       let second = 8 * 3600 + Math.floor(rand() * 3600);
       const at = () => {
@@ -116,7 +123,13 @@ export function generateEvents(orgId: string, users: readonly RefUser[], days: r
           });
         } else if (r < 0.6) {
           const mcp = rand() < 0.25 ? pick(MCP) : undefined;
-          out.push({ ...e, type: "tool_call", tool: mcp ? mcp.tool : pick(TOOLS), autonomy_level: pick(LEVELS), ...(mcp ? { mcp_server: mcp.server } : {}) });
+          out.push({
+            ...e,
+            type: "tool_call",
+            tool: mcp ? mcp.tool : pick(TOOLS),
+            autonomy_level: pick(LEVELS),
+            ...(mcp ? { mcp_server: mcp.server } : {}),
+          });
         } else if (r < 0.65) out.push({ ...e, type: "skill", name: pick(["pdf", "xlsx", "review-pr"]) });
         else if (r < 0.7) out.push({ ...e, type: "slash_command", name: pick(["/compact", "/review", "/cost"]) });
         else if (r < 0.78) out.push({ ...e, type: "hook", ...pick(HOOKS) });
@@ -130,7 +143,12 @@ export function generateEvents(orgId: string, users: readonly RefUser[], days: r
   const u0 = users[0]!;
   if (days.length < 2) return out;
   out.push({ ...base(u0, `${days[1]}T01:30:00+02:00`, "web", null), type: "message", role: "user" });
-  out.push({ ...base(u0, `${days[1]}T23:59:59.999Z`, "web", null), type: "tool_call", tool: "Read", autonomy_level: "manual" });
+  out.push({
+    ...base(u0, `${days[1]}T23:59:59.999Z`, "web", null),
+    type: "tool_call",
+    tool: "Read",
+    autonomy_level: "manual",
+  });
   return out;
 }
 
@@ -258,7 +276,13 @@ export class Reference {
 
   tokensByModel(start: string, end: string) {
     return daysFrom(start, end).flatMap((d) =>
-      this.models(this.day(d)).map((m) => ({ date: d, group_key: m.model_id, billable_tokens: m.billable_tokens, input_tokens: m.input_tokens, output_tokens: m.output_tokens })),
+      this.models(this.day(d)).map((m) => ({
+        date: d,
+        group_key: m.model_id,
+        billable_tokens: m.billable_tokens,
+        input_tokens: m.input_tokens,
+        output_tokens: m.output_tokens,
+      })),
     );
   }
 
@@ -281,14 +305,27 @@ export class Reference {
       const hookKeys = [...new Set(hooks.map((h) => JSON.stringify([h.event, h.matcher, h.command])))]
         .map((k) => JSON.parse(k) as [string, string, string])
         .sort((a, b) => cmp(a[0], b[0]) || cmp(a[1], b[1]) || cmp(a[2], b[2]));
-      const level = (l: string) => (calls.length ? calls.filter((e) => e.autonomy_level === l).length / calls.length : 0);
-      const named = (type: string) => sortedEntries(countBy(ev.filter((e) => e.type === type), (e) => String(e.name))).map(([name, count]) => ({ name, count }));
+      const level = (l: string) =>
+        calls.length ? calls.filter((e) => e.autonomy_level === l).length / calls.length : 0;
+      const named = (type: string) =>
+        sortedEntries(
+          countBy(
+            ev.filter((e) => e.type === type),
+            (e) => String(e.name),
+          ),
+        ).map(([name, count]) => ({ name, count }));
       return {
         date: d,
         tool_calls: calls.length,
-        by_tool: sortedEntries(countBy(calls, (e) => String(e.tool))).map(([tool, invocations]) => ({ tool, invocations })),
+        by_tool: sortedEntries(countBy(calls, (e) => String(e.tool))).map(([tool, invocations]) => ({
+          tool,
+          invocations,
+        })),
         mcp_users_with_mcp: new Set(mcp.map((e) => e.user_id)).size,
-        mcp_by_server: sortedEntries(countBy(mcp, (e) => String(e.mcp_server))).map(([server, invocations]) => ({ server, invocations })),
+        mcp_by_server: sortedEntries(countBy(mcp, (e) => String(e.mcp_server))).map(([server, invocations]) => ({
+          server,
+          invocations,
+        })),
         skills_invocations: ev.filter((e) => e.type === "skill").length,
         skills_by_name: named("skill"),
         slash_commands_invocations: ev.filter((e) => e.type === "slash_command").length,
@@ -306,20 +343,32 @@ export class Reference {
         autonomy_ratio_p90: percentile(ratios, 0.9),
         tool_calls_per_session_avg: sessions ? calls.length / sessions : 0,
         user_turns_per_session_avg: sessions ? userMessages / sessions : 0,
-        tool_autonomy_level_ratio: { auto_high: level("auto-high"), auto_medium: level("auto-medium"), auto_low: level("auto-low"), manual: level("manual") },
+        tool_autonomy_level_ratio: {
+          auto_high: level("auto-high"),
+          auto_medium: level("auto-medium"),
+          auto_low: level("auto-low"),
+          manual: level("manual"),
+        },
       };
     });
   }
 
   toolsByName(start: string, end: string) {
     return daysFrom(start, end).flatMap((d) =>
-      sortedEntries(countBy(this.day(d).filter((e) => e.type === "tool_call"), (e) => String(e.tool))).map(([tool, n]) => ({ date: d, group_key: tool, tool_calls: n })),
+      sortedEntries(
+        countBy(
+          this.day(d).filter((e) => e.type === "tool_call"),
+          (e) => String(e.tool),
+        ),
+      ).map(([tool, n]) => ({ date: d, group_key: tool, tool_calls: n })),
     );
   }
 
   private clients(d: string): Array<[string, number]> {
     const ev = this.day(d);
-    return [...new Set(ev.map((e) => String(e.client)))].sort(cmp).map((c) => [c, new Set(ev.filter((e) => e.client === c).map((e) => e.user_id)).size]);
+    return [...new Set(ev.map((e) => String(e.client)))]
+      .sort(cmp)
+      .map((c) => [c, new Set(ev.filter((e) => e.client === c).map((e) => e.user_id)).size]);
   }
 
   activity(start: string, end: string) {
@@ -339,7 +388,9 @@ export class Reference {
   }
 
   activityByClient(start: string, end: string) {
-    return daysFrom(start, end).flatMap((d) => this.clients(d).map(([client, users]) => ({ date: d, group_key: client, daily_active_users: users })));
+    return daysFrom(start, end).flatMap((d) =>
+      this.clients(d).map(([client, users]) => ({ date: d, group_key: client, daily_active_users: users })),
+    );
   }
 
   productivity(start: string, end: string) {
@@ -349,8 +400,14 @@ export class Reference {
         date: d,
         files_created: ops.filter((e) => e.op === "created").length,
         files_edited: ops.filter((e) => e.op === "edited").length,
-        by_extension: sortedEntries(countBy(ops, (e) => extension(String(e.path)))).map(([ext, count]) => ({ extension: ext, count })),
-        by_language: sortedEntries(countBy(ops, (e) => String(e.language))).map(([language, count]) => ({ language, count })),
+        by_extension: sortedEntries(countBy(ops, (e) => extension(String(e.path)))).map(([ext, count]) => ({
+          extension: ext,
+          count,
+        })),
+        by_language: sortedEntries(countBy(ops, (e) => String(e.language))).map(([language, count]) => ({
+          language,
+          count,
+        })),
         git_commits: this.day(d).filter((e) => e.type === "git_commit").length,
         git_prs_created: this.day(d).filter((e) => e.type === "pr_created").length,
       };
@@ -365,12 +422,18 @@ export class Reference {
       for (const d of daysFrom(start, end)) {
         const ev = this.day(d).filter((e) => e.user_id === u);
         if (ev.length === 0) continue;
-        const count = (type: string, f?: (e: RawEvent) => boolean) => ev.filter((e) => e.type === type && (!f || f(e))).length;
+        const count = (type: string, f?: (e: RawEvent) => boolean) =>
+          ev.filter((e) => e.type === type && (!f || f(e))).length;
         const usage = ev.filter((e) => e.type === "model_usage");
         const perModel = new Map<string, number>();
-        for (const e of usage) perModel.set(String(e.model_id), (perModel.get(String(e.model_id)) ?? 0) + creditCents(e));
+        for (const e of usage)
+          perModel.set(String(e.model_id), (perModel.get(String(e.model_id)) ?? 0) + creditCents(e));
         const primary = [...perModel.entries()].sort(([a, x], [b, y]) => y - x || cmp(a, b))[0]?.[0] ?? "";
-        const tier = primary ? (usage.some((e) => e.model_id === primary && e.model_tier === "thinking") ? "thinking" : "standard") : "";
+        const tier = primary
+          ? usage.some((e) => e.model_id === primary && e.model_tier === "thinking")
+            ? "thinking"
+            : "standard"
+          : "";
         const toolCalls = count("tool_call");
         const userMessages = count("message", (e) => e.role === "user");
         rows.push({
@@ -410,7 +473,9 @@ export class Reference {
       return MODES.find((m) => counts.get(m) === best)!;
     }
     const dayStart = Date.parse(`${day}T00:00:00Z`);
-    const earlier = this.all.filter((e) => e.user_id === user && e.type === "session_start" && Date.parse(String(e.time)) < dayStart);
+    const earlier = this.all.filter(
+      (e) => e.user_id === user && e.type === "session_start" && Date.parse(String(e.time)) < dayStart,
+    );
     return earlier.length ? String(earlier[earlier.length - 1]!.autonomy_mode) : "manual";
   }
 }
@@ -422,7 +487,9 @@ export class Reference {
  */
 export function firstDifference(actual: unknown, expected: unknown, path = "$"): string | undefined {
   if (typeof expected === "number" && typeof actual === "number") {
-    return Math.abs(actual - expected) <= 1e-9 * Math.max(1, Math.abs(expected)) ? undefined : `${path}: ${actual} != ${expected}`;
+    return Math.abs(actual - expected) <= 1e-9 * Math.max(1, Math.abs(expected))
+      ? undefined
+      : `${path}: ${actual} != ${expected}`;
   }
   if (Array.isArray(expected)) {
     if (!Array.isArray(actual)) return `${path}: not an array`;
@@ -437,9 +504,14 @@ export function firstDifference(actual: unknown, expected: unknown, path = "$"):
     if (actual === null || typeof actual !== "object" || Array.isArray(actual)) return `${path}: not an object`;
     const ek = Object.keys(expected).sort();
     const ak = Object.keys(actual).sort();
-    if (JSON.stringify(ek) !== JSON.stringify(ak)) return `${path}: keys ${JSON.stringify(ak)} != ${JSON.stringify(ek)}`;
+    if (JSON.stringify(ek) !== JSON.stringify(ak))
+      return `${path}: keys ${JSON.stringify(ak)} != ${JSON.stringify(ek)}`;
     for (const k of ek) {
-      const d = firstDifference((actual as Record<string, unknown>)[k], (expected as Record<string, unknown>)[k], `${path}.${k}`);
+      const d = firstDifference(
+        (actual as Record<string, unknown>)[k],
+        (expected as Record<string, unknown>)[k],
+        `${path}.${k}`,
+      );
       if (d) return d;
     }
     return undefined;

@@ -22,10 +22,24 @@ import {
   type IngestResponse,
 } from "../gen/agentplane/analytics/v1/analytics_pb.js";
 import { setCreditMultiplier } from "../services/analytics/rollup/days.js";
-import { api, createTestOrg, createTestUser, type TestUser, bearer, createTestServiceAccount } from "./support/fixtures.js";
+import {
+  api,
+  createTestOrg,
+  createTestUser,
+  type TestUser,
+  bearer,
+  createTestServiceAccount,
+} from "./support/fixtures.js";
 import { grpcClient, type GrpcCaller } from "./support/grpc.js";
 import { startTestServer, type TestServer } from "./support/server.js";
-import { daysFrom, firstDifference, generateEvents, MULTIPLIERS, Reference, type RawEvent } from "./analytics-reference.js";
+import {
+  daysFrom,
+  firstDifference,
+  generateEvents,
+  MULTIPLIERS,
+  Reference,
+  type RawEvent,
+} from "./analytics-reference.js";
 
 const JWT_SECRET = "analytics-test-secret-0123456789abcdef";
 const DAYS = ["2026-02-20", ...daysFrom("2026-03-01", "2026-03-12")];
@@ -84,17 +98,36 @@ beforeAll(async () => {
   ownerB = await createTestUser(db, orgB, "owner");
 
   for (const [model, m] of Object.entries(MULTIPLIERS)) await setCreditMultiplier(db, model, m);
-  telemetry = grpcClient(TelemetryService, server.internalGrpcUrl, bearer(await createTestServiceAccount(server.platform.db)));
+  telemetry = grpcClient(
+    TelemetryService,
+    server.internalGrpcUrl,
+    bearer(await createTestServiceAccount(server.platform.db)),
+  );
   analyticsGrpc = grpcClient(AnalyticsService, server.grpcUrl);
 
-  events = generateEvents(orgA, users.map((u) => ({ id: u.userId, email: u.email })), DAYS, QUIET_DAY);
+  events = generateEvents(
+    orgA,
+    users.map((u) => ({ id: u.userId, email: u.email })),
+    DAYS,
+    QUIET_DAY,
+  );
   const eventsB = generateEvents(orgB, [{ id: ownerB.userId, email: ownerB.email }], ["2026-03-02"], "", 7);
   // The first batch mixes in events that must be rejected, each with its index and reason.
   const bad: RawEvent[] = [
     { ...events[0]!, event_id: "bad-1", type: "teleport" },
     { ...events[0]!, event_id: "bad-2", time: "yesterday" },
     { ...events[0]!, event_id: "bad-3", user_id: ownerB.userId },
-    { ...events[0]!, event_id: "bad-4", type: "model_usage", model_id: "x", model_tier: "standard", input_tokens: 1.5, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 },
+    {
+      ...events[0]!,
+      event_id: "bad-4",
+      type: "model_usage",
+      model_id: "x",
+      model_tier: "standard",
+      input_tokens: 1.5,
+      output_tokens: 0,
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
+    },
     { ...events[0]!, event_id: "bad-5", client: "emacs" },
   ];
   const first = [...events.slice(0, 100), ...bad];
@@ -186,7 +219,13 @@ describe("endpoints against the reference computation", () => {
   it("/users, one row per user and active day", async () => {
     const res = await get(`/users?${range()}&limit=100`);
     expect(res.status).toBe(200);
-    expect(res.json.meta).toEqual({ org_id: owner.orgId, start_date: START, end_date: END, has_more: false, next_cursor: "" });
+    expect(res.json.meta).toEqual({
+      org_id: owner.orgId,
+      start_date: START,
+      end_date: END,
+      has_more: false,
+      next_cursor: "",
+    });
     const expected = ref.users(START, END);
     expectSame(res.json.data, expected);
     // The planted cases are there: a tie of session modes, the earlier-mode fallback, no mode at all.
@@ -201,7 +240,9 @@ describe("endpoints against the reference computation", () => {
       let cursor = "";
       let pages = 0;
       for (;;) {
-        const res = await get(`/users?${range()}&limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+        const res = await get(
+          `/users?${range()}&limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+        );
         expect(res.status).toBe(200);
         pages++;
         const pageUsers = new Set(res.json.data.map((r: { user_id: string }) => r.user_id));
@@ -232,7 +273,11 @@ describe("access", () => {
     for (const user of [member, guest]) {
       const res = await get(`/tokens?${range()}`, user);
       expect(res.status).toBe(403);
-      expect(res.json).toMatchObject({ title: expect.any(String), status: 403, requestId: res.headers.get("x-request-id") });
+      expect(res.json).toMatchObject({
+        title: expect.any(String),
+        status: 403,
+        requestId: res.headers.get("x-request-id"),
+      });
     }
   });
 
@@ -263,9 +308,21 @@ describe("errors", () => {
   const cases: Array<[string, string, RegExp]> = [
     ["today", `/tokens?startDate=${shift(-3)}&endDate=${today}`, /lags by 24 hours/],
     ["a future day", `/tools?startDate=${shift(2)}&endDate=${shift(3)}`, /^startDate: is in the future/],
-    ["before 2026-01-14", `/activity?startDate=2026-01-13&endDate=2026-01-20`, /^startDate: must not be before 2026-01-14/],
-    ["start after end", `/productivity?startDate=2026-03-05&endDate=2026-03-01`, /^startDate: must not be after endDate/],
-    ["a malformed date", `/users?startDate=2026-3-1&endDate=2026-03-05`, /^startDate: must be a date written YYYY-MM-DD/],
+    [
+      "before 2026-01-14",
+      `/activity?startDate=2026-01-13&endDate=2026-01-20`,
+      /^startDate: must not be before 2026-01-14/,
+    ],
+    [
+      "start after end",
+      `/productivity?startDate=2026-03-05&endDate=2026-03-01`,
+      /^startDate: must not be after endDate/,
+    ],
+    [
+      "a malformed date",
+      `/users?startDate=2026-3-1&endDate=2026-03-05`,
+      /^startDate: must be a date written YYYY-MM-DD/,
+    ],
     ["an impossible date", `/users?startDate=2026-02-30&endDate=2026-03-05`, /^startDate: must be a date/],
     ["a missing date", `/tokens?endDate=2026-03-05`, /^startDate: is required/],
     // (More than 366 days cannot be asked for before 2027: analytics-handlers.test.ts pins the clock.)
@@ -278,20 +335,37 @@ describe("errors", () => {
   it.each(cases)("%s is a 400 with the error body", async (_name, path, detail) => {
     const res = await get(path);
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({ title: expect.any(String), detail: expect.stringMatching(detail), status: 400, requestId: res.headers.get("x-request-id") });
+    expect(res.json).toEqual({
+      title: expect.any(String),
+      detail: expect.stringMatching(detail),
+      status: 400,
+      requestId: res.headers.get("x-request-id"),
+    });
   });
 
   it("a /users cursor that is no user of the organization is a 400 naming cursor, another organization's user alike", async () => {
-    const detail = (id: string) => `cursor: must be a user ID from meta.next_cursor; no user ${JSON.stringify(id)} in your organization`;
+    const detail = (id: string) =>
+      `cursor: must be a user ID from meta.next_cursor; no user ${JSON.stringify(id)} in your organization`;
     // Before the first user ID, after the last, between two, and another organization's user.
     for (const cursor of ["0", "~", "zzzz-no-such-user", ownerB.userId]) {
       const res = await get(`/users?${range()}&limit=2&cursor=${encodeURIComponent(cursor)}`);
       expect(res.status).toBe(400);
-      expect(res.json).toEqual({ title: "Bad Request", detail: detail(cursor), status: 400, requestId: res.headers.get("x-request-id") });
-      const grpc = await analyticsGrpc.call(AnalyticsService.method.getUsers, { startDate: START, endDate: END, limit: 2, cursor }, { authorization: `Bearer ${owner.key}` }).then(
-        () => undefined,
-        (e: { code: number; details: string }) => e,
-      );
+      expect(res.json).toEqual({
+        title: "Bad Request",
+        detail: detail(cursor),
+        status: 400,
+        requestId: res.headers.get("x-request-id"),
+      });
+      const grpc = await analyticsGrpc
+        .call(
+          AnalyticsService.method.getUsers,
+          { startDate: START, endDate: END, limit: 2, cursor },
+          { authorization: `Bearer ${owner.key}` },
+        )
+        .then(
+          () => undefined,
+          (e: { code: number; details: string }) => e,
+        );
       expect(grpc?.code).toBe(3);
       expect(decodeURIComponent(grpc!.details)).toBe(detail(cursor));
     }
@@ -334,14 +408,21 @@ describe("caching", () => {
 
 describe("pre-rendered responses", () => {
   /** The raw response, not decoded: what the client receives on the wire. */
-  function raw(path: string, headers: Record<string, string>): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
+  function raw(
+    path: string,
+    headers: Record<string, string>,
+  ): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
     return new Promise((resolve, reject) => {
-      const req = httpGet(`${server.restUrl}/api/v1/analytics${path}`, { headers: { authorization: `Bearer ${owner.key}`, ...headers } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
-        res.on("error", reject);
-      });
+      const req = httpGet(
+        `${server.restUrl}/api/v1/analytics${path}`,
+        { headers: { authorization: `Bearer ${owner.key}`, ...headers } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+          res.on("error", reject);
+        },
+      );
       req.on("error", reject);
     });
   }
@@ -374,13 +455,16 @@ describe("pre-rendered responses", () => {
     expect(revalidated.headers["vary"]).toBe("Accept-Encoding");
     expect((await raw(path, { "if-none-match": packed.headers["etag"]! })).status).toBe(304);
     // Refusing both codings gets the text.
-    expect((await raw(path, { "accept-encoding": "deflate;q=0, gzip;q=0, *" })).headers["content-encoding"]).toBeUndefined();
+    expect(
+      (await raw(path, { "accept-encoding": "deflate;q=0, gzip;q=0, *" })).headers["content-encoding"],
+    ).toBeUndefined();
   });
 
   it("sends /tokens as gzip to a browser and to a client that takes gzip alone (Go's net/http, OkHttp): the same bytes once gunzipped", async () => {
     const path = `/tokens?${range()}`;
     const plain = await raw(path, {});
-    for (const accept of ["gzip, deflate, br, zstd", "gzip", "deflate;q=0, *"]) expectEncoded(await raw(path, { "accept-encoding": accept }), plain, "gzip");
+    for (const accept of ["gzip, deflate, br, zstd", "gzip", "deflate;q=0, *"])
+      expectEncoded(await raw(path, { "accept-encoding": accept }), plain, "gzip");
     expect((await raw(path, { "accept-encoding": "gzip", "if-none-match": plain.headers["etag"]! })).status).toBe(304);
   });
 
@@ -397,10 +481,18 @@ describe("pre-rendered responses", () => {
     try {
       const tokens = await client.call(AnalyticsService.method.getTokens, { startDate: START, endDate: END }, auth);
       const rest = await raw(`/tokens?${range()}`, {});
-      expect(JSON.parse(rest.body.toString())).toEqual(toJson(AnalyticsResponseSchema, tokens, { alwaysEmitImplicit: true }));
-      const users = await client.call(AnalyticsService.method.getUsers, { startDate: START, endDate: END, limit: 3 }, auth);
+      expect(JSON.parse(rest.body.toString())).toEqual(
+        toJson(AnalyticsResponseSchema, tokens, { alwaysEmitImplicit: true }),
+      );
+      const users = await client.call(
+        AnalyticsService.method.getUsers,
+        { startDate: START, endDate: END, limit: 3 },
+        auth,
+      );
       const restUsers = await raw(`/users?${range()}&limit=3`, {});
-      expect(JSON.parse(restUsers.body.toString())).toEqual(toJson(UsersResponseSchema, users, { alwaysEmitImplicit: true }));
+      expect(JSON.parse(restUsers.body.toString())).toEqual(
+        toJson(UsersResponseSchema, users, { alwaysEmitImplicit: true }),
+      );
       expect(users.data.length).toBeGreaterThan(3);
     } finally {
       client.close();
@@ -412,9 +504,15 @@ describe("gRPC", () => {
   it("serves the public RPCs to a @grpc/grpc-js client with an API key", async () => {
     const client = grpcClient(AnalyticsService, server.grpcUrl);
     try {
-      const res = await client.call(AnalyticsService.method.getActivity, { startDate: "2026-03-01", endDate: "2026-03-02" }, { authorization: `Bearer ${owner.key}` });
+      const res = await client.call(
+        AnalyticsService.method.getActivity,
+        { startDate: "2026-03-01", endDate: "2026-03-02" },
+        { authorization: `Bearer ${owner.key}` },
+      );
       expectSame(res.data, ref.activity("2026-03-01", "2026-03-02"));
-      await expect(client.call(AnalyticsService.method.getActivity, { startDate: "2026-03-01", endDate: "2026-03-02" })).rejects.toMatchObject({ code: 16 });
+      await expect(
+        client.call(AnalyticsService.method.getActivity, { startDate: "2026-03-01", endDate: "2026-03-02" }),
+      ).rejects.toMatchObject({ code: 16 });
     } finally {
       client.close();
     }

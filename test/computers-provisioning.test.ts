@@ -15,16 +15,24 @@ import { startTestServer, type TestServer } from "./support/server.js";
 
 const WEB = "https://github.com/acme/web.git";
 const API = "https://github.com/acme/api.git";
-const describeCommand = (c: CommandCall) => `${c.envs.REPO_URL ? "clone" : "install"} ${c.envs.REPO_URL ?? c.envs.REPO_DIR}`;
+const describeCommand = (c: CommandCall) =>
+  `${c.envs.REPO_URL ? "clone" : "install"} ${c.envs.REPO_URL ?? c.envs.REPO_DIR}`;
 
 /** Starts the worker in its own process; resolves once it polls. */
 async function spawnWorker(databaseUrl: string, e2b: E2bApiTestServer, leaseMs: number): Promise<ChildProcess> {
   const script = fileURLToPath(new URL("./support/provisioning-worker-process.ts", import.meta.url));
-  const child = spawn(process.execPath, ["--import", "tsx", script, databaseUrl, e2b.url, e2b.apiKey, String(leaseMs)], {
-    cwd: fileURLToPath(new URL("..", import.meta.url)),
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const [chunk] = (await Promise.race([once(child.stdout!, "data"), once(child, "exit").then(() => [Buffer.from("exited")])])) as Buffer[];
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", script, databaseUrl, e2b.url, e2b.apiKey, String(leaseMs)],
+    {
+      cwd: fileURLToPath(new URL("..", import.meta.url)),
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  const [chunk] = (await Promise.race([
+    once(child.stdout!, "data"),
+    once(child, "exit").then(() => [Buffer.from("exited")]),
+  ])) as Buffer[];
   if (String(chunk).trim() !== "ready") throw new Error(`worker process did not start: ${chunk}`);
   return child;
 }
@@ -41,7 +49,10 @@ describe("e2b provisioning", () => {
     workers.push(worker);
   };
   const create = async (name: string, repos: string[], autoInstallDeps: boolean) => {
-    const res = await api(server.restUrl, member.key, "/api/v0/computers", { method: "POST", body: { name, remoteUser: "user", provider: "e2b", repos, autoInstallDeps } });
+    const res = await api(server.restUrl, member.key, "/api/v0/computers", {
+      method: "POST",
+      body: { name, remoteUser: "user", provider: "e2b", repos, autoInstallDeps },
+    });
     expect(res.status).toBe(201);
     return res.json;
   };
@@ -54,7 +65,8 @@ describe("e2b provisioning", () => {
     }
     throw new Error(`${name} did not finish provisioning`);
   };
-  const sandboxOf = (computerId: string) => [...e2b.sandboxes.values()].find((s) => s.metadata.agentplaneComputerId === computerId);
+  const sandboxOf = (computerId: string) =>
+    [...e2b.sandboxes.values()].find((s) => s.metadata.agentplaneComputerId === computerId);
 
   beforeAll(async () => {
     e2b = await startE2bApiTestServer();
@@ -63,7 +75,8 @@ describe("e2b provisioning", () => {
     member = await createTestUser(server.platform.db, await createTestOrg(server.platform.db, "Sandboxes"), "member");
   });
   afterEach(async () => {
-    for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    for (const child of children.splice(0))
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     await Promise.all(workers.splice(0).map((w) => w.stop()));
     e2b.onCommand = () => ({ exitCode: 0, stdout: "ok\n" });
   });
@@ -108,12 +121,17 @@ describe("e2b provisioning", () => {
       ["skipped", undefined],
     ]);
 
-    e2b.onCommand = (c) => (c.envs.REPO_DIR === "web" && !c.envs.REPO_URL ? { exitCode: 1, stderr: "npm ERR! code ERESOLVE\nnpm ERR! could not resolve dependency tree\n" } : { exitCode: 0 });
+    e2b.onCommand = (c) =>
+      c.envs.REPO_DIR === "web" && !c.envs.REPO_URL
+        ? { exitCode: 1, stderr: "npm ERR! code ERESOLVE\nnpm ERR! could not resolve dependency tree\n" }
+        : { exitCode: 0 };
     await create("broken-deps", [WEB], true);
     const broken = await settled("broken-deps");
     expect(broken.status).toBe("error");
     expect(broken.provisioningSteps.map((s: any) => s.status)).toEqual(["succeeded", "succeeded", "failed"]);
-    expect(broken.provisioningSteps[2].error).toBe("dependency install in web failed with exit code 1: npm ERR! code ERESOLVE\nnpm ERR! could not resolve dependency tree");
+    expect(broken.provisioningSteps[2].error).toBe(
+      "dependency install in web failed with exit code 1: npm ERR! code ERESOLVE\nnpm ERR! could not resolve dependency tree",
+    );
   });
 
   it("finishes after the worker process is killed mid-step, without repeating a finished step", async () => {
@@ -137,7 +155,13 @@ describe("e2b provisioning", () => {
     await reached;
     const midway = await get("killed-box");
     expect(midway.status).toBe("provisioning");
-    expect(midway.provisioningSteps.map((s: any) => s.status)).toEqual(["succeeded", "succeeded", "running", "pending", "pending"]);
+    expect(midway.provisioningSteps.map((s: any) => s.status)).toEqual([
+      "succeeded",
+      "succeeded",
+      "running",
+      "pending",
+      "pending",
+    ]);
 
     child.kill("SIGKILL");
     await once(child, "exit");
@@ -150,8 +174,16 @@ describe("e2b provisioning", () => {
     expect(done.provisioningSteps.every((s: any) => s.status === "succeeded")).toBe(true);
 
     const sandbox = sandboxOf(created.id)!;
-    expect(e2b.calls("POST /sandboxes").filter((r) => r.body.metadata.agentplaneComputerId === created.id)).toHaveLength(1);
+    expect(
+      e2b.calls("POST /sandboxes").filter((r) => r.body.metadata.agentplaneComputerId === created.id),
+    ).toHaveLength(1);
     // The interrupted clone ran again; every step that had finished ran exactly once.
-    expect(e2b.commands.filter((c) => c.sandboxId === sandbox.sandboxID).map(describeCommand)).toEqual([`clone ${WEB}`, `clone ${API}`, `clone ${API}`, "install web", "install api"]);
+    expect(e2b.commands.filter((c) => c.sandboxId === sandbox.sandboxID).map(describeCommand)).toEqual([
+      `clone ${WEB}`,
+      `clone ${API}`,
+      `clone ${API}`,
+      "install web",
+      "install api",
+    ]);
   });
 });

@@ -5,7 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CreditLimitService, OrganizationService } from "../gen/agentplane/organization/v1alpha1/organization_pb.js";
 import { ingestEvents } from "../services/analytics/ingest/ingest.js";
 import { ENTRY_ERRORS } from "../services/organization/credit-limits/entries.js";
-import { api, createTestOrg, createTestUser, type TestUser, bearer, createTestServiceAccount } from "./support/fixtures.js";
+import {
+  api,
+  createTestOrg,
+  createTestUser,
+  type TestUser,
+  bearer,
+  createTestServiceAccount,
+} from "./support/fixtures.js";
 import { grpcClient } from "./support/grpc.js";
 import { startTestServer, type TestServer } from "./support/server.js";
 
@@ -22,10 +29,13 @@ describe("PUT /api/v0/organization/usage/limits/users", () => {
   const put = (user: TestUser, body: unknown) => api(server.restUrl, user.key, PATH, { method: "PUT", body });
   const stored = async () =>
     Object.fromEntries(
-      (await server.platform.db.selectFrom("user_credit_limits").select(["user_id", "monthly_limit", "updated_by"]).where("org_id", "=", owner.orgId).execute()).map((r) => [
-        r.user_id,
-        [r.monthly_limit, r.updated_by],
-      ]),
+      (
+        await server.platform.db
+          .selectFrom("user_credit_limits")
+          .select(["user_id", "monthly_limit", "updated_by"])
+          .where("org_id", "=", owner.orgId)
+          .execute()
+      ).map((r) => [r.user_id, [r.monthly_limit, r.updated_by]]),
     );
 
   beforeAll(async () => {
@@ -90,14 +100,21 @@ describe("PUT /api/v0/organization/usage/limits/users", () => {
       { email: manager.email, limit: 1000 },
     ]);
     expect(res.json.errors).toEqual([{ email: owner.email, error: ENTRY_ERRORS.badLimit }]);
-    expect(await stored()).toEqual({ [member.userId]: [2500.5, owner.userId], [guest.userId]: [0, owner.userId], [manager.userId]: [1000, owner.userId] });
+    expect(await stored()).toEqual({
+      [member.userId]: [2500.5, owner.userId],
+      [guest.userId]: [0, owner.userId],
+      [manager.userId]: [1000, owner.userId],
+    });
   });
 
   it("answers 200 with empty lists when every entry fails, without storing anything", async () => {
     const before = await stored();
     const res = await put(owner, { users: [{ email: "ghost@limits.test", limit: 1 }] });
     expect(res.status).toBe(200);
-    expect(res.json).toEqual({ updated: [], errors: [{ email: "ghost@limits.test", error: ENTRY_ERRORS.unknownEmail }] });
+    expect(res.json).toEqual({
+      updated: [],
+      errors: [{ email: "ghost@limits.test", error: ENTRY_ERRORS.unknownEmail }],
+    });
     expect(await stored()).toEqual(before);
   });
 
@@ -112,12 +129,18 @@ describe("PUT /api/v0/organization/usage/limits/users", () => {
   });
 
   it("is a 400 naming users without 1 to 100 entries", async () => {
-    for (const body of [{ users: [] }, {}, { users: Array.from({ length: 101 }, (_, i) => ({ email: `u${i}@limits.test`, limit: 1 })) }]) {
+    for (const body of [
+      { users: [] },
+      {},
+      { users: Array.from({ length: 101 }, (_, i) => ({ email: `u${i}@limits.test`, limit: 1 })) },
+    ]) {
       const res = await put(owner, body);
       expect(res.status).toBe(400);
       expect(res.json.detail).toMatch(/^users: must have 1 to 100 entries, got (0|101)$/);
     }
-    const hundred = await put(owner, { users: Array.from({ length: 100 }, (_, i) => ({ email: `u${i}@limits.test`, limit: 1 })) });
+    const hundred = await put(owner, {
+      users: Array.from({ length: 100 }, (_, i) => ({ email: `u${i}@limits.test`, limit: 1 })),
+    });
     expect(hundred.status).toBe(200);
     expect(hundred.json.errors).toHaveLength(100);
   });
@@ -125,10 +148,20 @@ describe("PUT /api/v0/organization/usage/limits/users", () => {
   it("serves the same RPC to a @grpc/grpc-js client", async () => {
     const client = grpcClient(OrganizationService, server.grpcUrl);
     try {
-      const res = await client.call(OrganizationService.method.setUserCreditLimits, { users: [{ email: member.email, limit: 42 }] }, { authorization: `Bearer ${owner.key}` });
+      const res = await client.call(
+        OrganizationService.method.setUserCreditLimits,
+        { users: [{ email: member.email, limit: 42 }] },
+        { authorization: `Bearer ${owner.key}` },
+      );
       expect(res.updated.map((u) => [u.email, u.limit])).toEqual([[member.email, 42]]);
       expect(res.errors).toEqual([]);
-      await expect(client.call(OrganizationService.method.setUserCreditLimits, { users: [{ email: member.email, limit: 1 }] }, { authorization: `Bearer ${member.key}` })).rejects.toMatchObject({ code: 7 });
+      await expect(
+        client.call(
+          OrganizationService.method.setUserCreditLimits,
+          { users: [{ email: member.email, limit: 1 }] },
+          { authorization: `Bearer ${member.key}` },
+        ),
+      ).rejects.toMatchObject({ code: 7 });
     } finally {
       client.close();
     }
@@ -138,23 +171,54 @@ describe("PUT /api/v0/organization/usage/limits/users", () => {
     const now = new Date();
     await put(owner, { users: [{ email: manager.email, limit: 750 }] });
     const result = await ingestEvents(server.platform.db, [
-      { type: "model_usage", time: now.toISOString(), orgId: owner.orgId, userId: manager.userId, client: "web", modelId: "sonnet", modelTier: "standard", inputTokens: 400, outputTokens: 100, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      {
+        type: "model_usage",
+        time: now.toISOString(),
+        orgId: owner.orgId,
+        userId: manager.userId,
+        client: "web",
+        modelId: "sonnet",
+        modelTier: "standard",
+        inputTokens: 400,
+        outputTokens: 100,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+      },
     ]);
     expect(result.accepted).toBe(1);
-    const client = grpcClient(CreditLimitService, server.internalGrpcUrl, bearer(await createTestServiceAccount(server.platform.db)));
+    const client = grpcClient(
+      CreditLimitService,
+      server.internalGrpcUrl,
+      bearer(await createTestServiceAccount(server.platform.db)),
+    );
     try {
-      const balance = await client.call(CreditLimitService.method.getCreditBalance, { orgId: owner.orgId, userId: manager.userId });
+      const balance = await client.call(CreditLimitService.method.getCreditBalance, {
+        orgId: owner.orgId,
+        userId: manager.userId,
+      });
       expect(balance.limit).toBe(750);
       expect(balance.usedMonthToDate).toBe(500);
       expect(balance.remaining).toBe(250);
       expect(balance.periodStart).toBe(`${now.toISOString().slice(0, 7)}-01`);
-      const none = await client.call(CreditLimitService.method.getCreditBalance, { orgId: owner.orgId, userId: owner.userId });
+      const none = await client.call(CreditLimitService.method.getCreditBalance, {
+        orgId: owner.orgId,
+        userId: owner.userId,
+      });
       expect([none.limit, none.remaining, none.usedMonthToDate]).toEqual([undefined, undefined, 0]);
-      await expect(client.call(CreditLimitService.method.getCreditBalance, { orgId: stranger.orgId, userId: manager.userId })).rejects.toMatchObject({ code: 5 });
+      await expect(
+        client.call(CreditLimitService.method.getCreditBalance, { orgId: stranger.orgId, userId: manager.userId }),
+      ).rejects.toMatchObject({ code: 5 });
     } finally {
       client.close();
     }
     // Internal: the REST edge does not route it.
-    expect((await api(server.restUrl, owner.key, "/agentplane.organization.v1alpha1.CreditLimitService/GetCreditBalance", { method: "POST", body: {} })).status).toBe(404);
+    expect(
+      (
+        await api(server.restUrl, owner.key, "/agentplane.organization.v1alpha1.CreditLimitService/GetCreditBalance", {
+          method: "POST",
+          body: {},
+        })
+      ).status,
+    ).toBe(404);
   });
 });

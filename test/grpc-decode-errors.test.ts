@@ -48,43 +48,84 @@ describe("request messages that do not decode", () => {
   });
 
   it("gRPC: grpc-status 3 naming the request", async () => {
-    const res = await call(session, "/grpc.health.v1.Health/Check", { "content-type": "application/grpc" }, frame(0, TRUNCATED));
+    const res = await call(
+      session,
+      "/grpc.health.v1.Health/Check",
+      { "content-type": "application/grpc" },
+      frame(0, TRUNCATED),
+    );
     const status = res.trailers["grpc-status"] ?? res.headers["grpc-status"];
     const message = decodeURIComponent(res.trailers["grpc-message"] ?? res.headers["grpc-message"] ?? "");
-    expect([status, message]).toEqual(["3", expect.stringMatching(/^request: the message does not decode \(parse binary: /)]);
+    expect([status, message]).toEqual([
+      "3",
+      expect.stringMatching(/^request: the message does not decode \(parse binary: /),
+    ]);
   });
 
   it("gRPC: a compressed flag without a grpc-encoding is status 3 too", async () => {
-    const res = await call(session, "/grpc.health.v1.Health/Check", { "content-type": "application/grpc" }, frame(1, Buffer.from([0x0a, 0x00])));
+    const res = await call(
+      session,
+      "/grpc.health.v1.Health/Check",
+      { "content-type": "application/grpc" },
+      frame(1, Buffer.from([0x0a, 0x00])),
+    );
     expect(res.trailers["grpc-status"] ?? res.headers["grpc-status"]).toBe("3");
   });
 
   it("gRPC-Web: the trailer frame says 3", async () => {
-    const res = await call(session, "/grpc.health.v1.Health/Check", { "content-type": "application/grpc-web+proto" }, frame(0, TRUNCATED));
+    const res = await call(
+      session,
+      "/grpc.health.v1.Health/Check",
+      { "content-type": "application/grpc-web+proto" },
+      frame(0, TRUNCATED),
+    );
     expect(res.body[0]).toBe(0x80);
     const trailer = res.body.subarray(5).toString("utf8");
     expect(trailer).toMatch(/grpc-status: 3\r\n/);
   });
 
   it("Connect unary: 400 with code invalid_argument", async () => {
-    const res = await call(session, "/grpc.health.v1.Health/Check", { "content-type": "application/proto", "connect-protocol-version": "1" }, TRUNCATED);
+    const res = await call(
+      session,
+      "/grpc.health.v1.Health/Check",
+      { "content-type": "application/proto", "connect-protocol-version": "1" },
+      TRUNCATED,
+    );
     expect(res.status).toBe(400);
-    expect(JSON.parse(res.body.toString("utf8"))).toEqual({ code: "invalid_argument", message: expect.stringMatching(/^request: the message does not decode/) });
+    expect(JSON.parse(res.body.toString("utf8"))).toEqual({
+      code: "invalid_argument",
+      message: expect.stringMatching(/^request: the message does not decode/),
+    });
   });
 
   it("Connect streaming: the end-of-stream frame carries invalid_argument", async () => {
-    const res = await call(session, "/grpc.health.v1.Health/Watch", { "content-type": "application/connect+proto", "connect-protocol-version": "1" }, frame(0, TRUNCATED));
+    const res = await call(
+      session,
+      "/grpc.health.v1.Health/Watch",
+      { "content-type": "application/connect+proto", "connect-protocol-version": "1" },
+      frame(0, TRUNCATED),
+    );
     expect(res.body[0]).toBe(0x02);
     expect(JSON.parse(res.body.subarray(5).toString("utf8")).error).toMatchObject({ code: "invalid_argument" });
   });
 
   it("leaves a message that decodes alone", async () => {
-    const res = await call(session, "/grpc.health.v1.Health/Check", { "content-type": "application/grpc" }, frame(0, Buffer.alloc(0)));
+    const res = await call(
+      session,
+      "/grpc.health.v1.Health/Check",
+      { "content-type": "application/grpc" },
+      frame(0, Buffer.alloc(0)),
+    );
     expect(res.trailers["grpc-status"]).toBe("0");
   });
 
   it("refuses a deadline past Node's longest timer as the client's error, not a call ended at once", async () => {
-    const res = await call(session, "/grpc.health.v1.Health/Check", { "content-type": "application/grpc", "grpc-timeout": "99999999H" }, frame(0, Buffer.alloc(0)));
+    const res = await call(
+      session,
+      "/grpc.health.v1.Health/Check",
+      { "content-type": "application/grpc", "grpc-timeout": "99999999H" },
+      frame(0, Buffer.alloc(0)),
+    );
     expect(res.trailers["grpc-status"] ?? res.headers["grpc-status"]).toBe("3");
   });
 });

@@ -38,9 +38,21 @@ describe("grpc.health.v1.Health", () => {
     const target = new URL(testDb.url);
     proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
     target.port = String(proxy.port);
-    viaProxy = await openDatabase<Database>({ databaseUrl: target.toString(), dataDir: IN_MEMORY_DATA_DIR, logger: testLogger(), poolMax: 2 });
+    viaProxy = await openDatabase<Database>({
+      databaseUrl: target.toString(),
+      dataDir: IN_MEMORY_DATA_DIR,
+      logger: testLogger(),
+      poolMax: 2,
+    });
     kv = await createTestKv();
-    const config = loadConfig({ PORT: "0", GRPC_PORT: "0", INTERNAL_GRPC_PORT: "0", LOG_LEVEL: "silent", SEED_DEMO: "false", SERVICES: "organization" });
+    const config = loadConfig({
+      PORT: "0",
+      GRPC_PORT: "0",
+      INTERNAL_GRPC_PORT: "0",
+      LOG_LEVEL: "silent",
+      SEED_DEMO: "false",
+      SERVICES: "organization",
+    });
     server = await startServer(config, testLogger(), { database: viaProxy, kv, workers: false });
     health = grpcClient(Health, server.grpcUrl);
   });
@@ -86,8 +98,17 @@ describe("grpc.health.v1.Health", () => {
     try {
       for (const timeout of ["300m", "0n", "1m"]) {
         const started = Date.now();
-        const res = await client.request({ path: `/${Health.typeName}/Watch`, headers: { "content-type": "application/grpc", te: "trailers", "grpc-timeout": timeout }, body: [envelope(0, new Uint8Array())] }, 10_000);
-        expect(res.trailers["grpc-status"] ?? res.headers["grpc-status"], `grpc-timeout ${timeout}`).toBe(String(Code.DeadlineExceeded));
+        const res = await client.request(
+          {
+            path: `/${Health.typeName}/Watch`,
+            headers: { "content-type": "application/grpc", te: "trailers", "grpc-timeout": timeout },
+            body: [envelope(0, new Uint8Array())],
+          },
+          10_000,
+        );
+        expect(res.trailers["grpc-status"] ?? res.headers["grpc-status"], `grpc-timeout ${timeout}`).toBe(
+          String(Code.DeadlineExceeded),
+        );
         // At the deadline, not at the next status poll (every 2 s).
         expect(Date.now() - started, `grpc-timeout ${timeout}`).toBeLessThan(1_500);
         // The current status first (SERVING: field 1 = 1), when the deadline leaves time for it.

@@ -73,33 +73,56 @@ function env(extra: Record<string, string> = {}): Record<string, string> {
 
 function logOf(file: string): Array<Record<string, unknown>> {
   try {
-    return readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    return readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
   } catch {
     return [];
   }
 }
 
-const forSession = (id: string) => deliveries.filter((d) => (JSON.parse(d.body) as { agentplane: { session_id?: string } }).agentplane.session_id === id);
+const forSession = (id: string) =>
+  deliveries.filter(
+    (d) => (JSON.parse(d.body) as { agentplane: { session_id?: string } }).agentplane.session_id === id,
+  );
 
 describe("agentplane hook notify", () => {
   it("turns each event into its message at the webhook, signed, and on the desktop, saying nothing to the agent", async () => {
     const cases = [
-      { input: { hook_event_name: "Notification", message: "Permission needed for Bash" }, text: "Agent is waiting for you in web-app: Permission needed for Bash" },
+      {
+        input: { hook_event_name: "Notification", message: "Permission needed for Bash" },
+        text: "Agent is waiting for you in web-app: Permission needed for Bash",
+      },
       { input: { hook_event_name: "Stop" }, text: "Task finished in web-app" },
       { input: { hook_event_name: "SubagentStop" }, text: "Subagent finished in web-app" },
       { input: { hook_event_name: "SessionEnd", reason: "error" }, text: "Session ended: error in web-app" },
       { input: { hook_event_name: "PostToolUse", tool_name: "Edit" }, text: "Edit finished in web-app" },
     ];
-    const e = env({ AGENTPLANE_HOOK_WEBHOOK_URL: `${webhookUrl}/ok`, AGENTPLANE_HOOK_WEBHOOK_SECRET: SECRET, AGENTPLANE_HOOK_DESKTOP: "1", AGENTPLANE_HOOK_DEADLINE_MS: "8000" });
+    const e = env({
+      AGENTPLANE_HOOK_WEBHOOK_URL: `${webhookUrl}/ok`,
+      AGENTPLANE_HOOK_WEBHOOK_SECRET: SECRET,
+      AGENTPLANE_HOOK_DESKTOP: "1",
+      AGENTPLANE_HOOK_DEADLINE_MS: "8000",
+    });
     const runs = await Promise.all(
-      cases.map((c, i) => agentplane(["hook", "notify"], JSON.stringify({ ...c.input, session_id: `each-${i}`, cwd: "/home/ada/web-app" }), e)),
+      cases.map((c, i) =>
+        agentplane(
+          ["hook", "notify"],
+          JSON.stringify({ ...c.input, session_id: `each-${i}`, cwd: "/home/ada/web-app" }),
+          e,
+        ),
+      ),
     );
     for (const [i, c] of cases.entries()) {
       expect(runs[i]).toMatchObject({ code: 0, stdout: "", stderr: "" });
       const got = forSession(`each-${i}`);
       expect(got).toHaveLength(1);
       const { headers, body } = got[0] as Delivery;
-      expect(JSON.parse(body)).toMatchObject({ text: c.text, agentplane: { event: c.input.hook_event_name, session_id: `each-${i}`, cwd: "/home/ada/web-app" } });
+      expect(JSON.parse(body)).toMatchObject({
+        text: c.text,
+        agentplane: { event: c.input.hook_event_name, session_id: `each-${i}`, cwd: "/home/ada/web-app" },
+      });
       const timestamp = headers["x-agentplane-timestamp"] as string;
       const signature = headers["x-agentplane-signature"] as string;
       expect(verifySignature(SECRET, { timestamp, signature }, body)).toBe(true);
@@ -110,21 +133,38 @@ describe("agentplane hook notify", () => {
 
   it("does not wait past its deadline for a webhook that never answers, and logs it", async () => {
     const log = join(home, "hang.log");
-    const run = await agentplane(["hook", "notify"], JSON.stringify({ hook_event_name: "Stop", session_id: "hang-1", cwd: "/w/x" }), env({
-      AGENTPLANE_HOOK_WEBHOOK_URL: `${webhookUrl}/hang`,
-      AGENTPLANE_HOOK_DEADLINE_MS: "1500",
-      AGENTPLANE_HOOK_LOG: log,
-    }));
+    const run = await agentplane(
+      ["hook", "notify"],
+      JSON.stringify({ hook_event_name: "Stop", session_id: "hang-1", cwd: "/w/x" }),
+      env({
+        AGENTPLANE_HOOK_WEBHOOK_URL: `${webhookUrl}/hang`,
+        AGENTPLANE_HOOK_DEADLINE_MS: "1500",
+        AGENTPLANE_HOOK_LOG: log,
+      }),
+    );
     expect(run).toMatchObject({ code: 0, stdout: "", stderr: "" });
     // The deadline counts from the process start; allow for process exit and a busy machine.
     expect(run.ms).toBeLessThan(1500 + 1000);
     expect(forSession("hang-1")).toHaveLength(1);
-    expect(logOf(log)).toEqual([expect.objectContaining({ level: "warn", msg: "webhook failed", target: "webhook", event: "Stop", session_id: "hang-1", error: "deadline: no answer in time" })]);
+    expect(logOf(log)).toEqual([
+      expect.objectContaining({
+        level: "warn",
+        msg: "webhook failed",
+        target: "webhook",
+        event: "Stop",
+        session_id: "hang-1",
+        error: "deadline: no answer in time",
+      }),
+    ]);
   }, 30_000);
 
   it("exits 0 at once on malformed JSON, an unknown event or empty input, sending nothing and logging why", async () => {
     const log = join(home, "bad.log");
-    const e = env({ AGENTPLANE_HOOK_WEBHOOK_URL: `${webhookUrl}/ok`, AGENTPLANE_HOOK_LOG: log, AGENTPLANE_HOOK_DEADLINE_MS: "20000" });
+    const e = env({
+      AGENTPLANE_HOOK_WEBHOOK_URL: `${webhookUrl}/ok`,
+      AGENTPLANE_HOOK_LOG: log,
+      AGENTPLANE_HOOK_DEADLINE_MS: "20000",
+    });
     const before = deliveries.length;
     const runs = await Promise.all([
       agentplane(["hook", "notify"], '{"hook_event_name": "Stop", ', e),
@@ -138,11 +178,13 @@ describe("agentplane hook notify", () => {
       expect(run.ms).toBeLessThan(8000);
     }
     expect(deliveries.length).toBe(before);
-    const reasons = logOf(log).map((l) => l.reason as string).sort();
+    const reasons = logOf(log)
+      .map((l) => l.reason as string)
+      .sort();
     // In sorted order.
     expect(reasons).toEqual([
       "empty input: expected a JSON object on stdin",
-      "hook_event_name: unknown event \"PreCompact\" (known: Notification, Stop, SubagentStop, SessionEnd, PostToolUse)",
+      'hook_event_name: unknown event "PreCompact" (known: Notification, Stop, SubagentStop, SessionEnd, PostToolUse)',
       "input must be a JSON object",
       expect.stringMatching(/^malformed JSON: /),
     ]);
@@ -150,7 +192,11 @@ describe("agentplane hook notify", () => {
 
   it("gives up on a stdin that is never closed, and on an unusable configuration, still exiting 0", async () => {
     const log = join(home, "stuck.log");
-    const stuck = await agentplane(["hook", "notify"], undefined, env({ AGENTPLANE_HOOK_DEADLINE_MS: "1200", AGENTPLANE_HOOK_LOG: log }));
+    const stuck = await agentplane(
+      ["hook", "notify"],
+      undefined,
+      env({ AGENTPLANE_HOOK_DEADLINE_MS: "1200", AGENTPLANE_HOOK_LOG: log }),
+    );
     expect(stuck).toMatchObject({ code: 0, stdout: "", stderr: "" });
     expect(stuck.ms).toBeLessThan(1200 + 1000);
     expect(logOf(log)).toEqual([expect.objectContaining({ reason: "stdin was not closed before the deadline" })]);
@@ -163,7 +209,11 @@ describe("agentplane hook notify", () => {
     expect(deliveries.length).toBe(before);
     // Without a usable config the default log file under HOME gets the reason.
     const defaultLog = logOf(join(home, ".local/state/agentplane/hooks.log"));
-    expect(defaultLog.at(-1)).toMatchObject({ level: "error", msg: "hook configuration unusable; nothing sent", error: expect.stringContaining("webhook.url: must use http: or https:") });
+    expect(defaultLog.at(-1)).toMatchObject({
+      level: "error",
+      msg: "hook configuration unusable; nothing sent",
+      error: expect.stringContaining("webhook.url: must use http: or https:"),
+    });
   }, 30_000);
 });
 
@@ -171,7 +221,8 @@ describe("agentplane hook install / uninstall", () => {
   it("install → install → uninstall leaves a settings file with unrelated content byte for byte as it was", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hook-settings-"));
     const settings = join(dir, "settings.json");
-    const original = '{\n    "model": "opus",\n    "permissions": { "allow": ["Bash(npm test)"], "deny": [] },\n    "statusLine": {"type": "command", "command": "~/bin/status"}\n}\n';
+    const original =
+      '{\n    "model": "opus",\n    "permissions": { "allow": ["Bash(npm test)"], "deny": [] },\n    "statusLine": {"type": "command", "command": "~/bin/status"}\n}\n';
     writeFileSync(settings, original, { mode: 0o600 });
     const e = env();
     const first = await agentplane(["hook", "install", "--settings", settings, "--timeout", "7", "--json"], "", e);
@@ -180,11 +231,16 @@ describe("agentplane hook install / uninstall", () => {
     expect(report).toMatchObject({ added: ["Notification", "Stop", "SubagentStop", "SessionEnd"], timeout: 7 });
     expect(report.command).toMatch(/agentplane\.js hook notify$/);
     const installed = readFileSync(settings, "utf8");
-    expect(JSON.parse(installed).hooks.Stop).toEqual([{ hooks: [{ type: "command", command: report.command, timeout: 7 }] }]);
+    expect(JSON.parse(installed).hooks.Stop).toEqual([
+      { hooks: [{ type: "command", command: report.command, timeout: 7 }] },
+    ]);
     expect(JSON.parse(installed).permissions).toEqual({ allow: ["Bash(npm test)"], deny: [] });
 
     const second = await agentplane(["hook", "install", "--settings", settings, "--timeout", "7", "--json"], "", e);
-    expect(JSON.parse(second.stdout)).toMatchObject({ added: [], unchanged: ["Notification", "Stop", "SubagentStop", "SessionEnd"] });
+    expect(JSON.parse(second.stdout)).toMatchObject({
+      added: [],
+      unchanged: ["Notification", "Stop", "SubagentStop", "SessionEnd"],
+    });
     expect(readFileSync(settings, "utf8")).toBe(installed);
 
     const removed = await agentplane(["hook", "uninstall", "--settings", settings], "", e);
@@ -222,18 +278,36 @@ describe("agentplane hook test", () => {
     const config = join(home, "test-hooks.json");
     writeFileSync(config, JSON.stringify({ desktop: false, webhook: { url: `${webhookUrl}/ok`, secret: SECRET } }));
     const before = deliveries.length;
-    const run = await agentplane(["hook", "test", "Notification", "--config", config], "", { PATH: process.env.PATH ?? "", HOME: home });
+    const run = await agentplane(["hook", "test", "Notification", "--config", config], "", {
+      PATH: process.env.PATH ?? "",
+      HOME: home,
+    });
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^webhook: sent \(\d+ ms\)\n$/);
     const sent = deliveries.slice(before);
     expect(sent).toHaveLength(1);
-    expect(JSON.parse(sent[0]!.body).text).toMatch(/^Agent is waiting for you in .+: This is a test notification from agentplane$/);
-    expect(verifySignature(SECRET, { timestamp: sent[0]!.headers["x-agentplane-timestamp"] as string, signature: sent[0]!.headers["x-agentplane-signature"] as string }, sent[0]!.body)).toBe(true);
+    expect(JSON.parse(sent[0]!.body).text).toMatch(
+      /^Agent is waiting for you in .+: This is a test notification from agentplane$/,
+    );
+    expect(
+      verifySignature(
+        SECRET,
+        {
+          timestamp: sent[0]!.headers["x-agentplane-timestamp"] as string,
+          signature: sent[0]!.headers["x-agentplane-signature"] as string,
+        },
+        sent[0]!.body,
+      ),
+    ).toBe(true);
 
     // Desktop on (the default) without notify-send on PATH: skipped, not failed.
     const bare = await agentplane(["hook", "test", "Stop", "--json"], "", { PATH: "/nonexistent", HOME: home });
     expect(bare.code).toBe(0);
-    expect(JSON.parse(bare.stdout)).toEqual({ event: "Stop", outcomes: [], skipped: [{ target: "desktop", reason: expect.stringMatching(/not found|Windows/) }] });
+    expect(JSON.parse(bare.stdout)).toEqual({
+      event: "Stop",
+      outcomes: [],
+      skipped: [{ target: "desktop", reason: expect.stringMatching(/not found|Windows/) }],
+    });
 
     const unknown = await agentplane(["hook", "test", "Nope"], "", env());
     expect(unknown.code).toBe(2);

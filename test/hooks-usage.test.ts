@@ -12,7 +12,10 @@ import { startTestServer, type TestServer } from "./support/server.js";
 
 function notify(stdin: string, env: Record<string, string>): Promise<number | null> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["bin/agentplane.js", "hook", "notify"], { env, stdio: ["pipe", "ignore", "ignore"] });
+    const child = spawn(process.execPath, ["bin/agentplane.js", "hook", "notify"], {
+      env,
+      stdio: ["pipe", "ignore", "ignore"],
+    });
     child.on("error", reject);
     child.on("close", resolve);
     child.stdin.end(stdin);
@@ -45,11 +48,24 @@ describe("hook usage reporting", () => {
   });
 
   it("stores one hook event per execution", async () => {
-    const code = await notify(JSON.stringify({ hook_event_name: "Stop", session_id: "usage-s1", cwd: "/w/api" }), env({ AGENTPLANE_USER_EMAIL: user.email }));
+    const code = await notify(
+      JSON.stringify({ hook_event_name: "Stop", session_id: "usage-s1", cwd: "/w/api" }),
+      env({ AGENTPLANE_USER_EMAIL: user.email }),
+    );
     expect(code).toBe(0);
     const rows = await server.platform.db
       .selectFrom("analytics_events")
-      .select(["type", "user_id", "user_email", "session_id", "client", "hook_event", "hook_matcher", "hook_command", "event_id"])
+      .select([
+        "type",
+        "user_id",
+        "user_email",
+        "session_id",
+        "client",
+        "hook_event",
+        "hook_matcher",
+        "hook_command",
+        "event_id",
+      ])
       .where("org_id", "=", user.orgId)
       .execute();
     expect(rows).toEqual([
@@ -69,16 +85,43 @@ describe("hook usage reporting", () => {
 
   it("logs a refused event (a user other than the key's) and an unreachable ingest, exiting 0", async () => {
     const log = join(home, "usage.log");
-    const stranger = await createTestUser(server.platform.db, await createTestOrg(server.platform.db, "Other"), "member");
-    expect(await notify(JSON.stringify({ hook_event_name: "SessionEnd", reason: "other" }), env({ AGENTPLANE_USER_ID: stranger.userId, AGENTPLANE_HOOK_LOG: log }))).toBe(0);
-    expect(await notify(JSON.stringify({ hook_event_name: "Stop" }), env({ AGENTPLANE_USAGE_URL: "http://127.0.0.1:1", AGENTPLANE_HOOK_LOG: log }))).toBe(0);
-    const lines = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, string>);
+    const stranger = await createTestUser(
+      server.platform.db,
+      await createTestOrg(server.platform.db, "Other"),
+      "member",
+    );
+    expect(
+      await notify(
+        JSON.stringify({ hook_event_name: "SessionEnd", reason: "other" }),
+        env({ AGENTPLANE_USER_ID: stranger.userId, AGENTPLANE_HOOK_LOG: log }),
+      ),
+    ).toBe(0);
+    expect(
+      await notify(
+        JSON.stringify({ hook_event_name: "Stop" }),
+        env({ AGENTPLANE_USAGE_URL: "http://127.0.0.1:1", AGENTPLANE_HOOK_LOG: log }),
+      ),
+    ).toBe(0);
+    const lines = readFileSync(log, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, string>);
     expect(lines).toEqual([
       // A user's API key ingests its own user's events only.
-      expect.objectContaining({ msg: "usage failed", event: "SessionEnd", error: expect.stringMatching(/^ingest answered HTTP 403 permission_denied: events\[0\]\.user_id: an API key may ingest only its own user's events/) }),
+      expect.objectContaining({
+        msg: "usage failed",
+        event: "SessionEnd",
+        error: expect.stringMatching(
+          /^ingest answered HTTP 403 permission_denied: events\[0\]\.user_id: an API key may ingest only its own user's events/,
+        ),
+      }),
       expect.objectContaining({ msg: "usage failed", event: "Stop", error: expect.stringContaining("ECONNREFUSED") }),
     ]);
-    const stored = await server.platform.db.selectFrom("analytics_events").select("user_id").where("org_id", "=", user.orgId).execute();
+    const stored = await server.platform.db
+      .selectFrom("analytics_events")
+      .select("user_id")
+      .where("org_id", "=", user.orgId)
+      .execute();
     expect(stored.map((r) => r.user_id)).not.toContain(stranger.userId);
   }, 30_000);
 });

@@ -32,14 +32,21 @@ describe("JWT access tokens", () => {
   afterAll(() => server?.close());
 
   it("is accepted on v0 endpoints and records the sign-in", async () => {
-    const res = await api(server.restUrl, await token({ sub: member.userId, org_id: member.orgId }), "/api/v0/organization/users");
+    const res = await api(
+      server.restUrl,
+      await token({ sub: member.userId, org_id: member.orgId }),
+      "/api/v0/organization/users",
+    );
     expect(res.status).toBe(200);
     const me = res.json.users.find((u: { id: string }) => u.id === member.userId);
     expect(Date.now() - new Date(me.lastSignInAt).getTime()).toBeLessThan(60_000);
   });
 
   it.each([
-    ["a wrong signature", () => token({ sub: "x", org_id: "y" }, { secret: "another-secret-that-is-thirty-two-chars!" })],
+    [
+      "a wrong signature",
+      () => token({ sub: "x", org_id: "y" }, { secret: "another-secret-that-is-thirty-two-chars!" }),
+    ],
     ["an expired token", () => token({ sub: "x", org_id: "y" }, { expiresIn: Math.floor(Date.now() / 1000) - 60 })],
   ])("rejects %s with 401", async (_name, make) => {
     const res = await api(server.restUrl, await make(), "/api/v0/organization/users");
@@ -47,15 +54,31 @@ describe("JWT access tokens", () => {
   });
 
   it("rejects a token without an expiry: it would be valid forever", async () => {
-    const forever = await new SignJWT({ org_id: member.orgId }).setProtectedHeader({ alg: "HS256" }).setSubject(member.userId).setIssuedAt().sign(new TextEncoder().encode(SECRET));
+    const forever = await new SignJWT({ org_id: member.orgId })
+      .setProtectedHeader({ alg: "HS256" })
+      .setSubject(member.userId)
+      .setIssuedAt()
+      .sign(new TextEncoder().encode(SECRET));
     const res = await api(server.restUrl, forever, "/api/v0/organization/users");
     expect(res.status).toBe(401);
     // The same claims with an expiry are accepted: the refusal is about exp alone.
-    expect((await api(server.restUrl, await token({ sub: member.userId, org_id: member.orgId }), "/api/v0/organization/users")).status).toBe(200);
+    expect(
+      (
+        await api(
+          server.restUrl,
+          await token({ sub: member.userId, org_id: member.orgId }),
+          "/api/v0/organization/users",
+        )
+      ).status,
+    ).toBe(200);
   });
 
   it("rejects a token naming a user of another organization", async () => {
-    const res = await api(server.restUrl, await token({ sub: outsider.userId, org_id: member.orgId }), "/api/v0/organization/users");
+    const res = await api(
+      server.restUrl,
+      await token({ sub: outsider.userId, org_id: member.orgId }),
+      "/api/v0/organization/users",
+    );
     expect(res.status).toBe(401);
   });
 
@@ -78,7 +101,11 @@ describe("JWT issuer and audience, when configured", () => {
   afterAll(() => server?.close());
 
   const signed = (iss: string | undefined, aud: string | string[] | undefined) => {
-    let jwt = new SignJWT({ org_id: member.orgId }).setProtectedHeader({ alg: "HS256" }).setSubject(member.userId).setIssuedAt().setExpirationTime("5m");
+    let jwt = new SignJWT({ org_id: member.orgId })
+      .setProtectedHeader({ alg: "HS256" })
+      .setSubject(member.userId)
+      .setIssuedAt()
+      .setExpirationTime("5m");
     if (iss !== undefined) jwt = jwt.setIssuer(iss);
     if (aud !== undefined) jwt = jwt.setAudience(aud);
     return jwt.sign(new TextEncoder().encode(SECRET));
@@ -92,7 +119,11 @@ describe("JWT issuer and audience, when configured", () => {
     ["another audience", ISSUER, "other-api", 401],
     ["no audience", ISSUER, undefined, 401],
   ] as const)("answers a token with %s: %i", async (_name, iss, aud, status) => {
-    const res = await api(server.restUrl, await signed(iss, aud as string | string[] | undefined), "/api/v0/organization/users");
+    const res = await api(
+      server.restUrl,
+      await signed(iss, aud as string | string[] | undefined),
+      "/api/v0/organization/users",
+    );
     expect(res.status).toBe(status);
   });
 });

@@ -1,7 +1,10 @@
 // GET /api/v0/organization/users end to end: keyset paging with opaque cursors, limits,
 // organization scoping, roles, rate limits; and the same RPC from a @grpc/grpc-js client.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ListUsersResponseSchema, OrganizationService } from "../gen/agentplane/organization/v1alpha1/organization_pb.js";
+import {
+  ListUsersResponseSchema,
+  OrganizationService,
+} from "../gen/agentplane/organization/v1alpha1/organization_pb.js";
 import { setOrganizationRateLimit } from "../services/organization/queries.js";
 import { api, createTestOrg, createTestUser, type TestUser } from "./support/fixtures.js";
 import { grpcClient } from "./support/grpc.js";
@@ -22,7 +25,8 @@ describe("GET /api/v0/organization/users", () => {
     const orgId = await createTestOrg(db, "Acme");
     owner = await createTestUser(db, orgId, "owner");
     orgUsers.push(owner);
-    for (const role of ["manager", "member", "member", "guest", "member"] as const) orgUsers.push(await createTestUser(db, orgId, role));
+    for (const role of ["manager", "member", "member", "guest", "member"] as const)
+      orgUsers.push(await createTestUser(db, orgId, role));
     member = orgUsers[2]!;
     guest = orgUsers[4]!;
     const otherOrg = await createTestOrg(db, "Globex");
@@ -48,7 +52,11 @@ describe("GET /api/v0/organization/users", () => {
     const seen: string[] = [];
     let cursor = "";
     for (let page = 0; page < 20; page++) {
-      const res = await api(server.restUrl, owner.key, `/api/v0/organization/users?limit=1${cursor ? `&cursor=${cursor}` : ""}`);
+      const res = await api(
+        server.restUrl,
+        owner.key,
+        `/api/v0/organization/users?limit=1${cursor ? `&cursor=${cursor}` : ""}`,
+      );
       expect(res.status).toBe(200);
       expect(res.json.users).toHaveLength(1);
       seen.push(res.json.users[0].id);
@@ -133,7 +141,11 @@ describe("GET /api/v0/organization/users", () => {
   it("a @grpc/grpc-js client lists users over the gRPC port", async () => {
     const client = grpcClient(OrganizationService, server.grpcUrl);
     try {
-      const res = await client.call(OrganizationService.method.listUsers, { limit: "2" }, { authorization: `Bearer ${owner.key}` });
+      const res = await client.call(
+        OrganizationService.method.listUsers,
+        { limit: "2" },
+        { authorization: `Bearer ${owner.key}` },
+      );
       expect(res.users.map((u) => u.id)).toEqual(orgUsers.slice(0, 2).map((u) => u.userId));
       expect(res.pagination?.hasMore).toBe(true);
       expect(toJson(ListUsersResponseSchema, res)).toMatchObject({ pagination: { hasMore: true } });

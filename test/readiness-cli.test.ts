@@ -53,11 +53,21 @@ describe("agentplane readiness", () => {
       repoUrl: "git@github.com:Acme/Service.git",
       createdAt: Date.UTC(2026, 0, 15),
       apps: { ".": { description: "the service" } },
-      report: { readme: { numerator: 1, denominator: 1, rationale: "fine", appPaths: ["."] }, tests: { numerator: 0, denominator: 1, rationale: "none" } },
+      report: {
+        readme: { numerator: 1, denominator: 1, rationale: "fine", appPaths: ["."] },
+        tests: { numerator: 0, denominator: 1, rationale: "none" },
+      },
       branch: "main",
       modelUsed: { id: "m", reasoningEffort: "low" },
     };
-    const submitted = await agentplane("readiness", "submit", await file("good.json", report), "--org", orgId, "--json");
+    const submitted = await agentplane(
+      "readiness",
+      "submit",
+      await file("good.json", report),
+      "--org",
+      orgId,
+      "--json",
+    );
     expect(submitted.stderr).toBe("");
     expect(submitted.code).toBe(0);
     const { reportId, repoId } = JSON.parse(submitted.stdout);
@@ -68,11 +78,20 @@ describe("agentplane readiness", () => {
     const { repositories } = JSON.parse(repos.stdout);
     expect(repositories).toHaveLength(1);
     expect(repositories[0]).toMatchObject({ id: repoId, url: "https://github.com/Acme/Service", reportCount: 1 });
-    expect(repositories[0].latestReport).toMatchObject({ reportId, createdAt: report.createdAt, repoUrl: report.repoUrl, branch: "main", score: 0.5, modelUsed: report.modelUsed });
+    expect(repositories[0].latestReport).toMatchObject({
+      reportId,
+      createdAt: report.createdAt,
+      repoUrl: report.repoUrl,
+      branch: "main",
+      score: 0.5,
+      modelUsed: report.modelUsed,
+    });
 
     const text = await agentplane("readiness", "repos", "--org", orgId);
     expect(text.code).toBe(0);
-    expect(text.stdout).toContain(`${repoId}  https://github.com/Acme/Service  reports=1  latest=2026-01-15T00:00:00.000Z  score=50%`);
+    expect(text.stdout).toContain(
+      `${repoId}  https://github.com/Acme/Service  reports=1  latest=2026-01-15T00:00:00.000Z  score=50%`,
+    );
   }, 120_000);
 
   it("rejects a bad file with every problem on one line and stores nothing", async () => {
@@ -83,7 +102,10 @@ describe("agentplane readiness", () => {
         reportId: "nope",
         repoUrl: "https://github.com/Acme/Never",
         apps: {},
-        report: { a: { numerator: "2", denominator: 1, rationale: "" }, b: { numerator: 3, denominator: 2, rationale: "", appPaths: ["web"] } },
+        report: {
+          a: { numerator: "2", denominator: 1, rationale: "" },
+          b: { numerator: 3, denominator: 2, rationale: "", appPaths: ["web"] },
+        },
         modelUsed: { id: "m", reasoningEffort: "turbo" },
       }),
       "--org",
@@ -93,10 +115,20 @@ describe("agentplane readiness", () => {
     expect(bad.stdout).toBe("");
     const lines = bad.stderr.trim().split("\n");
     expect(lines).toHaveLength(1);
-    for (const part of ["report.a.numerator: must be a number", "reportId: must be a UUID", "report.b.numerator: must not exceed", 'report.b.appPaths[0]: "web" is not a key of apps', "modelUsed.reasoningEffort: must be one of"]) {
+    for (const part of [
+      "report.a.numerator: must be a number",
+      "reportId: must be a UUID",
+      "report.b.numerator: must not exceed",
+      'report.b.appPaths[0]: "web" is not a key of apps',
+      "modelUsed.reasoningEffort: must be one of",
+    ]) {
       expect(lines[0]).toContain(part);
     }
-    const count = await database.db.selectFrom("readiness_repositories").select((eb) => eb.fn.countAll<number>().as("n")).where("org_id", "=", orgId).executeTakeFirstOrThrow();
+    const count = await database.db
+      .selectFrom("readiness_repositories")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("org_id", "=", orgId)
+      .executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(1);
   }, 120_000);
 

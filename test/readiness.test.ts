@@ -5,7 +5,14 @@ import { randomUUID } from "node:crypto";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ReadinessService, ReportSubmissionService } from "../gen/agentplane/readiness/v1/readiness_pb.js";
-import { api, createTestOrg, createTestUser, type TestUser, bearer, createTestServiceAccount } from "./support/fixtures.js";
+import {
+  api,
+  createTestOrg,
+  createTestUser,
+  type TestUser,
+  bearer,
+  createTestServiceAccount,
+} from "./support/fixtures.js";
 import { grpcClient, type GrpcCaller } from "./support/grpc.js";
 import { startTestServer, type TestServer } from "./support/server.js";
 
@@ -17,7 +24,12 @@ const BASE = Date.now() - 30 * 24 * HOUR;
 function expectErrorBody(res: { status: number; headers: Headers; json: any }, status: number) {
   expect(res.status).toBe(status);
   expect(res.headers.get("content-type")).toMatch(/^application\/json/);
-  expect(res.json).toEqual({ title: expect.any(String), detail: expect.any(String), status, requestId: expect.any(String) });
+  expect(res.json).toEqual({
+    title: expect.any(String),
+    detail: expect.any(String),
+    status,
+    requestId: expect.any(String),
+  });
   expect(res.json.requestId).toBe(res.headers.get("x-request-id"));
 }
 
@@ -27,9 +39,18 @@ function fullReport(createdAt: number) {
     reportId: randomUUID(),
     createdAt,
     repoUrl: "https://github.com/acme/monorepo",
-    apps: { "apps/web": { description: "Next.js site" }, "apps/api": { description: "Go API" }, "packages/ui": { description: "" } },
+    apps: {
+      "apps/web": { description: "Next.js site" },
+      "apps/api": { description: "Go API" },
+      "packages/ui": { description: "" },
+    },
     report: {
-      lint_config: { numerator: 2, denominator: 3, rationale: "packages/ui has no linter", appPaths: ["apps/web", "apps/api", "packages/ui"] },
+      lint_config: {
+        numerator: 2,
+        denominator: 3,
+        rationale: "packages/ui has no linter",
+        appPaths: ["apps/web", "apps/api", "packages/ui"],
+      },
       readme: { numerator: 1, denominator: 1, rationale: "README explains setup" },
       "unit.tests": { numerator: 0, denominator: 2, rationale: "no tests yet" },
     },
@@ -61,7 +82,11 @@ describe("readiness reports end to end", () => {
     owner = await createTestUser(db, orgId, "owner");
     guest = await createTestUser(db, orgId, "guest");
     other = await createTestUser(db, await createTestOrg(db, "Elsewhere"), "owner");
-    submission = grpcClient(ReportSubmissionService, server.internalGrpcUrl, bearer(await createTestServiceAccount(server.platform.db)));
+    submission = grpcClient(
+      ReportSubmissionService,
+      server.internalGrpcUrl,
+      bearer(await createTestServiceAccount(server.platform.db)),
+    );
 
     // Three repositories, one written three ways; two pairs of reports share a createdAt, so
     // the order has to fall back on reportId.
@@ -75,10 +100,18 @@ describe("readiness reports end to end", () => {
       ["https://gitlab.com/acme/tools", BASE + 4 * HOUR],
     ];
     for (const [i, [repoUrl, createdAt]] of plan.entries()) {
-      const res = await submit(orgId, { repoUrl, createdAt, report: { ci: { numerator: i % 3, denominator: 2, rationale: `run ${i}` } } });
+      const res = await submit(orgId, {
+        repoUrl,
+        createdAt,
+        report: { ci: { numerator: i % 3, denominator: 2, rationale: `run ${i}` } },
+      });
       stored.push({ reportId: res.reportId, createdAt, repoId: res.repoId });
     }
-    await submit(other.orgId, { repoUrl: "https://github.com/acme/api", createdAt: BASE, report: { ci: { numerator: 1, denominator: 1, rationale: "" } } });
+    await submit(other.orgId, {
+      repoUrl: "https://github.com/acme/api",
+      createdAt: BASE,
+      report: { ci: { numerator: 1, denominator: 1, rationale: "" } },
+    });
   });
   afterAll(async () => {
     submission?.close();
@@ -86,7 +119,9 @@ describe("readiness reports end to end", () => {
   });
 
   const newestFirst = (list: typeof stored) =>
-    [...list].sort((a, b) => b.createdAt - a.createdAt || (a.reportId < b.reportId ? 1 : a.reportId > b.reportId ? -1 : 0)).map((r) => r.reportId);
+    [...list]
+      .sort((a, b) => b.createdAt - a.createdAt || (a.reportId < b.reportId ? 1 : a.reportId > b.reportId ? -1 : 0))
+      .map((r) => r.reportId);
 
   it("keeps one repository per normalized URL", () => {
     expect(new Set(stored.map((r) => r.repoId)).size).toBe(3);
@@ -98,7 +133,11 @@ describe("readiness reports end to end", () => {
     const seen: string[] = [];
     let startAfter = "";
     for (let page = 0; page <= stored.length; page++) {
-      const res = await api(server.restUrl, owner.key, `${PATH}?limit=1${startAfter ? `&startAfter=${startAfter}` : ""}`);
+      const res = await api(
+        server.restUrl,
+        owner.key,
+        `${PATH}?limit=1${startAfter ? `&startAfter=${startAfter}` : ""}`,
+      );
       expect(res.status).toBe(200);
       if (res.json.reports.length === 0) break;
       expect(res.json.reports).toHaveLength(1);
@@ -116,7 +155,11 @@ describe("readiness reports end to end", () => {
     const seen: string[] = [];
     let startAfter = "";
     for (let page = 0; page <= stored.length; page++) {
-      const res = await api(server.restUrl, owner.key, `${PATH}?repoId=${repoId}&limit=1${startAfter ? `&startAfter=${startAfter}` : ""}`);
+      const res = await api(
+        server.restUrl,
+        owner.key,
+        `${PATH}?repoId=${repoId}&limit=1${startAfter ? `&startAfter=${startAfter}` : ""}`,
+      );
       expect(res.status).toBe(200);
       if (res.json.reports.length === 0) break;
       startAfter = res.json.reports[0].reportId;
@@ -185,7 +228,10 @@ describe("readiness reports end to end", () => {
     const next = fullReport(BASE + 11 * HOUR);
     next.report["unit.tests"].numerator = 2;
     const { lint_config: _dropped, ...rest } = next.report;
-    await submit(owner.orgId, { ...next, report: { ...rest, docs: { numerator: 1, denominator: 1, rationale: "new" } } });
+    await submit(owner.orgId, {
+      ...next,
+      report: { ...rest, docs: { numerator: 1, denominator: 1, rationale: "new" } },
+    });
     const after = await api(server.restUrl, owner.key, `${PATH}?repoId=${res.repoId}&limit=1`);
     expect(after.json.reports[0].changesSincePrevious).toEqual([
       { criterionId: "docs", numerator: 1, denominator: 1 },
@@ -197,10 +243,27 @@ describe("readiness reports end to end", () => {
 
   it("omits optional fields a report did not carry, and strips credentials from repoUrl", async () => {
     const repoA = (await api(server.restUrl, owner.key, `${PATH}?repoId=${stored[0]!.repoId}`)).json.reports;
-    expect(repoA.map((r: { reportId: string }) => r.reportId)).toEqual([stored[3]!.reportId, stored[1]!.reportId, stored[0]!.reportId]);
+    expect(repoA.map((r: { reportId: string }) => r.reportId)).toEqual([
+      stored[3]!.reportId,
+      stored[1]!.reportId,
+      stored[0]!.reportId,
+    ]);
     const minimal = repoA[2];
-    expect(Object.keys(minimal).sort()).toEqual(["apps", "changesSincePrevious", "createdAt", "repoUrl", "report", "reportId", "score"]);
-    expect(minimal).toMatchObject({ repoUrl: "https://github.com/acme/api.git", apps: {}, createdAt: BASE, changesSincePrevious: [] });
+    expect(Object.keys(minimal).sort()).toEqual([
+      "apps",
+      "changesSincePrevious",
+      "createdAt",
+      "repoUrl",
+      "report",
+      "reportId",
+      "score",
+    ]);
+    expect(minimal).toMatchObject({
+      repoUrl: "https://github.com/acme/api.git",
+      apps: {},
+      createdAt: BASE,
+      changesSincePrevious: [],
+    });
     // Submitted as https://token@github.com/acme/api/ — everything but the token kept as sent.
     expect(repoA[0].repoUrl).toBe("https://github.com/acme/api/");
   });
@@ -234,14 +297,21 @@ describe("readiness reports end to end", () => {
       "modelUsed.reasoningEffort",
     ]);
     expect((await api(server.restUrl, owner.key, `${PATH}?limit=100`)).json.reports.length).toBe(before);
-    const { repositories } = await submission.call(ReportSubmissionService.method.listRepositories, { orgId: owner.orgId });
+    const { repositories } = await submission.call(ReportSubmissionService.method.listRepositories, {
+      orgId: owner.orgId,
+    });
     expect(repositories.map((r) => r.url)).not.toContain("https://github.com/acme/never-stored");
   });
 
   it("a report with a thousand bad criteria gets a bounded message, and the connection lives on", async () => {
     // Found by the RPC fuzzer: every problem went into grpc-message, 2 MB of trailers, and the
     // server's HTTP/2 session died (FRAME_SIZE_ERROR) with every call on it.
-    const report = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`criterion_${i}`, { numerator: 5, denominator: 0, rationale: "", appPaths: ["apps/gone"] }]));
+    const report = Object.fromEntries(
+      Array.from({ length: 1000 }, (_, i) => [
+        `criterion_${i}`,
+        { numerator: 5, denominator: 0, rationale: "", appPaths: ["apps/gone"] },
+      ]),
+    );
     const err = await submit(owner.orgId, { ...fullReport(BASE), report }).then(
       () => undefined,
       (e: { code: number; details: string }) => e,
@@ -255,14 +325,23 @@ describe("readiness reports end to end", () => {
     expect(listed).toBeGreaterThan(1);
     expect(details).toMatch(new RegExp(`; and ${3000 - listed} more problems$`));
     // The same client (one HTTP/2 connection) goes on working.
-    const { repositories } = await submission.call(ReportSubmissionService.method.listRepositories, { orgId: owner.orgId });
+    const { repositories } = await submission.call(ReportSubmissionService.method.listRepositories, {
+      orgId: owner.orgId,
+    });
     expect(repositories.length).toBeGreaterThan(0);
   });
 
   it("ListRepositories answers a @grpc/grpc-js client with each repository's latest report", async () => {
-    const { repositories } = await submission.call(ReportSubmissionService.method.listRepositories, { orgId: owner.orgId });
+    const { repositories } = await submission.call(ReportSubmissionService.method.listRepositories, {
+      orgId: owner.orgId,
+    });
     const byUrl = Object.fromEntries(repositories.map((r) => [r.url, r]));
-    expect(Object.keys(byUrl)).toEqual(["https://github.com/acme/api", "https://github.com/acme/monorepo", "https://github.com/acme/web", "https://gitlab.com/acme/tools"]);
+    expect(Object.keys(byUrl)).toEqual([
+      "https://github.com/acme/api",
+      "https://github.com/acme/monorepo",
+      "https://github.com/acme/web",
+      "https://gitlab.com/acme/tools",
+    ]);
     expect(byUrl["https://github.com/acme/api"]!.reportCount).toBe(3);
     expect(byUrl["https://github.com/acme/api"]!.id).toBe(stored[0]!.repoId);
     expect(byUrl["https://github.com/acme/api"]!.latestReport?.reportId).toBe(stored[3]!.reportId);
@@ -272,7 +351,11 @@ describe("readiness reports end to end", () => {
   it("the public RPC over gRPC needs an API key too", async () => {
     const client = grpcClient(ReadinessService, server.grpcUrl);
     try {
-      const res = await client.call(ReadinessService.method.listReports, { limit: 2 }, { authorization: `Bearer ${owner.key}` });
+      const res = await client.call(
+        ReadinessService.method.listReports,
+        { limit: 2 },
+        { authorization: `Bearer ${owner.key}` },
+      );
       expect(res.reports).toHaveLength(2);
       await expect(client.call(ReadinessService.method.listReports, {}, {})).rejects.toMatchObject({ code: 16 });
     } finally {

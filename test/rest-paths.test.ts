@@ -27,12 +27,21 @@ const PATHS: Array<{ method: string; path: string; body?: unknown }> = [
   { method: "PATCH", path: `/api/v0/computers/${someId}`, body: { remoteUser: "dev" } },
   { method: "GET", path: "/api/v0/computers/name/rest-paths-box" },
   { method: "GET", path: "/api/v0/organization/users" },
-  { method: "PUT", path: "/api/v0/organization/usage/limits/users", body: { users: [{ email: "nobody@example.test", limit: 10 }] } },
+  {
+    method: "PUT",
+    path: "/api/v0/organization/usage/limits/users",
+    body: { users: [{ email: "nobody@example.test", limit: 10 }] },
+  },
 ];
 
 function expectErrorBody(res: { status: number; headers: Headers; json: any }) {
   expect(res.headers.get("content-type")).toMatch(/^application\/json/);
-  expect(res.json).toEqual({ title: expect.any(String), detail: expect.any(String), status: res.status, requestId: expect.any(String) });
+  expect(res.json).toEqual({
+    title: expect.any(String),
+    detail: expect.any(String),
+    status: res.status,
+    requestId: expect.any(String),
+  });
   expect(res.json.requestId).toBe(res.headers.get("x-request-id"));
 }
 
@@ -58,7 +67,11 @@ describe("REST paths of spec §4", () => {
     });
 
     it(`${method} ${path.split("?")[0]} without a key is 401 with the error body`, async () => {
-      const res = await api(server.restUrl, undefined, path, { method, body, headers: { "x-request-id": `req-${method}-${path.length}` } });
+      const res = await api(server.restUrl, undefined, path, {
+        method,
+        body,
+        headers: { "x-request-id": `req-${method}-${path.length}` },
+      });
       expect(res.status).toBe(401);
       expectErrorBody(res);
       expect(res.json.requestId).toBe(`req-${method}-${path.length}`);

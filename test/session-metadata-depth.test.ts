@@ -7,9 +7,21 @@ import * as protoLoader from "@grpc/proto-loader";
 import { create, toBinary, type JsonObject } from "@bufbuild/protobuf";
 import { reflect, type ReflectMessage } from "@bufbuild/protobuf/reflect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ListSessionsResponseSchema, SessionRunnerService, SessionService, type ListSessionsResponse } from "../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
+import {
+  ListSessionsResponseSchema,
+  SessionRunnerService,
+  SessionService,
+  type ListSessionsResponse,
+} from "../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import { SETTINGS_LIMITS } from "../services/sessions/settings.js";
-import { api, createTestOrg, createTestUser, type TestUser, bearer, createTestServiceAccount } from "./support/fixtures.js";
+import {
+  api,
+  createTestOrg,
+  createTestUser,
+  type TestUser,
+  bearer,
+  createTestServiceAccount,
+} from "./support/fixtures.js";
 import { grpcClient, type GrpcCaller } from "./support/grpc.js";
 import { startTestServer, type TestServer } from "./support/server.js";
 
@@ -25,7 +37,12 @@ function nested(levels: number): JsonObject {
 /** Levels of objects in metadata as protobuf-es gives it (a JSON object). */
 function levelsOf(value: unknown): number {
   let levels = 0;
-  for (let node = value as Record<string, unknown> | undefined; node && typeof node === "object"; node = node.a as Record<string, unknown> | undefined) levels++;
+  for (
+    let node = value as Record<string, unknown> | undefined;
+    node && typeof node === "object";
+    node = node.a as Record<string, unknown> | undefined
+  )
+    levels++;
   return levels;
 }
 
@@ -82,7 +99,9 @@ function nesting(message: ReflectMessage): { delimited: number; messages: number
 
 /** A list page holding one session tagged with `levels` of metadata, built in memory. */
 function pageWith(levels: number): ListSessionsResponse {
-  return create(ListSessionsResponseSchema, { sessions: [{ sessionId: "s", sessionSettings: { tags: [{ name: "t", metadata: nested(levels) }] } }] });
+  return create(ListSessionsResponseSchema, {
+    sessions: [{ sessionId: "s", sessionSettings: { tags: [{ name: "t", metadata: nested(levels) }] } }],
+  });
 }
 
 describe("tag metadata nesting", () => {
@@ -97,11 +116,18 @@ describe("tag metadata nesting", () => {
     server = await startTestServer();
     const orgId = await createTestOrg(server.platform.db, "Metadata depth");
     owner = await createTestUser(server.platform.db, orgId, "owner");
-    runner = grpcClient(SessionRunnerService, server.internalGrpcUrl, bearer(await createTestServiceAccount(server.platform.db)));
+    runner = grpcClient(
+      SessionRunnerService,
+      server.internalGrpcUrl,
+      bearer(await createTestServiceAccount(server.platform.db)),
+    );
     protobufEs = grpcClient(SessionService, server.grpcUrl);
     const definition = protoLoader.loadSync("agentplane/sessions/v1alpha1/sessions.proto", { includeDirs: ["proto"] });
     const pkg = grpc.loadPackageDefinition(definition) as any;
-    protobufJs = new pkg.agentplane.sessions.v1alpha1.SessionService(server.grpcUrl.replace(/^https?:\/\//, ""), grpc.credentials.createInsecure());
+    protobufJs = new pkg.agentplane.sessions.v1alpha1.SessionService(
+      server.grpcUrl.replace(/^https?:\/\//, ""),
+      grpc.credentials.createInsecure(),
+    );
   });
   afterAll(async () => {
     runner?.close();
@@ -111,14 +137,20 @@ describe("tag metadata nesting", () => {
   });
 
   const auth = () => ({ authorization: `Bearer ${owner.key}` });
-  const newSession = () => runner.call(SessionRunnerService.method.createSession, { orgId: owner.orgId, userId: owner.userId });
+  const newSession = () =>
+    runner.call(SessionRunnerService.method.createSession, { orgId: owner.orgId, userId: owner.userId });
   const patch = (sessionId: string, metadata: unknown) =>
-    api(server.restUrl, owner.key, `/api/v0/sessions/${sessionId}`, { method: "PATCH", body: { sessionSettings: { tags: [{ name: "deep", metadata }] } } });
+    api(server.restUrl, owner.key, `/api/v0/sessions/${sessionId}`, {
+      method: "PATCH",
+      body: { sessionSettings: { tags: [{ name: "deep", metadata }] } },
+    });
 
   function viaProtobufJs(method: string, request: object): Promise<any> {
     const md = new grpc.Metadata();
     md.set("authorization", auth().authorization);
-    return new Promise((resolve, reject) => protobufJs[method]!(request, md, (err: Error | null, res: unknown) => (err ? reject(err) : resolve(res))));
+    return new Promise((resolve, reject) =>
+      protobufJs[method]!(request, md, (err: Error | null, res: unknown) => (err ? reject(err) : resolve(res))),
+    );
   }
 
   it(`takes ${LIMIT} levels, and every read of the session decodes in protobufjs and protobuf-es with their default limits`, async () => {
@@ -133,12 +165,17 @@ describe("tag metadata nesting", () => {
     const es = await protobufEs.call(SessionService.method.getSession, { sessionId: s.sessionId }, auth());
     expect(levelsOf(es.sessionSettings!.tags[0]!.metadata)).toBe(LIMIT);
     const esList = await protobufEs.call(SessionService.method.listSessions, { limit: "100" }, auth());
-    expect(levelsOf(esList.sessions.find((x) => x.sessionId === s.sessionId)!.sessionSettings!.tags[0]!.metadata)).toBe(LIMIT);
+    expect(levelsOf(esList.sessions.find((x) => x.sessionId === s.sessionId)!.sessionSettings!.tags[0]!.metadata)).toBe(
+      LIMIT,
+    );
 
     // A list page (the deepest answer holding a session) as Java, upb and Envoy count it: at
     // their limit of 100, not past it.
     expect(nesting(reflect(ListSessionsResponseSchema, pageWith(LIMIT)))).toEqual({ delimited: 100, messages: 99 });
-    expect(nesting(reflect(ListSessionsResponseSchema, pageWith(LIMIT + 1)))).toEqual({ delimited: 103, messages: 102 });
+    expect(nesting(reflect(ListSessionsResponseSchema, pageWith(LIMIT + 1)))).toEqual({
+      delimited: 103,
+      messages: 102,
+    });
   });
 
   it("the protobufjs reader of this test does refuse what nests too deep", () => {
@@ -146,7 +183,8 @@ describe("tag metadata nesting", () => {
     // the client above decodes answers, to show the limit that client reads with.
     const definition = protoLoader.loadSync("agentplane/sessions/v1alpha1/sessions.proto", { includeDirs: ["proto"] });
     const service = definition["agentplane.sessions.v1alpha1.SessionService"] as grpc.ServiceDefinition;
-    const decode = (levels: number) => service.ListSessions!.responseDeserialize(Buffer.from(toBinary(ListSessionsResponseSchema, pageWith(levels))));
+    const decode = (levels: number) =>
+      service.ListSessions!.responseDeserialize(Buffer.from(toBinary(ListSessionsResponseSchema, pageWith(levels))));
     expect(levelsOfStruct(decode(LIMIT).sessions[0].sessionSettings.tags[0].metadata)).toBe(LIMIT);
     // ListSessionsResponse > SessionListItem > SessionSettings > SessionTag, then a Struct and a
     // Value per level: level 49 takes its 101st message.
@@ -161,14 +199,26 @@ describe("tag metadata nesting", () => {
     for (const metadata of [nested(LIMIT + 1), nested(60), { list: arrays(LIMIT) }]) {
       const res = await patch(s.sessionId, metadata);
       expect(res.status).toBe(400);
-      expect(res.json).toEqual({ title: "Bad Request", detail, status: 400, requestId: res.headers.get("x-request-id") });
+      expect(res.json).toEqual({
+        title: "Bad Request",
+        detail,
+        status: 400,
+        requestId: res.headers.get("x-request-id"),
+      });
     }
     // Over gRPC, past the depth at which protobuf's default decoder limit used to fail the call
     // (INTERNAL, "parse binary: maximum recursion depth"): the handler answers.
     for (const levels of [LIMIT + 1, 60]) {
       const err = await protobufEs
-        .call(SessionService.method.updateSession, { sessionId: s.sessionId, sessionSettings: { tags: { values: [tagValue(nested(levels))] } } }, auth())
-        .then(() => undefined, (e: { code: number; details: string }) => e);
+        .call(
+          SessionService.method.updateSession,
+          { sessionId: s.sessionId, sessionSettings: { tags: { values: [tagValue(nested(levels))] } } },
+          auth(),
+        )
+        .then(
+          () => undefined,
+          (e: { code: number; details: string }) => e,
+        );
       expect(err?.code).toBe(grpc.status.INVALID_ARGUMENT);
       expect(decodeURIComponent(err!.details)).toBe(detail);
     }
@@ -187,15 +237,36 @@ describe("tag metadata nesting", () => {
       expect(res.json.detail).toBe(detail);
     }
     // 100 levels pass the edge; the service then refuses the metadata as above.
-    expect((await patch(s.sessionId, nested(96))).json.detail).toMatch(/^sessionSettings\.tags\[0\]\.metadata: must nest/);
+    expect((await patch(s.sessionId, nested(96))).json.detail).toMatch(
+      /^sessionSettings\.tags\[0\]\.metadata: must nest/,
+    );
   });
 });
 
 /** A tag {name, metadata} as the google.protobuf.Value of a ListValue item. */
 function tagValue(metadata: Record<string, unknown>): object {
-  return { kind: { case: "structValue", value: { fields: { name: { kind: { case: "stringValue", value: "deep" } }, metadata: { kind: { case: "structValue", value: toStruct(metadata) } } } } } };
+  return {
+    kind: {
+      case: "structValue",
+      value: {
+        fields: {
+          name: { kind: { case: "stringValue", value: "deep" } },
+          metadata: { kind: { case: "structValue", value: toStruct(metadata) } },
+        },
+      },
+    },
+  };
 }
 
 function toStruct(o: Record<string, unknown>): object {
-  return { fields: Object.fromEntries(Object.entries(o).map(([k, v]) => [k, typeof v === "string" ? { kind: { case: "stringValue", value: v } } : { kind: { case: "structValue", value: toStruct(v as Record<string, unknown>) } }])) };
+  return {
+    fields: Object.fromEntries(
+      Object.entries(o).map(([k, v]) => [
+        k,
+        typeof v === "string"
+          ? { kind: { case: "stringValue", value: v } }
+          : { kind: { case: "structValue", value: toStruct(v as Record<string, unknown>) } },
+      ]),
+    ),
+  };
 }

@@ -4,7 +4,14 @@
 // a session and a lease that really expires makes the session claimable again.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionRunnerService } from "../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
-import { api, createTestOrg, createTestUser, type TestUser, bearer, createTestServiceAccount } from "./support/fixtures.js";
+import {
+  api,
+  createTestOrg,
+  createTestUser,
+  type TestUser,
+  bearer,
+  createTestServiceAccount,
+} from "./support/fixtures.js";
 import { grpcClient, type GrpcCaller } from "./support/grpc.js";
 import { startTestServer, type TestServer } from "./support/server.js";
 
@@ -17,8 +24,16 @@ describe("sessions under concurrency", () => {
   beforeAll(async () => {
     server = await startTestServer();
     owner = await createTestUser(server.platform.db, await createTestOrg(server.platform.db, "Paging"), "owner");
-    runner = grpcClient(SessionRunnerService, server.internalGrpcUrl, bearer(await createTestServiceAccount(server.platform.db)));
-    runnerB = grpcClient(SessionRunnerService, server.internalGrpcUrl, bearer(await createTestServiceAccount(server.platform.db)));
+    runner = grpcClient(
+      SessionRunnerService,
+      server.internalGrpcUrl,
+      bearer(await createTestServiceAccount(server.platform.db)),
+    );
+    runnerB = grpcClient(
+      SessionRunnerService,
+      server.internalGrpcUrl,
+      bearer(await createTestServiceAccount(server.platform.db)),
+    );
   });
   afterAll(async () => {
     runner?.close();
@@ -26,8 +41,10 @@ describe("sessions under concurrency", () => {
     await server?.close();
   });
 
-  const createSession = (title: string) => runner.call(SessionRunnerService.method.createSession, { orgId: owner.orgId, userId: owner.userId, title });
-  const post = (sessionId: string, text: string) => api(server.restUrl, owner.key, `/api/v0/sessions/${sessionId}/messages`, { method: "POST", body: { text } });
+  const createSession = (title: string) =>
+    runner.call(SessionRunnerService.method.createSession, { orgId: owner.orgId, userId: owner.userId, title });
+  const post = (sessionId: string, text: string) =>
+    api(server.restUrl, owner.key, `/api/v0/sessions/${sessionId}/messages`, { method: "POST", body: { text } });
 
   /**
    * Three writers posting messages (and now and then creating a session) until stopped or
@@ -60,7 +77,11 @@ describe("sessions under concurrency", () => {
     let cursor = "";
     for (let page = 0; page < 200; page++) {
       const sep = path.includes("?") ? "&" : "?";
-      const res = await api(server.restUrl, owner.key, `${path}${sep}limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`);
+      const res = await api(
+        server.restUrl,
+        owner.key,
+        `${path}${sep}limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`,
+      );
       expect(res.status).toBe(200);
       expect(res.json[key].length).toBeLessThanOrEqual(limit);
       seen.push(...res.json[key]);
@@ -79,7 +100,12 @@ describe("sessions under concurrency", () => {
       const start = (await pageAll("/api/v0/sessions", "sessions", 100, async () => {})).map((s) => s.sessionId);
       const writer = background([...before].reverse());
       // Give the writer a turn between pages so pages and writes interleave.
-      const seen = await pageAll("/api/v0/sessions", "sessions", limit, () => new Promise((r) => setTimeout(r, 5))).finally(() => writer.stop());
+      const seen = await pageAll(
+        "/api/v0/sessions",
+        "sessions",
+        limit,
+        () => new Promise((r) => setTimeout(r, 5)),
+      ).finally(() => writer.stop());
       const writes = await writer.stop();
       expect(writes).toBeGreaterThan(0);
       const ids = seen.map((s) => s.sessionId);
@@ -97,9 +123,16 @@ describe("sessions under concurrency", () => {
     const session = (await createSession("chatty")).sessionId;
     for (let i = 0; i < 7; i++) expect((await post(session, `m${i}`)).status).toBe(200);
     for (const limit of [1, 2, 3]) {
-      const start = (await pageAll(`/api/v0/sessions/${session}/messages`, "messages", 100, async () => {})).map((m) => m.id);
+      const start = (await pageAll(`/api/v0/sessions/${session}/messages`, "messages", 100, async () => {})).map(
+        (m) => m.id,
+      );
       const writer = background([session], 12);
-      const seen = await pageAll(`/api/v0/sessions/${session}/messages`, "messages", limit, () => new Promise((r) => setTimeout(r, 5))).finally(() => writer.stop());
+      const seen = await pageAll(
+        `/api/v0/sessions/${session}/messages`,
+        "messages",
+        limit,
+        () => new Promise((r) => setTimeout(r, 5)),
+      ).finally(() => writer.stop());
       const ids = seen.map((m) => m.id);
       expect(new Set(ids).size).toBe(ids.length);
       // The messages that existed come first, in order; those posted meanwhile follow them.
@@ -107,7 +140,9 @@ describe("sessions under concurrency", () => {
       const created = seen.map((m) => m.createdAt);
       expect(created).toEqual([...created].sort((a: number, b: number) => a - b));
       // Paging to the end missed none of the messages committed before the last page.
-      const all = (await pageAll(`/api/v0/sessions/${session}/messages`, "messages", 100, async () => {})).map((m) => m.id);
+      const all = (await pageAll(`/api/v0/sessions/${session}/messages`, "messages", 100, async () => {})).map(
+        (m) => m.id,
+      );
       expect(all.slice(0, ids.length)).toEqual(ids);
     }
   });
@@ -115,8 +150,15 @@ describe("sessions under concurrency", () => {
   async function pendingSessions(user: TestUser, n: number): Promise<string[]> {
     const ids: string[] = [];
     for (let i = 0; i < n; i++) {
-      const s = await runner.call(SessionRunnerService.method.createSession, { orgId: user.orgId, userId: user.userId, title: `job ${i}` });
-      const posted = await api(server.restUrl, user.key, `/api/v0/sessions/${s.sessionId}/messages`, { method: "POST", body: { text: `do ${i}` } });
+      const s = await runner.call(SessionRunnerService.method.createSession, {
+        orgId: user.orgId,
+        userId: user.userId,
+        title: `job ${i}`,
+      });
+      const posted = await api(server.restUrl, user.key, `/api/v0/sessions/${s.sessionId}/messages`, {
+        method: "POST",
+        body: { text: `do ${i}` },
+      });
       expect(posted.json.status).toBe("pending");
       ids.push(s.sessionId);
     }
@@ -127,7 +169,12 @@ describe("sessions under concurrency", () => {
     const user = await createTestUser(server.platform.db, await createTestOrg(server.platform.db, "Runners"), "member");
     const ids = await pendingSessions(user, 5);
     const claims = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => (i % 2 ? runner : runnerB).call(SessionRunnerService.method.claimSession, { runnerId: `runner-${i}`, orgId: user.orgId })),
+      Array.from({ length: 8 }, (_, i) =>
+        (i % 2 ? runner : runnerB).call(SessionRunnerService.method.claimSession, {
+          runnerId: `runner-${i}`,
+          orgId: user.orgId,
+        }),
+      ),
     );
     const won = claims.filter((c) => c.session).map((c) => c.session!.sessionId);
     expect(won.sort()).toEqual([...ids].sort());
@@ -135,7 +182,10 @@ describe("sessions under concurrency", () => {
     for (const c of claims.filter((c) => c.session)) {
       expect(c.orgId).toBe(user.orgId);
       expect(c.leaseExpiresAt).toBeGreaterThan(Date.now());
-      const done = await runner.call(SessionRunnerService.method.finishRun, { sessionId: c.session!.sessionId, leaseToken: c.leaseToken });
+      const done = await runner.call(SessionRunnerService.method.finishRun, {
+        sessionId: c.session!.sessionId,
+        leaseToken: c.leaseToken,
+      });
       expect(done.status).toBe("idle");
     }
   });
@@ -143,21 +193,41 @@ describe("sessions under concurrency", () => {
   it("lets another runner claim a session whose lease expired", async () => {
     const user = await createTestUser(server.platform.db, await createTestOrg(server.platform.db, "Leases"), "member");
     const [id] = await pendingSessions(user, 1);
-    const dead = await runner.call(SessionRunnerService.method.claimSession, { runnerId: "dies", orgId: user.orgId, leaseSeconds: 5 });
+    const dead = await runner.call(SessionRunnerService.method.claimSession, {
+      runnerId: "dies",
+      orgId: user.orgId,
+      leaseSeconds: 5,
+    });
     expect(dead.session?.sessionId).toBe(id);
-    expect((await runnerB.call(SessionRunnerService.method.claimSession, { runnerId: "waits", orgId: user.orgId })).session).toBeUndefined();
+    expect(
+      (await runnerB.call(SessionRunnerService.method.claimSession, { runnerId: "waits", orgId: user.orgId })).session,
+    ).toBeUndefined();
     // Wait out the real lease.
     await new Promise((r) => setTimeout(r, Math.max(0, dead.leaseExpiresAt - Date.now()) + 150));
     expect((await api(server.restUrl, user.key, `/api/v0/sessions/${id}`)).json.status).toBe("pending");
-    const next = await runnerB.call(SessionRunnerService.method.claimSession, { runnerId: "takes-over", orgId: user.orgId });
+    const next = await runnerB.call(SessionRunnerService.method.claimSession, {
+      runnerId: "takes-over",
+      orgId: user.orgId,
+    });
     expect(next.session?.sessionId).toBe(id);
     expect(next.pendingMessages.map((m) => m.content[0]?.text)).toEqual(["do 0"]);
     // The dead runner's token no longer works.
     await expect(
-      runner.call(SessionRunnerService.method.appendMessages, { sessionId: id!, leaseToken: dead.leaseToken, messages: [{ role: "assistant", content: [{ text: "zombie", id: "" }] }] }),
+      runner.call(SessionRunnerService.method.appendMessages, {
+        sessionId: id!,
+        leaseToken: dead.leaseToken,
+        messages: [{ role: "assistant", content: [{ text: "zombie", id: "" }] }],
+      }),
     ).rejects.toMatchObject({ code: 9 });
-    await runnerB.call(SessionRunnerService.method.appendMessages, { sessionId: id!, leaseToken: next.leaseToken, messages: [{ role: "assistant", content: [{ text: "done", id: "" }] }] });
-    const finished = await runnerB.call(SessionRunnerService.method.finishRun, { sessionId: id!, leaseToken: next.leaseToken });
+    await runnerB.call(SessionRunnerService.method.appendMessages, {
+      sessionId: id!,
+      leaseToken: next.leaseToken,
+      messages: [{ role: "assistant", content: [{ text: "done", id: "" }] }],
+    });
+    const finished = await runnerB.call(SessionRunnerService.method.finishRun, {
+      sessionId: id!,
+      leaseToken: next.leaseToken,
+    });
     expect(finished).toMatchObject({ status: "idle", messageCount: 2 });
   }, 15_000);
 });

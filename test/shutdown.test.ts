@@ -18,7 +18,16 @@ describe("SIGTERM", () => {
   it("finishes the in-flight request, then exits 0", async () => {
     const owner = await createTestUser(database.db, await createTestOrg(database.db), "owner");
     const child = spawn(process.execPath, ["bin/agentplane.js", "serve"], {
-      env: { ...process.env, DATABASE_URL: database.url, PORT: "0", GRPC_PORT: "0", INTERNAL_GRPC_PORT: "0", LOG_LEVEL: "info", SEED_DEMO: "false", REDIS_URL: process.env.TEST_REDIS_URL ?? "" },
+      env: {
+        ...process.env,
+        DATABASE_URL: database.url,
+        PORT: "0",
+        GRPC_PORT: "0",
+        INTERNAL_GRPC_PORT: "0",
+        LOG_LEVEL: "info",
+        SEED_DEMO: "false",
+        REDIS_URL: process.env.TEST_REDIS_URL ?? "",
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
@@ -40,11 +49,22 @@ describe("SIGTERM", () => {
     const url = new URL("/api/v0/organization/usage/limits/users", restUrl);
     const body = JSON.stringify({ users: [{ email: owner.email, limit: 5 }] });
     const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = request(url, { method: "PUT", headers: { authorization: `Bearer ${owner.key}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) } }, (res) => {
-        let text = "";
-        res.on("data", (c: Buffer) => (text += c.toString()));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
-      });
+      const req = request(
+        url,
+        {
+          method: "PUT",
+          headers: {
+            authorization: `Bearer ${owner.key}`,
+            "content-type": "application/json",
+            "content-length": Buffer.byteLength(body),
+          },
+        },
+        (res) => {
+          let text = "";
+          res.on("data", (c: Buffer) => (text += c.toString()));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+        },
+      );
       req.on("error", reject);
       req.write(body.slice(0, 10));
       setTimeout(() => {

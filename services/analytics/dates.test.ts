@@ -25,27 +25,52 @@ describe("parseDayRange", () => {
   });
 
   it("answers every broken rule with a 400 naming the field", () => {
-    expect(error(() => parseDayRange("2027-02-20", TODAY, TODAY))).toMatch(/^endDate: is today; analytics data lags by 24 hours, so the latest day available is 2027-02-28/);
+    expect(error(() => parseDayRange("2027-02-20", TODAY, TODAY))).toMatch(
+      /^endDate: is today; analytics data lags by 24 hours, so the latest day available is 2027-02-28/,
+    );
     expect(error(() => parseDayRange(TODAY, TODAY, TODAY))).toMatch(/lags by 24 hours/);
-    expect(error(() => parseDayRange(TODAY, "2027-02-28", TODAY))).toMatch(/^startDate: is today; analytics data lags by 24 hours, so the latest day available is 2027-02-28/);
-    expect(error(() => parseDayRange("2027-02-20", "2027-03-05", TODAY))).toMatch(/^endDate: is in the future; analytics data lags by 24 hours/);
+    expect(error(() => parseDayRange(TODAY, "2027-02-28", TODAY))).toMatch(
+      /^startDate: is today; analytics data lags by 24 hours, so the latest day available is 2027-02-28/,
+    );
+    expect(error(() => parseDayRange("2027-02-20", "2027-03-05", TODAY))).toMatch(
+      /^endDate: is in the future; analytics data lags by 24 hours/,
+    );
     expect(error(() => parseDayRange("2027-03-02", "2027-03-05", TODAY))).toMatch(/^startDate: is in the future/);
-    expect(error(() => parseDayRange("2026-01-13", "2026-02-01", TODAY))).toMatch(/^startDate: must not be before 2026-01-14/);
-    expect(error(() => parseDayRange("2026-02-01", "2026-01-13", TODAY))).toMatch(/^endDate: must not be before 2026-01-14/);
-    expect(error(() => parseDayRange("2026-03-02", "2026-03-01", TODAY))).toMatch(/^startDate: must not be after endDate/);
-    expect(error(() => parseDayRange("2026-02-01", "2027-02-02", TODAY))).toMatch(/^endDate: the range may span at most 366 days, got 367/);
+    expect(error(() => parseDayRange("2026-01-13", "2026-02-01", TODAY))).toMatch(
+      /^startDate: must not be before 2026-01-14/,
+    );
+    expect(error(() => parseDayRange("2026-02-01", "2026-01-13", TODAY))).toMatch(
+      /^endDate: must not be before 2026-01-14/,
+    );
+    expect(error(() => parseDayRange("2026-03-02", "2026-03-01", TODAY))).toMatch(
+      /^startDate: must not be after endDate/,
+    );
+    expect(error(() => parseDayRange("2026-02-01", "2027-02-02", TODAY))).toMatch(
+      /^endDate: the range may span at most 366 days, got 367/,
+    );
     expect(error(() => parseDayRange("", "2026-03-01", TODAY))).toMatch(/^startDate: is required/);
-    expect(error(() => parseDayRange("2026-03-01", "2026/03/02", TODAY))).toMatch(/^endDate: must be a date written YYYY-MM-DD/);
+    expect(error(() => parseDayRange("2026-03-01", "2026/03/02", TODAY))).toMatch(
+      /^endDate: must be a date written YYYY-MM-DD/,
+    );
     expect(error(() => parseDayRange("2026-02-29", "2026-03-02", TODAY))).toMatch(/^startDate: must be a date/);
   });
 });
 
 describe("parseRollupRange", () => {
   it("allows finished days only", () => {
-    expect(parseRollupRange("2026-03-01", "2026-03-05", "2027-02-28")).toEqual({ from: "2026-03-01", to: "2026-03-05" });
-    expect(error(() => parseRollupRange("2027-02-28", "2027-03-01", "2027-02-28"))).toMatch(/^to_date: must not be after 2027-02-28/);
-    expect(error(() => parseRollupRange("2026-03-05", "2026-03-01", "2027-02-28"))).toMatch(/^from_date: must not be after to_date/);
-    expect(error(() => parseRollupRange("x", "2026-03-01", "2027-02-28", { from: "--from", to: "--to" }))).toMatch(/^--from: /);
+    expect(parseRollupRange("2026-03-01", "2026-03-05", "2027-02-28")).toEqual({
+      from: "2026-03-01",
+      to: "2026-03-05",
+    });
+    expect(error(() => parseRollupRange("2027-02-28", "2027-03-01", "2027-02-28"))).toMatch(
+      /^to_date: must not be after 2027-02-28/,
+    );
+    expect(error(() => parseRollupRange("2026-03-05", "2026-03-01", "2027-02-28"))).toMatch(
+      /^from_date: must not be after to_date/,
+    );
+    expect(error(() => parseRollupRange("x", "2026-03-01", "2027-02-28", { from: "--from", to: "--to" }))).toMatch(
+      /^--from: /,
+    );
   });
 });
 
@@ -61,7 +86,11 @@ describe("day arithmetic", () => {
 
 describe("eachDay", () => {
   it("steps over month, year and leap-day boundaries like addDays", () => {
-    for (const [start, end] of [["2026-01-14", "2027-03-02"], ["2028-02-27", "2028-03-01"], ["2026-12-31", "2026-12-31"]] as const) {
+    for (const [start, end] of [
+      ["2026-01-14", "2027-03-02"],
+      ["2028-02-27", "2028-03-01"],
+      ["2026-12-31", "2026-12-31"],
+    ] as const) {
       const expected: string[] = [];
       for (let d: string = start; d <= end; d = addDays(d, 1)) expected.push(d);
       expect(eachDay(start, end)).toEqual(expected);

@@ -66,25 +66,39 @@ export function parseDayRange(startDate: string, endDate: string, today: string)
   const check = (value: string, field: string) => {
     if (value === "") throw invalidArgument(field, "is required (YYYY-MM-DD)");
     if (!isDay(value)) throw invalidArgument(field, `must be a date written YYYY-MM-DD, got "${value.slice(0, 40)}"`);
-    if (value < EARLIEST_DATE) throw invalidArgument(field, `must not be before ${EARLIEST_DATE}, the first day analytics cover`);
+    if (value < EARLIEST_DATE)
+      throw invalidArgument(field, `must not be before ${EARLIEST_DATE}, the first day analytics cover`);
   };
   check(startDate, "startDate");
   check(endDate, "endDate");
   const yesterday = addDays(today, -1);
-  if (startDate > today) throw invalidArgument("startDate", `is in the future; analytics cover days through ${yesterday}`);
+  if (startDate > today)
+    throw invalidArgument("startDate", `is in the future; analytics cover days through ${yesterday}`);
   if (endDate > today) {
-    throw invalidArgument("endDate", `is in the future; analytics data lags by 24 hours, so the latest day available is ${yesterday}`);
+    throw invalidArgument(
+      "endDate",
+      `is in the future; analytics data lags by 24 hours, so the latest day available is ${yesterday}`,
+    );
   }
   if (endDate === today) {
-    throw invalidArgument("endDate", `is today; analytics data lags by 24 hours, so the latest day available is ${yesterday}`);
+    throw invalidArgument(
+      "endDate",
+      `is today; analytics data lags by 24 hours, so the latest day available is ${yesterday}`,
+    );
   }
   // Today as the start, with an earlier end: the lag explains more than the order does.
   if (startDate === today) {
-    throw invalidArgument("startDate", `is today; analytics data lags by 24 hours, so the latest day available is ${yesterday}`);
+    throw invalidArgument(
+      "startDate",
+      `is today; analytics data lags by 24 hours, so the latest day available is ${yesterday}`,
+    );
   }
   if (startDate > endDate) throw invalidArgument("startDate", `must not be after endDate (${startDate} > ${endDate})`);
   if (daysBetween(startDate, endDate) + 1 > MAX_RANGE_DAYS) {
-    throw invalidArgument("endDate", `the range may span at most ${MAX_RANGE_DAYS} days, got ${daysBetween(startDate, endDate) + 1}`);
+    throw invalidArgument(
+      "endDate",
+      `the range may span at most ${MAX_RANGE_DAYS} days, got ${daysBetween(startDate, endDate) + 1}`,
+    );
   }
   return { start: startDate, end: endDate };
 }

@@ -16,15 +16,32 @@ const BATCH = 5_000;
 async function demoUsers(db: Kysely<Database>, orgId: string, wanted: number) {
   // The organization demo is idempotent: it adds the same users only once.
   await writeOrganizationDemo(db, orgId, { days: 1, users: wanted });
-  const users = await db.selectFrom("users").select(["id", "email"]).where("org_id", "=", orgId).orderBy("created_at").orderBy("id").execute();
+  const users = await db
+    .selectFrom("users")
+    .select(["id", "email"])
+    .where("org_id", "=", orgId)
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
   for (let n = users.length; n < wanted + 1; n++) {
-    const user = await createUser(db, { orgId, email: `developer${n}@demo.agentplane.dev`, role: "member", firstName: "Developer", lastName: String(n) });
+    const user = await createUser(db, {
+      orgId,
+      email: `developer${n}@demo.agentplane.dev`,
+      role: "member",
+      firstName: "Developer",
+      lastName: String(n),
+    });
     users.push({ id: user.id, email: user.email });
   }
   return users;
 }
 
-export async function writeAnalyticsDemo(db: Kysely<Database>, orgId: string, options: DemoOptions, nowMs = Date.now()): Promise<{ events: number; days: number }> {
+export async function writeAnalyticsDemo(
+  db: Kysely<Database>,
+  orgId: string,
+  options: DemoOptions,
+  nowMs = Date.now(),
+): Promise<{ events: number; days: number }> {
   const users = await demoUsers(db, orgId, Math.max(1, options.users));
   const yesterday = addDays(dayOf(nowMs), -1);
   const first = addDays(yesterday, -(Math.max(1, options.days) - 1));

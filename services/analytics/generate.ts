@@ -32,7 +32,18 @@ const MODELS = [
   { id: "glm-4.6", tier: "standard", weight: 1 },
 ] as const;
 
-const BUILTIN_TOOLS = ["Read", "Edit", "Write", "Bash", "Grep", "Glob", "LS", "TodoWrite", "WebSearch", "FetchUrl"] as const;
+const BUILTIN_TOOLS = [
+  "Read",
+  "Edit",
+  "Write",
+  "Bash",
+  "Grep",
+  "Glob",
+  "LS",
+  "TodoWrite",
+  "WebSearch",
+  "FetchUrl",
+] as const;
 const MCP_TOOLS = [
   { server: "github", tool: "github.create_pull_request" },
   { server: "github", tool: "github.search_code" },
@@ -44,7 +55,7 @@ const MCP_TOOLS = [
 const SKILLS = ["pdf", "xlsx", "frontend-design", "webapp-testing", "changelog"] as const;
 const SLASH_COMMANDS = ["/review", "/compact", "/init", "/cost", "/model", "/mcp", "/settings"] as const;
 const HOOKS = [
-  { event: "PostToolUse", matcher: "Edit|Write", command: "npx prettier --write \"$FILE\"" },
+  { event: "PostToolUse", matcher: "Edit|Write", command: 'npx prettier --write "$FILE"' },
   { event: "PostToolUse", matcher: "Bash", command: "./scripts/audit-command.sh" },
   { event: "Stop", matcher: "", command: "notify-send 'Agent finished'" },
   { event: "Notification", matcher: "", command: "say 'Agent needs you'" },
@@ -62,7 +73,13 @@ const LANGUAGES = [
 const CLIENTS = ["terminal-ui", "web", "non-interactive-cli"] as const;
 const MODES = ["auto-high", "auto-medium", "auto-low", "spec", "manual"] as const;
 /** The tool autonomy level a session in each mode mostly runs at. */
-const LEVEL_OF_MODE = { "auto-high": "auto-high", "auto-medium": "auto-medium", "auto-low": "auto-low", spec: "auto-low", manual: "manual" } as const;
+const LEVEL_OF_MODE = {
+  "auto-high": "auto-high",
+  "auto-medium": "auto-medium",
+  "auto-low": "auto-low",
+  spec: "auto-low",
+  manual: "manual",
+} as const;
 const LEVELS = ["auto-high", "auto-medium", "auto-low", "manual"] as const;
 
 export interface GeneratedUser {
@@ -106,8 +123,18 @@ function profileOf(rand: () => number): Profile {
   const r = rand();
   const primary = r < 0.7 ? "terminal-ui" : r < 0.9 ? "web" : "non-interactive-cli";
   const clients: Profile["clients"] = [primary];
-  if (rand() < 0.25) clients.push(pick(rand, CLIENTS.filter((c) => c !== primary)));
-  const languages = [...new Set([pick(rand, LANGUAGES), pick(rand, LANGUAGES), pick(rand, LANGUAGES)].slice(0, 1 + Math.floor(rand() * 3)))];
+  if (rand() < 0.25)
+    clients.push(
+      pick(
+        rand,
+        CLIENTS.filter((c) => c !== primary),
+      ),
+    );
+  const languages = [
+    ...new Set(
+      [pick(rand, LANGUAGES), pick(rand, LANGUAGES), pick(rand, LANGUAGES)].slice(0, 1 + Math.floor(rand() * 3)),
+    ),
+  ];
   return {
     clients,
     mode: pick(rand, MODES),
@@ -137,7 +164,12 @@ export function* generateTelemetry(options: GenerateOptions): Generator<Incoming
       const events: IncomingEvent[] = [];
       let seq = 0;
       let clock = Date.parse(`${day}T00:00:00Z`) + (7 + rand() * 4) * 3_600_000;
-      const emit = (e: Omit<IncomingEvent, "orgId" | "userId" | "time" | "eventId" | "userEmail">, gapMs: number, client: string, sessionId: string) => {
+      const emit = (
+        e: Omit<IncomingEvent, "orgId" | "userId" | "time" | "eventId" | "userEmail">,
+        gapMs: number,
+        client: string,
+        sessionId: string,
+      ) => {
         clock = Math.min(clock + gapMs, Date.parse(`${day}T23:59:59Z`));
         events.push({
           ...e,
@@ -182,11 +214,26 @@ export function* generateTelemetry(options: GenerateOptions): Generator<Incoming
             const mcp = rand() < profile.mcpAffinity ? pick(rand, MCP_TOOLS) : undefined;
             const tool = mcp ? mcp.tool : pick(rand, BUILTIN_TOOLS);
             const level = rand() < 0.85 ? LEVEL_OF_MODE[mode] : pick(rand, LEVELS);
-            emit({ type: "tool_call", tool, autonomyLevel: level, ...(mcp ? { mcpServer: mcp.server } : {}) }, 500 + rand() * 5_000, client, sessionId);
+            emit(
+              { type: "tool_call", tool, autonomyLevel: level, ...(mcp ? { mcpServer: mcp.server } : {}) },
+              500 + rand() * 5_000,
+              client,
+              sessionId,
+            );
             if (tool === "Edit" || tool === "Write") {
               const lang = pick(rand, profile.languages);
               const path = `${pick(rand, lang.dirs)}/${pick(rand, ["main", "util", "handler", "store", "index", "README"])}${Math.floor(rand() * 40)}.${pick(rand, lang.extensions)}`;
-              emit({ type: "file_op", op: tool === "Write" && rand() < 0.7 ? "created" : "edited", path, language: lang.language }, 200, client, sessionId);
+              emit(
+                {
+                  type: "file_op",
+                  op: tool === "Write" && rand() < 0.7 ? "created" : "edited",
+                  path,
+                  language: lang.language,
+                },
+                200,
+                client,
+                sessionId,
+              );
               if (rand() < 0.6) emit({ type: "hook", ...HOOKS[0] }, 300, client, sessionId);
             } else if (tool === "Bash" && rand() < 0.5) {
               emit({ type: "hook", ...HOOKS[1] }, 300, client, sessionId);

@@ -67,8 +67,15 @@ describe("analytics handlers", () => {
   it("fills every day of the range without data with zeros and empty breakdowns", async () => {
     const res = await clients.owner.getTools({ startDate: "2026-03-01", endDate: "2026-03-02" });
     expect(res.data.map((r) => r.date)).toEqual(["2026-03-01", "2026-03-02"]);
-    expect(res.data[0]).toMatchObject({ tool_calls: 0, by_tool: [], autonomy_ratio_p90: 0, tool_autonomy_level_ratio: { auto_high: 0, auto_medium: 0, auto_low: 0, manual: 0 } });
-    expect((await clients.owner.getTools({ startDate: "2026-03-01", endDate: "2026-03-02", groupBy: "tool_name" })).data).toEqual([]);
+    expect(res.data[0]).toMatchObject({
+      tool_calls: 0,
+      by_tool: [],
+      autonomy_ratio_p90: 0,
+      tool_autonomy_level_ratio: { auto_high: 0, auto_medium: 0, auto_low: 0, manual: 0 },
+    });
+    expect(
+      (await clients.owner.getTools({ startDate: "2026-03-01", endDate: "2026-03-02", groupBy: "tool_name" })).data,
+    ).toEqual([]);
   });
 
   it("validates limit and cursor of /users", async () => {
@@ -76,13 +83,18 @@ describe("analytics handlers", () => {
       const err = await rejection(clients.owner.getUsers({ startDate: "2026-03-01", endDate: "2026-03-01", limit }));
       expect(err.rawMessage).toMatch(/^limit: must be an integer from 1 to 100/);
     }
-    const err = await rejection(clients.owner.getUsers({ startDate: "2026-03-01", endDate: "2026-03-01", cursor: "x".repeat(300) }));
+    const err = await rejection(
+      clients.owner.getUsers({ startDate: "2026-03-01", endDate: "2026-03-01", cursor: "x".repeat(300) }),
+    );
     expect(err.rawMessage).toMatch(/^cursor: /);
   });
 
   it("asks the edge for a 304 when If-None-Match names the current ETag", async () => {
     let etag = "";
-    await clients.owner.getProductivity({ startDate: "2026-03-01", endDate: "2026-03-03" }, { onHeader: (h) => (etag = h.get("etag") ?? "") });
+    await clients.owner.getProductivity(
+      { startDate: "2026-03-01", endDate: "2026-03-03" },
+      { onHeader: (h) => (etag = h.get("etag") ?? "") },
+    );
     expect(etag).not.toBe("");
     let code: string | null = null;
     const res = await clients.owner.getProductivity(
@@ -94,12 +106,22 @@ describe("analytics handlers", () => {
   });
 
   it("ingests through TelemetryService with partial acceptance and duplicates", async () => {
-    const event = { type: "message", time: "2027-02-27T10:00:00Z", orgId, userId, client: "web", role: "user", eventId: "h-1" };
+    const event = {
+      type: "message",
+      time: "2027-02-27T10:00:00Z",
+      orgId,
+      userId,
+      client: "web",
+      role: "user",
+      eventId: "h-1",
+    };
     const res = await telemetry.ingest({ events: [event, { ...event }, { ...event, eventId: "h-2", role: "robot" }] });
     expect(res.accepted).toBe(1);
     expect(res.duplicates).toBe(1);
     expect(res.rejected).toEqual([expect.objectContaining({ index: 2, reason: expect.stringMatching(/^role: /) })]);
-    const big = await rejection(telemetry.ingest({ events: Array.from({ length: MAX_INGEST_BATCH + 1 }, () => event) }));
+    const big = await rejection(
+      telemetry.ingest({ events: Array.from({ length: MAX_INGEST_BATCH + 1 }, () => event) }),
+    );
     expect(big.rawMessage).toMatch(/^events: at most/);
 
     const rolled = await telemetry.rollup({ fromDate: "2027-02-27", toDate: "2027-02-27", orgId });
@@ -132,7 +154,10 @@ describe("analytics handlers", () => {
     await telemetry.ingest({ events: [{ ...message, eventId: "u-2", time: `${day}T11:00:00Z` }] });
     await telemetry.rollup({ fromDate: day, toDate: day, orgId });
     let code: string | null = null;
-    const fresh = await clients.owner.getUsers(range, { headers: { "if-none-match": first.etag }, onHeader: (h) => (code = h.get("x-http-code")) });
+    const fresh = await clients.owner.getUsers(range, {
+      headers: { "if-none-match": first.etag },
+      onHeader: (h) => (code = h.get("x-http-code")),
+    });
     expect(code).toBeNull();
     expect(fresh.data.map((r) => r.messages)).toEqual([2]);
     const second = await etagOf(range);

@@ -16,7 +16,10 @@ export const analyticsModule: ServiceModule = {
   services: [
     { service: AnalyticsService, policy: API_KEY_ONLY },
     // A user's own API key may ingest its own events (the hooks path; ingest-access.ts).
-    { service: TelemetryService, policy: internal({ Ingest: "analytics.ingest", Rollup: "analytics.rollup" }, ["Ingest"]) },
+    {
+      service: TelemetryService,
+      policy: internal({ Ingest: "analytics.ingest", Rollup: "analytics.rollup" }, ["Ingest"]),
+    },
   ],
   routes: (platform) => {
     // Built once, so the gRPC server and the in-process edge share one cache of /tokens rows.

@@ -26,7 +26,8 @@ export function createTelemetryService(deps: TelemetryDeps): Partial<ServiceImpl
   const now = deps.now ?? Date.now;
   return {
     async ingest(req, ctx) {
-      if (req.events.length > MAX_INGEST_BATCH) throw invalidArgument("events", `at most ${MAX_INGEST_BATCH} events per call, got ${req.events.length}`);
+      if (req.events.length > MAX_INGEST_BATCH)
+        throw invalidArgument("events", `at most ${MAX_INGEST_BATCH} events per call, got ${req.events.length}`);
       requireIngestAccess(ctx, req.events);
       return ingestEvents(deps.db, req.events, now());
     },
@@ -35,7 +36,11 @@ export function createTelemetryService(deps: TelemetryDeps): Partial<ServiceImpl
       const orgId = actingOrgOrAny(ctx, req.orgId, "orgId");
       const yesterday = addDays(dayOf(now()), -1);
       const range = parseRollupRange(req.fromDate, req.toDate, yesterday);
-      const stats = await rollupRange(deps.db, { ...range, orgId }, { through: yesterday, ...(deps.logger ? { logger: deps.logger } : {}) });
+      const stats = await rollupRange(
+        deps.db,
+        { ...range, orgId },
+        { through: yesterday, ...(deps.logger ? { logger: deps.logger } : {}) },
+      );
       return { days: stats.days, events: stats.events };
     },
   };

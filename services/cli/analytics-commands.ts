@@ -53,7 +53,9 @@ const ingest: Command = {
     const opened = new Promise<void>((resolve, reject) => {
       if (file === "-") return resolve();
       input.once("open", () => resolve());
-      input.once("error", (err: NodeJS.ErrnoException) => reject(new Error(`cannot read ${file}: ${err.code ?? err.message}`)));
+      input.once("error", (err: NodeJS.ErrnoException) =>
+        reject(new Error(`cannot read ${file}: ${err.code ?? err.message}`)),
+      );
     });
     await opened;
     await withDatabase(ctx.config, ctx.logger, async ({ db }) => {
@@ -110,12 +112,16 @@ const rollup: Command = {
     const date = dayOption(ctx, "date");
     const from = dayOption(ctx, "from");
     const to = dayOption(ctx, "to");
-    if (date !== undefined && (from !== undefined || to !== undefined)) throw new UsageError("give either --date D or --from D --to D, not both");
+    if (date !== undefined && (from !== undefined || to !== undefined))
+      throw new UsageError("give either --date D or --from D --to D, not both");
     if ((from === undefined) !== (to === undefined)) throw new UsageError("--from and --to go together");
     const yesterday = addDays(dayOf(Date.now()), -1);
     let range: { from: string; to: string };
     try {
-      range = date !== undefined ? parseRollupRange(date, date, yesterday, { from: "--date", to: "--date" }) : parseRollupRange(from ?? yesterday, to ?? yesterday, yesterday, { from: "--from", to: "--to" });
+      range =
+        date !== undefined
+          ? parseRollupRange(date, date, yesterday, { from: "--date", to: "--date" })
+          : parseRollupRange(from ?? yesterday, to ?? yesterday, yesterday, { from: "--from", to: "--to" });
     } catch (err) {
       throw err instanceof DomainError ? new UsageError(err.message) : err;
     }
@@ -137,12 +143,17 @@ const multiplierSet: Command = {
   quiet: true,
   run: async (ctx) => {
     const [modelId, value, ...extra] = ctx.args;
-    if (!modelId || value === undefined || extra.length > 0) throw new UsageError("usage: agentplane multiplier set MODEL_ID MULTIPLIER");
+    if (!modelId || value === undefined || extra.length > 0)
+      throw new UsageError("usage: agentplane multiplier set MODEL_ID MULTIPLIER");
     const multiplier = Number(value);
-    if (!/^\d+(\.\d+)?$/.test(value) || !Number.isFinite(multiplier)) throw new UsageError(`MULTIPLIER must be a number >= 0, got "${value}"`);
+    if (!/^\d+(\.\d+)?$/.test(value) || !Number.isFinite(multiplier))
+      throw new UsageError(`MULTIPLIER must be a number >= 0, got "${value}"`);
     await withDatabase(ctx.config, ctx.logger, async ({ db }) => {
       await setCreditMultiplier(db, modelId, multiplier);
-      ctx.out.result({ modelId, multiplier }, `credit multiplier of ${modelId} set to ${multiplier} (applies to days rolled up from now on)`);
+      ctx.out.result(
+        { modelId, multiplier },
+        `credit multiplier of ${modelId} set to ${multiplier} (applies to days rolled up from now on)`,
+      );
     });
   },
 };
@@ -155,7 +166,10 @@ const multiplierUnset: Command = {
     if (!modelId || extra.length > 0) throw new UsageError("usage: agentplane multiplier unset MODEL_ID");
     await withDatabase(ctx.config, ctx.logger, async ({ db }) => {
       const removed = await removeCreditMultiplier(db, modelId);
-      ctx.out.result({ modelId, removed }, removed ? `credit multiplier of ${modelId} removed (back to 1)` : `${modelId} had no multiplier`);
+      ctx.out.result(
+        { modelId, removed },
+        removed ? `credit multiplier of ${modelId} removed (back to 1)` : `${modelId} had no multiplier`,
+      );
     });
   },
 };
@@ -166,7 +180,12 @@ const multiplierList: Command = {
   run: (ctx) =>
     withDatabase(ctx.config, ctx.logger, async ({ db }) => {
       const rows = await listCreditMultipliers(db);
-      ctx.out.result({ multipliers: rows }, rows.length === 0 ? "no credit multipliers (every model counts 1)" : rows.map((r) => `${r.model_id}\t${r.multiplier}`).join("\n"));
+      ctx.out.result(
+        { multipliers: rows },
+        rows.length === 0
+          ? "no credit multipliers (every model counts 1)"
+          : rows.map((r) => `${r.model_id}\t${r.multiplier}`).join("\n"),
+      );
     }),
 };
 

@@ -4,7 +4,13 @@ import type { Config } from "../platform/config.js";
 import { violatedConstraint } from "../platform/errors.js";
 import { ROLES, type Role } from "../platform/context.js";
 import type { Logger } from "../platform/logger.js";
-import { createApiKey, createOrganization, createUser, findOrganization, findUserAnyOrg } from "../organization/queries.js";
+import {
+  createApiKey,
+  createOrganization,
+  createUser,
+  findOrganization,
+  findUserAnyOrg,
+} from "../organization/queries.js";
 import { ensureDemoOrganization, saveDemoKey, writeDemoData } from "../demo.js";
 import type { DemoOptions } from "../platform/module.js";
 import { startServer } from "../server.js";
@@ -106,7 +112,8 @@ export const COMMANDS: Record<string, Command> = {
       withDatabase(ctx.config, ctx.logger, async ({ db }) => {
         const name = required(ctx, "name");
         const plan = typeof ctx.options.plan === "string" ? ctx.options.plan : "team";
-        if (!["free", "team", "enterprise"].includes(plan)) throw new UsageError("--plan must be free, team or enterprise");
+        if (!["free", "team", "enterprise"].includes(plan))
+          throw new UsageError("--plan must be free, team or enterprise");
         const org = await createOrganization(db, { name, plan });
         ctx.out.result({ id: org.id, name: org.name, plan: org.plan }, org.id);
       }),
@@ -121,7 +128,8 @@ export const COMMANDS: Record<string, Command> = {
         const email = required(ctx, "email");
         const role = required(ctx, "role");
         if (!EMAIL.test(email)) throw new UsageError(`--email "${email}" is not an email address`);
-        if (!(ROLES as readonly string[]).includes(role)) throw new UsageError(`--role must be one of ${ROLES.join(", ")}`);
+        if (!(ROLES as readonly string[]).includes(role))
+          throw new UsageError(`--role must be one of ${ROLES.join(", ")}`);
         if (!(await findOrganization(db, orgId))) throw new Error(`organization ${orgId} not found`);
         const user = await createUser(db, {
           orgId,
@@ -130,7 +138,9 @@ export const COMMANDS: Record<string, Command> = {
           firstName: typeof ctx.options["first-name"] === "string" ? ctx.options["first-name"] : "",
           lastName: typeof ctx.options["last-name"] === "string" ? ctx.options["last-name"] : "",
         }).catch((err: unknown) => {
-          throw violatedConstraint(err) === "users_org_email" ? new Error(`a user with email ${email} already exists in organization ${orgId}`) : err;
+          throw violatedConstraint(err) === "users_org_email"
+            ? new Error(`a user with email ${email} already exists in organization ${orgId}`)
+            : err;
         });
         ctx.out.result({ id: user.id, orgId, email: user.email, role: user.role }, user.id);
       }),
@@ -154,7 +164,10 @@ export const COMMANDS: Record<string, Command> = {
     quiet: true,
     run: (ctx) =>
       withDatabase(ctx.config, ctx.logger, async ({ db }) => {
-        const options: DemoOptions = { days: positiveInt(ctx, "days", DEFAULT_DEMO.days, 366), users: positiveInt(ctx, "users", DEFAULT_DEMO.users, 100_000) };
+        const options: DemoOptions = {
+          days: positiveInt(ctx, "days", DEFAULT_DEMO.days, 366),
+          users: positiveInt(ctx, "users", DEFAULT_DEMO.users, 100_000),
+        };
         let orgId: string;
         let apiKey: string | undefined;
         if (typeof ctx.options.org === "string") {
@@ -169,7 +182,8 @@ export const COMMANDS: Record<string, Command> = {
         const areas = await writeDemoData(db, orgId, options);
         ctx.out.result(
           { orgId, areas, ...(apiKey ? { apiKey } : {}) },
-          `demo data written for ${orgId} (${areas.join(", ")})` + (apiKey ? `\nowner API key (shown once): ${apiKey}` : ""),
+          `demo data written for ${orgId} (${areas.join(", ")})` +
+            (apiKey ? `\nowner API key (shown once): ${apiKey}` : ""),
         );
       }),
   },

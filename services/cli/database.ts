@@ -7,7 +7,11 @@ import { openDatabase, type Database as DatabaseHandle } from "../platform/db.js
 import type { Logger } from "../platform/logger.js";
 import { migrateToLatest } from "../platform/migrator.js";
 
-export async function withDatabase<T>(config: Config, logger: Logger, fn: (database: DatabaseHandle<Database>) => Promise<T>): Promise<T> {
+export async function withDatabase<T>(
+  config: Config,
+  logger: Logger,
+  fn: (database: DatabaseHandle<Database>) => Promise<T>,
+): Promise<T> {
   const database = await openDatabase<Database>({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
   try {
     await migrateToLatest(database.db, migrations, logger);

@@ -38,8 +38,21 @@ async function main(argv: string[]): Promise<void> {
   // Hooks parse their own options: `hook notify` must exit 0 whatever it is given.
   if (argv[0] === "hook") return (await import("./hooks/commands.js")).runHookCommand(argv.slice(1));
   const { values, positionals } = parseCommandLine(argv, [
-    "services", "name", "plan", "org", "email", "role", "first-name", "last-name",
-    "user", "days", "users", "date", "from", "to", "scopes",
+    "services",
+    "name",
+    "plan",
+    "org",
+    "email",
+    "role",
+    "first-name",
+    "last-name",
+    "user",
+    "days",
+    "users",
+    "date",
+    "from",
+    "to",
+    "scopes",
   ]);
   const out: Output = createOutput(values.json === true);
   try {
@@ -50,14 +63,28 @@ async function main(argv: string[]): Promise<void> {
     const command = COMMANDS[key] ?? COMMANDS[positionals[0] ?? ""];
     if (values.help || !command) {
       if (values.help) return void process.stdout.write(USAGE);
-      throw new UsageError(positionals.length === 0 ? "no command given (agentplane --help lists them)" : `unknown command "${positionals.join(" ")}" (agentplane --help lists them)`);
+      throw new UsageError(
+        positionals.length === 0
+          ? "no command given (agentplane --help lists them)"
+          : `unknown command "${positionals.join(" ")}" (agentplane --help lists them)`,
+      );
     }
     const env = { ...process.env };
     if (typeof values.services === "string") env.SERVICES = parseServices(values.services).join(",");
     const config: Config = loadConfig(env);
     // Logs go to stderr so stdout stays the command's answer; the server's are buffered.
-    const logger = createLogger(command.quiet && !process.env.LOG_LEVEL ? "warn" : config.logLevel, true, command === COMMANDS.serve);
-    await command.run({ config, logger, out, options: values as Record<string, string | boolean | undefined>, args: positionals.slice(command.words) });
+    const logger = createLogger(
+      command.quiet && !process.env.LOG_LEVEL ? "warn" : config.logLevel,
+      true,
+      command === COMMANDS.serve,
+    );
+    await command.run({
+      config,
+      logger,
+      out,
+      options: values as Record<string, string | boolean | undefined>,
+      args: positionals.slice(command.words),
+    });
   } catch (err) {
     fail(err, out.json);
   }

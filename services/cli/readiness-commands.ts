@@ -46,7 +46,10 @@ const submit: Command = {
   quiet: true,
   run: async (ctx) => {
     const [file, ...extra] = ctx.args;
-    if (!file) throw new UsageError("readiness submit needs a report file: agentplane readiness submit FILE.json --org ID (- reads stdin)");
+    if (!file)
+      throw new UsageError(
+        "readiness submit needs a report file: agentplane readiness submit FILE.json --org ID (- reads stdin)",
+      );
     if (extra.length > 0) throw new UsageError(`readiness submit takes one file, got also ${extra.join(" ")}`);
     const orgId = orgOption(ctx);
     const json = await readReportFile(file);
@@ -74,8 +77,13 @@ const repos: Command = {
       const orgId = orgOption(ctx);
       if (!(await findOrganization(db, orgId))) throw new Error(`organization ${orgId} not found`);
       const repositories = (await listRepositories(db, orgId)).map(toRepository);
-      const json = toJson(ListRepositoriesResponseSchema, create(ListRepositoriesResponseSchema, { repositories }), { alwaysEmitImplicit: true }) as Record<string, unknown>;
-      const text = repositories.length === 0 ? `no repositories in organization ${orgId}` : repositories.map(describeRepository).join("\n");
+      const json = toJson(ListRepositoriesResponseSchema, create(ListRepositoriesResponseSchema, { repositories }), {
+        alwaysEmitImplicit: true,
+      }) as Record<string, unknown>;
+      const text =
+        repositories.length === 0
+          ? `no repositories in organization ${orgId}`
+          : repositories.map(describeRepository).join("\n");
       ctx.out.result(json, text);
     }),
 };

@@ -2,7 +2,12 @@
 // services (runners, hosts, ingest clients). A token is printed once, at creation; only its
 // hash is stored.
 import { findOrganization } from "../organization/queries.js";
-import { createServiceAccount, listServiceAccounts, revokeServiceAccount, type ServiceAccountListing } from "../organization/service-accounts.js";
+import {
+  createServiceAccount,
+  listServiceAccounts,
+  revokeServiceAccount,
+  type ServiceAccountListing,
+} from "../organization/service-accounts.js";
 import { SCOPES } from "../modules.js";
 import type { Command, CommandContext } from "./commands.js";
 import { withDatabase } from "./database.js";
@@ -12,10 +17,21 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,99}$/;
 
 function scopesOption(ctx: CommandContext): string[] {
   const raw = ctx.options.scopes;
-  if (typeof raw !== "string" || raw.trim() === "") throw new UsageError(`--scopes is required (a comma list of: ${SCOPES.join(", ")})`);
-  const scopes = [...new Set(raw.split(",").map((s) => s.trim()).filter((s) => s !== ""))];
+  if (typeof raw !== "string" || raw.trim() === "")
+    throw new UsageError(`--scopes is required (a comma list of: ${SCOPES.join(", ")})`);
+  const scopes = [
+    ...new Set(
+      raw
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s !== ""),
+    ),
+  ];
   const unknown = scopes.filter((s) => !SCOPES.includes(s));
-  if (unknown.length > 0) throw new UsageError(`--scopes: unknown scope ${unknown.map((s) => `"${s}"`).join(", ")} (known: ${SCOPES.join(", ")})`);
+  if (unknown.length > 0)
+    throw new UsageError(
+      `--scopes: unknown scope ${unknown.map((s) => `"${s}"`).join(", ")} (known: ${SCOPES.join(", ")})`,
+    );
   if (scopes.length === 0) throw new UsageError("--scopes names no scope");
   return scopes;
 }
@@ -38,9 +54,11 @@ const create: Command = {
   run: (ctx) =>
     withDatabase(ctx.config, ctx.logger, async ({ db }) => {
       const name = typeof ctx.options.name === "string" ? ctx.options.name.trim() : "";
-      if (!NAME.test(name)) throw new UsageError("--name is required: 1-100 letters, digits, spaces, dots, dashes or underscores");
+      if (!NAME.test(name))
+        throw new UsageError("--name is required: 1-100 letters, digits, spaces, dots, dashes or underscores");
       const scopes = scopesOption(ctx);
-      const orgId = typeof ctx.options.org === "string" && ctx.options.org.trim() !== "" ? ctx.options.org.trim() : null;
+      const orgId =
+        typeof ctx.options.org === "string" && ctx.options.org.trim() !== "" ? ctx.options.org.trim() : null;
       if (orgId !== null && !(await findOrganization(db, orgId))) throw new Error(`organization ${orgId} not found`);
       const { account, token } = await createServiceAccount(db, { name, scopes, orgId });
       ctx.out.result({ ...describe(account), token }, token);
@@ -52,10 +70,14 @@ const list: Command = {
   quiet: true,
   run: (ctx) =>
     withDatabase(ctx.config, ctx.logger, async ({ db }) => {
-      const orgId = typeof ctx.options.org === "string" && ctx.options.org.trim() !== "" ? ctx.options.org.trim() : undefined;
+      const orgId =
+        typeof ctx.options.org === "string" && ctx.options.org.trim() !== "" ? ctx.options.org.trim() : undefined;
       const accounts = await listServiceAccounts(db, orgId);
       const text = accounts
-        .map((a) => `${a.id}  ${a.prefix}…  ${a.name}  ${a.org_id ?? "(any organization)"}  ${a.scopes.join(",")}${a.revoked_at ? "  revoked" : ""}`)
+        .map(
+          (a) =>
+            `${a.id}  ${a.prefix}…  ${a.name}  ${a.org_id ?? "(any organization)"}  ${a.scopes.join(",")}${a.revoked_at ? "  revoked" : ""}`,
+        )
         .join("\n");
       ctx.out.result({ accounts: accounts.map(describe) }, text || "no service accounts");
     }),

@@ -51,7 +51,14 @@ export async function writeComputersDemo(db: Kysely<Database>, orgId: string, _o
       const { computer, steps } = await insertComputer(
         trx,
         orgId,
-        { name: demo.name, remoteUser: demo.provider === "e2b" ? "user" : "ada", provider: demo.provider, hostId, repos: demo.repos, autoInstallDeps: demo.autoInstallDeps },
+        {
+          name: demo.name,
+          remoteUser: demo.provider === "e2b" ? "user" : "ada",
+          provider: demo.provider,
+          hostId,
+          repos: demo.repos,
+          autoInstallDeps: demo.autoInstallDeps,
+        },
         planSteps(demo.provider, demo.repos, demo.autoInstallDeps),
       );
       const created = new Date(Date.now() - (DEMO.length - i) * 90 * minute);
@@ -62,9 +69,15 @@ export async function writeComputersDemo(db: Kysely<Database>, orgId: string, _o
           updated_at: created,
           status: demo.status,
           ...(demo.registered
-            ? { hostname: `${demo.name}.local`, relay_client_url: `wss://relay.demo.agentplane.dev/client/${hostId}`, relay_agent_url: `wss://relay.demo.agentplane.dev/agent/${hostId}` }
+            ? {
+                hostname: `${demo.name}.local`,
+                relay_client_url: `wss://relay.demo.agentplane.dev/client/${hostId}`,
+                relay_agent_url: `wss://relay.demo.agentplane.dev/agent/${hostId}`,
+              }
             : {}),
-          ...(demo.provider === "e2b" ? { sandbox_id: `demo${computer.id.slice(0, 8)}`, sandbox_domain: "e2b.app" } : {}),
+          ...(demo.provider === "e2b"
+            ? { sandbox_id: `demo${computer.id.slice(0, 8)}`, sandbox_domain: "e2b.app" }
+            : {}),
         })
         .where("id", "=", computer.id)
         .execute();
@@ -72,10 +85,25 @@ export async function writeComputersDemo(db: Kysely<Database>, orgId: string, _o
         const started = new Date(created.getTime() + (step.position + 1) * minute);
         const finished = new Date(started.getTime() + 40_000);
         const failedAt = demo.failedStep;
-        let change: { status: "pending" | "running" | "succeeded" | "failed" | "skipped"; started_at: Date | null; completed_at: Date | null; error: string | null; attempts: number };
-        if (demo.status === "provisioning") change = { status: "running", started_at: created, completed_at: null, error: null, attempts: 0 };
-        else if (failedAt === undefined || step.position < failedAt) change = { status: "succeeded", started_at: started, completed_at: finished, error: null, attempts: 1 };
-        else if (step.position === failedAt) change = { status: "failed", started_at: started, completed_at: finished, error: demo.failure ?? "failed", attempts: 1 };
+        let change: {
+          status: "pending" | "running" | "succeeded" | "failed" | "skipped";
+          started_at: Date | null;
+          completed_at: Date | null;
+          error: string | null;
+          attempts: number;
+        };
+        if (demo.status === "provisioning")
+          change = { status: "running", started_at: created, completed_at: null, error: null, attempts: 0 };
+        else if (failedAt === undefined || step.position < failedAt)
+          change = { status: "succeeded", started_at: started, completed_at: finished, error: null, attempts: 1 };
+        else if (step.position === failedAt)
+          change = {
+            status: "failed",
+            started_at: started,
+            completed_at: finished,
+            error: demo.failure ?? "failed",
+            attempts: 1,
+          };
         else change = { status: "skipped", started_at: null, completed_at: null, error: null, attempts: 0 };
         await trx.updateTable("computer_provisioning_steps").set(change).where("id", "=", step.id).execute();
       }

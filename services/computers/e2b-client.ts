@@ -31,11 +31,13 @@ interface SandboxJson {
 }
 
 function accessOf(body: SandboxJson, call: string): SandboxAccess {
-  if (typeof body.sandboxID !== "string" || body.sandboxID === "") throw new E2bError(`E2B ${call} answered without a sandboxID`);
+  if (typeof body.sandboxID !== "string" || body.sandboxID === "")
+    throw new E2bError(`E2B ${call} answered without a sandboxID`);
   return {
     sandboxId: body.sandboxID,
     domain: typeof body.domain === "string" && body.domain !== "" ? body.domain : null,
-    envdAccessToken: typeof body.envdAccessToken === "string" && body.envdAccessToken !== "" ? body.envdAccessToken : null,
+    envdAccessToken:
+      typeof body.envdAccessToken === "string" && body.envdAccessToken !== "" ? body.envdAccessToken : null,
   };
 }
 
@@ -60,13 +62,19 @@ export class E2bClient {
     try {
       res = await fetch(this.config.apiUrl + path, {
         method,
-        headers: { "x-api-key": this.config.apiKey, accept: "application/json", ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        headers: {
+          "x-api-key": this.config.apiKey,
+          accept: "application/json",
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.any([signal, AbortSignal.timeout(CONTROL_TIMEOUT_MS)]),
       });
     } catch (err) {
       if (signal.aborted) throw err;
-      throw new E2bError(`E2B ${call} failed: ${(err as Error).name === "TimeoutError" ? "no answer within 60 s" : ((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}`);
+      throw new E2bError(
+        `E2B ${call} failed: ${(err as Error).name === "TimeoutError" ? "no answer within 60 s" : (((err as Error).cause as Error | undefined)?.message ?? (err as Error).message)}`,
+      );
     }
     if (!res.ok) throw new E2bError(`E2B ${call} answered ${res.status}: ${await describeFailure(res)}`);
     try {
@@ -81,7 +89,10 @@ export class E2bClient {
   }
 
   async getSandbox(sandboxId: string, signal: AbortSignal): Promise<SandboxAccess> {
-    return accessOf((await this.call("GET", `/sandboxes/${encodeURIComponent(sandboxId)}`, signal)) as SandboxJson, `GET /sandboxes/${sandboxId}`);
+    return accessOf(
+      (await this.call("GET", `/sandboxes/${encodeURIComponent(sandboxId)}`, signal)) as SandboxJson,
+      `GET /sandboxes/${sandboxId}`,
+    );
   }
 
   /** IDs of the sandboxes whose metadata holds every given pair. */
@@ -94,9 +105,22 @@ export class E2bClient {
   }
 
   /** Runs a command in the sandbox and waits for it to end. */
-  async run(sandbox: SandboxAccess, process: StartProcess, signal: AbortSignal, timeoutMs: number): Promise<ProcessResult> {
+  async run(
+    sandbox: SandboxAccess,
+    process: StartProcess,
+    signal: AbortSignal,
+    timeoutMs: number,
+  ): Promise<ProcessResult> {
     const baseUrl = this.config.sandboxUrl ?? `https://sandbox.${sandbox.domain ?? domainOf(this.config.apiUrl)}`;
-    return runEnvdProcess({ baseUrl, sandboxId: sandbox.sandboxId, port: ENVD_PORT, accessToken: sandbox.envdAccessToken, process, signal, timeoutMs });
+    return runEnvdProcess({
+      baseUrl,
+      sandboxId: sandbox.sandboxId,
+      port: ENVD_PORT,
+      accessToken: sandbox.envdAccessToken,
+      process,
+      signal,
+      timeoutMs,
+    });
   }
 }
 

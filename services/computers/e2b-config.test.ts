@@ -31,9 +31,17 @@ describe("E2B configuration", () => {
   });
 
   it("stops with one line naming the variable for settings that cannot work", () => {
-    expect(() => loadConfig({ E2B_API_URL: "https://api.e2b.app" })).toThrow(new ConfigError("E2B_API_URL", "is set but E2B_API_KEY is not"));
-    expect(() => loadConfig({ E2B_API_KEY: "k", E2B_API_URL: "ftp://x" })).toThrow(/^invalid configuration: E2B_API_URL must use http: or https:/);
-    expect(() => loadConfig({ E2B_API_KEY: "k", E2B_SANDBOX_URL: "not a url" })).toThrow(/^invalid configuration: E2B_SANDBOX_URL is not a valid URL/);
-    expect(() => loadConfig({ E2B_API_KEY: "k", E2B_TEMPLATE: "bad name" })).toThrow(/^invalid configuration: E2B_TEMPLATE /);
+    expect(() => loadConfig({ E2B_API_URL: "https://api.e2b.app" })).toThrow(
+      new ConfigError("E2B_API_URL", "is set but E2B_API_KEY is not"),
+    );
+    expect(() => loadConfig({ E2B_API_KEY: "k", E2B_API_URL: "ftp://x" })).toThrow(
+      /^invalid configuration: E2B_API_URL must use http: or https:/,
+    );
+    expect(() => loadConfig({ E2B_API_KEY: "k", E2B_SANDBOX_URL: "not a url" })).toThrow(
+      /^invalid configuration: E2B_SANDBOX_URL is not a valid URL/,
+    );
+    expect(() => loadConfig({ E2B_API_KEY: "k", E2B_TEMPLATE: "bad name" })).toThrow(
+      /^invalid configuration: E2B_TEMPLATE /,
+    );
   });
 });

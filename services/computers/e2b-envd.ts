@@ -59,7 +59,10 @@ export function envelope(payload: unknown, flags = 0): Uint8Array {
 }
 
 /** Splits complete envelopes off the front of a buffer; returns them and the remainder. */
-export function readEnvelopes(buffer: Uint8Array): { messages: { flags: number; payload: Uint8Array }[]; rest: Uint8Array } {
+export function readEnvelopes(buffer: Uint8Array): {
+  messages: { flags: number; payload: Uint8Array }[];
+  rest: Uint8Array;
+} {
   const messages: { flags: number; payload: Uint8Array }[] = [];
   let offset = 0;
   while (buffer.length - offset >= 5) {
@@ -114,18 +117,26 @@ export async function runEnvdProcess(call: EnvdCall): Promise<ProcessResult> {
 
   let res: Response;
   try {
-    res = await fetch(`${call.baseUrl}/process.Process/Start`, { method: "POST", headers, body: envelope({ process: config, stdin: false }), signal });
+    res = await fetch(`${call.baseUrl}/process.Process/Start`, {
+      method: "POST",
+      headers,
+      body: envelope({ process: config, stdin: false }),
+      signal,
+    });
   } catch (err) {
     if (call.signal.aborted) throw err;
     if (timeout.aborted) throw timedOut();
-    throw new E2bError(`E2B ${CALL} failed: ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}`);
+    throw new E2bError(
+      `E2B ${CALL} failed: ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}`,
+    );
   }
   if (res.status !== 200) {
     const text = await res.text().catch(() => "");
     let message = text.trim().slice(0, 300);
     try {
       const body = JSON.parse(text) as { message?: unknown; code?: unknown };
-      if (typeof body.message === "string") message = `${typeof body.code === "string" ? `${body.code}: ` : ""}${body.message}`;
+      if (typeof body.message === "string")
+        message = `${typeof body.code === "string" ? `${body.code}: ` : ""}${body.message}`;
     } catch {
       // not JSON
     }
@@ -146,10 +157,17 @@ export async function runEnvdProcess(call: EnvdCall): Promise<ProcessResult> {
       const { messages, rest } = readEnvelopes(joined);
       buffer = rest;
       for (const m of messages) {
-        if (m.flags & FLAG_COMPRESSED) throw new E2bError(`E2B ${CALL} sent a compressed message, which was not asked for`);
-        const json = JSON.parse(decoder.decode(m.payload)) as { event?: ProcessEvent; error?: { code?: string; message?: string } };
+        if (m.flags & FLAG_COMPRESSED)
+          throw new E2bError(`E2B ${CALL} sent a compressed message, which was not asked for`);
+        const json = JSON.parse(decoder.decode(m.payload)) as {
+          event?: ProcessEvent;
+          error?: { code?: string; message?: string };
+        };
         if (m.flags & FLAG_END_STREAM) {
-          if (json.error) throw new E2bError(`E2B ${CALL} failed: ${json.error.code ?? "unknown"}: ${json.error.message ?? "no message"}`);
+          if (json.error)
+            throw new E2bError(
+              `E2B ${CALL} failed: ${json.error.code ?? "unknown"}: ${json.error.message ?? "no message"}`,
+            );
           continue;
         }
         const event = json.event ?? {};

@@ -25,17 +25,35 @@ describe("computer handlers", () => {
     otherOrgId = (await createOrganization(database.db, { name: "Computers B" })).id;
     const deps = { db: database.db };
     clients = (org, role) =>
-      createClient(ComputerService, handlerTransport((router) => router.service(ComputerService, createComputerService(deps)), { orgId: org, role }));
-    hosts = createClient(HostService, handlerTransport((router) => router.service(HostService, createHostService(deps))));
+      createClient(
+        ComputerService,
+        handlerTransport((router) => router.service(ComputerService, createComputerService(deps)), {
+          orgId: org,
+          role,
+        }),
+      );
+    hosts = createClient(
+      HostService,
+      handlerTransport((router) => router.service(HostService, createHostService(deps))),
+    );
   });
   afterAll(() => database?.drop());
 
   it("creates a byom computer waiting for its host, and answers 201 through x-http-code", async () => {
     const hostId = randomUUID();
     let status = "";
-    const created = await clients(orgId, "member").createComputer({ name: "dev-1", remoteUser: "ada", hostId }, { onHeader: (h) => (status = h.get("x-http-code") ?? "") });
+    const created = await clients(orgId, "member").createComputer(
+      { name: "dev-1", remoteUser: "ada", hostId },
+      { onHeader: (h) => (status = h.get("x-http-code") ?? "") },
+    );
     expect(status).toBe("201");
-    expect(created).toMatchObject({ name: "dev-1", providerType: "byom", hostId, status: "provisioning", remoteUser: "ada" });
+    expect(created).toMatchObject({
+      name: "dev-1",
+      providerType: "byom",
+      hostId,
+      status: "provisioning",
+      remoteUser: "ada",
+    });
     expect(created.hostname).toBeUndefined();
     expect(created.provisioningSteps).toHaveLength(1);
     expect(created.provisioningSteps[0]).toMatchObject({ name: "Wait for the host to register", status: "running" });
@@ -46,13 +64,17 @@ describe("computer handlers", () => {
     const err = await rejection(clients(orgId, "owner").createComputer({ name: "dev-1", remoteUser: "x" }));
     expect(err.code).toBe(Code.AlreadyExists);
     expect(err.rawMessage).toBe('name: a computer named "dev-1" already exists in this organization');
-    await expect(clients(otherOrgId, "owner").createComputer({ name: "dev-1", remoteUser: "x" })).resolves.toMatchObject({ name: "dev-1" });
+    await expect(
+      clients(otherOrgId, "owner").createComputer({ name: "dev-1", remoteUser: "x" }),
+    ).resolves.toMatchObject({ name: "dev-1" });
   });
 
   it("refuses a hostId another computer uses, in any organization", async () => {
     const hostId = randomUUID();
     await clients(orgId, "owner").createComputer({ name: "h-1", remoteUser: "x", hostId });
-    const err = await rejection(clients(otherOrgId, "owner").createComputer({ name: "h-2", remoteUser: "x", hostId: hostId.toUpperCase() }));
+    const err = await rejection(
+      clients(otherOrgId, "owner").createComputer({ name: "h-2", remoteUser: "x", hostId: hostId.toUpperCase() }),
+    );
     expect(err.code).toBe(Code.AlreadyExists);
     expect(err.rawMessage).toBe("hostId: another computer already uses this host");
   });
@@ -62,7 +84,9 @@ describe("computer handlers", () => {
     expect(err.code).toBe(Code.PermissionDenied);
     expect(await clients(orgId, "guest").getComputerByName({ name: "dev-1" })).toMatchObject({ name: "dev-1" });
     const created = await clients(orgId, "owner").getComputerByName({ name: "dev-1" });
-    expect((await rejection(clients(orgId, "guest").updateComputer({ computerId: created.id, name: "x" }))).code).toBe(Code.PermissionDenied);
+    expect((await rejection(clients(orgId, "guest").updateComputer({ computerId: created.id, name: "x" }))).code).toBe(
+      Code.PermissionDenied,
+    );
   });
 
   it("finds computers by name only in the caller's organization", async () => {
@@ -70,12 +94,21 @@ describe("computer handlers", () => {
     const theirs = await clients(otherOrgId, "member").getComputerByName({ name: "dev-1" });
     expect(mine.id).not.toBe(theirs.id);
     expect((await rejection(clients(orgId, "member").getComputerByName({ name: "nope" }))).code).toBe(Code.NotFound);
-    expect((await rejection(clients(orgId, "member").updateComputer({ computerId: theirs.id, name: "stolen" }))).code).toBe(Code.NotFound);
-    expect((await rejection(clients(orgId, "member").getComputerByName({ name: "x".repeat(64) }))).rawMessage).toMatch(/^name: must be 1 to 63/);
+    expect(
+      (await rejection(clients(orgId, "member").updateComputer({ computerId: theirs.id, name: "stolen" }))).code,
+    ).toBe(Code.NotFound);
+    expect((await rejection(clients(orgId, "member").getComputerByName({ name: "x".repeat(64) }))).rawMessage).toMatch(
+      /^name: must be 1 to 63/,
+    );
   });
 
   it("updates only the fields present", async () => {
-    const c = await clients(orgId, "member").createComputer({ name: "patch-me", remoteUser: "ada", provider: "e2b", repos: ["https://github.com/acme/web"] });
+    const c = await clients(orgId, "member").createComputer({
+      name: "patch-me",
+      remoteUser: "ada",
+      provider: "e2b",
+      repos: ["https://github.com/acme/web"],
+    });
     const renamed = await clients(orgId, "member").updateComputer({ computerId: c.id, name: "patched" });
     expect(renamed).toEqual({ ...c, name: "patched" });
     const unchanged = await clients(orgId, "member").updateComputer({ computerId: c.id });
@@ -84,16 +117,31 @@ describe("computer handlers", () => {
     expect(user).toEqual({ ...renamed, remoteUser: "grace" });
     const err = await rejection(clients(orgId, "member").updateComputer({ computerId: c.id, name: "dev-1" }));
     expect(err.code).toBe(Code.AlreadyExists);
-    expect((await rejection(clients(orgId, "member").updateComputer({ computerId: c.id, hostId: "nope" }))).code).toBe(Code.InvalidArgument);
+    expect((await rejection(clients(orgId, "member").updateComputer({ computerId: c.id, hostId: "nope" }))).code).toBe(
+      Code.InvalidArgument,
+    );
   });
 
   it("activates a byom computer when its host registers, and waits again after it moves to another host", async () => {
     const hostId = randomUUID();
     const c = await clients(orgId, "member").createComputer({ name: "byom-reg", remoteUser: "ada", hostId });
-    const registered = await hosts.registerHost({ hostId, hostname: "ada-laptop.local", relayClientUrl: "wss://relay.example.com/c/1", relayAgentUrl: "wss://relay.example.com/a/1" });
-    expect(registered).toMatchObject({ id: c.id, status: "active", hostname: "ada-laptop.local", relayClientUrl: "wss://relay.example.com/c/1", relayAgentUrl: "wss://relay.example.com/a/1" });
+    const registered = await hosts.registerHost({
+      hostId,
+      hostname: "ada-laptop.local",
+      relayClientUrl: "wss://relay.example.com/c/1",
+      relayAgentUrl: "wss://relay.example.com/a/1",
+    });
+    expect(registered).toMatchObject({
+      id: c.id,
+      status: "active",
+      hostname: "ada-laptop.local",
+      relayClientUrl: "wss://relay.example.com/c/1",
+      relayAgentUrl: "wss://relay.example.com/a/1",
+    });
     expect(registered.provisioningSteps[0]).toMatchObject({ status: "succeeded" });
-    expect(registered.provisioningSteps[0]!.completedAt).toBeGreaterThanOrEqual(registered.provisioningSteps[0]!.startedAt!);
+    expect(registered.provisioningSteps[0]!.completedAt).toBeGreaterThanOrEqual(
+      registered.provisioningSteps[0]!.startedAt!,
+    );
 
     // Same host again: still the same computer, still active.
     expect((await clients(orgId, "member").updateComputer({ computerId: c.id, hostId })).status).toBe("active");
@@ -110,9 +158,15 @@ describe("computer handlers", () => {
   });
 
   it("validates host registrations and answers NOT_FOUND for an unknown host", async () => {
-    expect((await rejection(hosts.registerHost({ hostId: "x", hostname: "h" }))).rawMessage).toMatch(/^hostId: must be a UUID/);
-    expect((await rejection(hosts.registerHost({ hostId: randomUUID(), hostname: "" }))).rawMessage).toMatch(/^hostname: /);
-    expect((await rejection(hosts.registerHost({ hostId: randomUUID(), hostname: "h", relayClientUrl: "nope" }))).rawMessage).toMatch(/^relayClientUrl: /);
+    expect((await rejection(hosts.registerHost({ hostId: "x", hostname: "h" }))).rawMessage).toMatch(
+      /^hostId: must be a UUID/,
+    );
+    expect((await rejection(hosts.registerHost({ hostId: randomUUID(), hostname: "" }))).rawMessage).toMatch(
+      /^hostname: /,
+    );
+    expect(
+      (await rejection(hosts.registerHost({ hostId: randomUUID(), hostname: "h", relayClientUrl: "nope" }))).rawMessage,
+    ).toMatch(/^relayClientUrl: /);
     expect((await rejection(hosts.registerHost({ hostId: randomUUID(), hostname: "h" }))).code).toBe(Code.NotFound);
   });
 
@@ -127,7 +181,12 @@ describe("computer handlers", () => {
     const demoOrg = (await createOrganization(database.db, { name: "Demo" })).id;
     await writeComputersDemo(database.db, demoOrg, { days: 7, users: 3 });
     await writeComputersDemo(database.db, demoOrg, { days: 7, users: 3 });
-    const rows = await database.db.selectFrom("computers").select(["name", "provider_type", "status"]).where("org_id", "=", demoOrg).orderBy("created_at").execute();
+    const rows = await database.db
+      .selectFrom("computers")
+      .select(["name", "provider_type", "status"])
+      .where("org_id", "=", demoOrg)
+      .orderBy("created_at")
+      .execute();
     expect(rows).toHaveLength(4);
     expect(new Set(rows.map((r) => r.status))).toEqual(new Set(["provisioning", "active", "error"]));
     expect(new Set(rows.map((r) => r.provider_type))).toEqual(new Set(["byom", "e2b"]));

@@ -22,7 +22,14 @@ import {
 } from "./queries.js";
 import { planSteps } from "./steps.js";
 import { toComputer, type ComputerView } from "./view.js";
-import { validateCreate, validateHostId, validateHostname, validateName, validateRelayUrl, validateUpdate } from "./validation.js";
+import {
+  validateCreate,
+  validateHostId,
+  validateHostname,
+  validateName,
+  validateRelayUrl,
+  validateUpdate,
+} from "./validation.js";
 
 export interface ComputersDeps {
   db: Kysely<Database>;
@@ -37,7 +44,8 @@ async function view(db: Executor, row: ComputerRow): Promise<ComputerView> {
 /** Unique violations say something about the request: name taken, or hostId used elsewhere. */
 function duplicateError(err: unknown, name: string | undefined) {
   const constraint = violatedConstraint(err);
-  if (constraint === "computers_org_name") return alreadyExists(`name: a computer named "${name}" already exists in this organization`);
+  if (constraint === "computers_org_name")
+    return alreadyExists(`name: a computer named "${name}" already exists in this organization`);
   if (constraint === "computers_host_id") return alreadyExists("hostId: another computer already uses this host");
   return err;
 }
@@ -81,7 +89,12 @@ export function createComputerService(deps: ComputersDeps): Partial<ServiceImpl<
             if (current.provider_type === "byom") {
               // Another machine: what the old host reported no longer holds, and the computer
               // is usable again only once the new host registers.
-              Object.assign(update, { status: "provisioning", hostname: null, relay_client_url: null, relay_agent_url: null } satisfies ComputerUpdate);
+              Object.assign(update, {
+                status: "provisioning",
+                hostname: null,
+                relay_client_url: null,
+                relay_agent_url: null,
+              } satisfies ComputerUpdate);
               await restartHostRegistration(trx, current.id);
             }
           }

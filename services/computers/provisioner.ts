@@ -8,7 +8,15 @@ import type { Logger } from "../platform/logger.js";
 import type { E2bClient, SandboxAccess } from "./e2b-client.js";
 import { E2bError } from "./e2b-envd.js";
 import { listSteps, type ComputerRow, type StepRow } from "./queries.js";
-import { completeProvisioning, failProvisioning, finishStep, releaseLease, renewLease, startStep, type Lease } from "./provisioning-queries.js";
+import {
+  completeProvisioning,
+  failProvisioning,
+  finishStep,
+  releaseLease,
+  renewLease,
+  startStep,
+  type Lease,
+} from "./provisioning-queries.js";
 import { cloneCommand, installCommand } from "./step-commands.js";
 
 export interface ProvisionerDeps {
@@ -27,10 +35,14 @@ const CLONE_TIMEOUT_MS = 10 * 60_000;
 const INSTALL_TIMEOUT_MS = 20 * 60_000;
 const ERROR_MAX = 1000;
 
-export const NOT_CONFIGURED = "E2B is not configured: set E2B_API_KEY (and E2B_API_URL for a self-hosted E2B) to provision e2b computers";
+export const NOT_CONFIGURED =
+  "E2B is not configured: set E2B_API_KEY (and E2B_API_URL for a self-hosted E2B) to provision e2b computers";
 
 /** Metadata put on the sandbox so a retried create-sandbox step finds it instead of making a second one. */
-export const sandboxMetadata = (computer: ComputerRow) => ({ agentplaneComputerId: computer.id, agentplaneOrgId: computer.org_id });
+export const sandboxMetadata = (computer: ComputerRow) => ({
+  agentplaneComputerId: computer.id,
+  agentplaneOrgId: computer.org_id,
+});
 
 /** The end of a failed command's output: git and package managers say why on their last lines. */
 function failureDetail(stderr: string, stdout: string): string {
@@ -43,24 +55,31 @@ function failureDetail(stderr: string, stdout: string): string {
  * (the worker stops). Database failures propagate: the lease then lapses and another attempt
  * resumes from the recorded steps.
  */
-export async function provisionComputer(deps: ProvisionerDeps, claimed: ComputerRow, signal: AbortSignal): Promise<void> {
+export async function provisionComputer(
+  deps: ProvisionerDeps,
+  claimed: ComputerRow,
+  signal: AbortSignal,
+): Promise<void> {
   const lease: Lease = { computerId: claimed.id, workerId: deps.workerId, leaseMs: deps.leaseMs };
   const log = deps.logger.child({ computerId: claimed.id, worker: deps.workerId });
   // Aborted when the worker stops or the lease turns out to belong to someone else.
   const local = new AbortController();
   const onStop = () => local.abort(signal.reason);
   signal.addEventListener("abort", onStop, { once: true });
-  const heartbeat = setInterval(() => {
-    renewLease(deps.db, lease).then(
-      (ours) => {
-        if (!ours) {
-          log.warn("lost the provisioning lease; stopping");
-          local.abort(new Error("lease lost"));
-        }
-      },
-      (err) => log.warn({ err }, "could not renew the provisioning lease"),
-    );
-  }, Math.max(50, Math.floor(deps.leaseMs / 3)));
+  const heartbeat = setInterval(
+    () => {
+      renewLease(deps.db, lease).then(
+        (ours) => {
+          if (!ours) {
+            log.warn("lost the provisioning lease; stopping");
+            local.abort(new Error("lease lost"));
+          }
+        },
+        (err) => log.warn({ err }, "could not renew the provisioning lease"),
+      );
+    },
+    Math.max(50, Math.floor(deps.leaseMs / 3)),
+  );
 
   let computer = claimed;
   let sandbox: SandboxAccess | undefined;
@@ -71,7 +90,10 @@ export async function provisionComputer(deps: ProvisionerDeps, claimed: Computer
     return sandbox;
   };
 
-  const runStep = async (step: StepRow, attempt: number): Promise<{ sandbox?: { id: string; domain: string | null } }> => {
+  const runStep = async (
+    step: StepRow,
+    attempt: number,
+  ): Promise<{ sandbox?: { id: string; domain: string | null } }> => {
     if (!deps.e2b) throw new E2bError(NOT_CONFIGURED);
     const e2b = deps.e2b;
     switch (step.kind) {
@@ -80,16 +102,36 @@ export async function provisionComputer(deps: ProvisionerDeps, claimed: Computer
         const existing = attempt > 1 ? await e2b.findSandboxes(sandboxMetadata(computer), local.signal) : [];
         sandbox = existing[0]
           ? await e2b.getSandbox(existing[0], local.signal)
-          : await e2b.createSandbox({ templateID: deps.template, timeout: SANDBOX_TIMEOUT_S, autoPause: true, metadata: sandboxMetadata(computer) }, local.signal);
+          : await e2b.createSandbox(
+              {
+                templateID: deps.template,
+                timeout: SANDBOX_TIMEOUT_S,
+                autoPause: true,
+                metadata: sandboxMetadata(computer),
+              },
+              local.signal,
+            );
         return { sandbox: { id: sandbox.sandboxId, domain: sandbox.domain } };
       }
       case "clone_repo":
       case "install_deps": {
-        const command = step.kind === "clone_repo" ? cloneCommand(step.repo_url!, step.repo_dir!, computer.remote_user) : installCommand(step.repo_dir!, computer.remote_user);
-        const what = step.kind === "clone_repo" ? `git clone of ${step.repo_url}` : `dependency install in ${step.repo_dir}`;
-        const result = await e2b.run(await access(), command, local.signal, step.kind === "clone_repo" ? CLONE_TIMEOUT_MS : INSTALL_TIMEOUT_MS);
+        const command =
+          step.kind === "clone_repo"
+            ? cloneCommand(step.repo_url!, step.repo_dir!, computer.remote_user)
+            : installCommand(step.repo_dir!, computer.remote_user);
+        const what =
+          step.kind === "clone_repo" ? `git clone of ${step.repo_url}` : `dependency install in ${step.repo_dir}`;
+        const result = await e2b.run(
+          await access(),
+          command,
+          local.signal,
+          step.kind === "clone_repo" ? CLONE_TIMEOUT_MS : INSTALL_TIMEOUT_MS,
+        );
         if (result.error) throw new E2bError(`${what} could not run: ${result.error}`);
-        if (result.exitCode !== 0) throw new E2bError(`${what} failed with exit code ${result.exitCode}: ${failureDetail(result.stderr, result.stdout)}`);
+        if (result.exitCode !== 0)
+          throw new E2bError(
+            `${what} failed with exit code ${result.exitCode}: ${failureDetail(result.stderr, result.stdout)}`,
+          );
         return {};
       }
       default:
@@ -108,13 +150,17 @@ export async function provisionComputer(deps: ProvisionerDeps, claimed: Computer
         outcome = await runStep(step, attempt);
       } catch (err) {
         if (local.signal.aborted) return;
-        const message = (err instanceof E2bError ? err.message : `unexpected failure: ${(err as Error).message}`).slice(0, ERROR_MAX);
+        const message = (err instanceof E2bError ? err.message : `unexpected failure: ${(err as Error).message}`).slice(
+          0,
+          ERROR_MAX,
+        );
         log.warn({ step: step.name, error: message }, "provisioning step failed");
         await failProvisioning(deps.db, lease, step.id, message);
         return;
       }
       if (!(await finishStep(deps.db, lease, step.id, outcome.sandbox))) return;
-      if (outcome.sandbox) computer = { ...computer, sandbox_id: outcome.sandbox.id, sandbox_domain: outcome.sandbox.domain };
+      if (outcome.sandbox)
+        computer = { ...computer, sandbox_id: outcome.sandbox.id, sandbox_domain: outcome.sandbox.domain };
       log.info({ step: step.name }, "provisioning step succeeded");
     }
     if (await completeProvisioning(deps.db, lease)) log.info("computer provisioned");
@@ -122,6 +168,7 @@ export async function provisionComputer(deps: ProvisionerDeps, claimed: Computer
     clearInterval(heartbeat);
     signal.removeEventListener("abort", onStop);
     // A graceful stop hands the computer back now rather than after the lease lapses.
-    if (signal.aborted) await releaseLease(deps.db, lease).catch((err) => log.warn({ err }, "could not release the provisioning lease"));
+    if (signal.aborted)
+      await releaseLease(deps.db, lease).catch((err) => log.warn({ err }, "could not release the provisioning lease"));
   }
 }

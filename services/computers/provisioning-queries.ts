@@ -20,7 +20,11 @@ type ComputerChanges = UpdateObject<Database, "computers">;
 const expiry = (leaseMs: number) => sql<Date>`now() + ${leaseMs} * interval '1 millisecond'`;
 
 /** Claims the oldest e2b computer still provisioning whose lease is free or lapsed. */
-export async function claimNextProvisioning(db: Executor, workerId: string, leaseMs: number): Promise<ComputerRow | undefined> {
+export async function claimNextProvisioning(
+  db: Executor,
+  workerId: string,
+  leaseMs: number,
+): Promise<ComputerRow | undefined> {
   const result = await sql<ComputerRow>`
     update computers set lease_owner = ${workerId}, lease_expires_at = ${expiry(leaseMs)}
     where id = (
@@ -68,7 +72,13 @@ export async function startStep(db: Kysely<Database>, lease: Lease, stepId: stri
     if (!(await renewLease(trx, lease))) return undefined;
     const row = await trx
       .updateTable("computer_provisioning_steps")
-      .set((eb) => ({ status: "running", error: null, started_at: new Date(), completed_at: null, attempts: eb("attempts", "+", 1) }))
+      .set((eb) => ({
+        status: "running",
+        error: null,
+        started_at: new Date(),
+        completed_at: null,
+        attempts: eb("attempts", "+", 1),
+      }))
       .where("id", "=", stepId)
       .returning("attempts")
       .executeTakeFirstOrThrow();
@@ -77,10 +87,19 @@ export async function startStep(db: Kysely<Database>, lease: Lease, stepId: stri
 }
 
 /** Records a finished step (and the sandbox it created, if any); false when the lease is lost. */
-export async function finishStep(db: Kysely<Database>, lease: Lease, stepId: string, sandbox?: { id: string; domain: string | null }): Promise<boolean> {
+export async function finishStep(
+  db: Kysely<Database>,
+  lease: Lease,
+  stepId: string,
+  sandbox?: { id: string; domain: string | null },
+): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     if (!(await renewLease(trx, lease))) return false;
-    await trx.updateTable("computer_provisioning_steps").set({ status: "succeeded", error: null, completed_at: new Date() }).where("id", "=", stepId).execute();
+    await trx
+      .updateTable("computer_provisioning_steps")
+      .set({ status: "succeeded", error: null, completed_at: new Date() })
+      .where("id", "=", stepId)
+      .execute();
     if (sandbox) {
       await trx
         .updateTable("computers")
@@ -93,11 +112,20 @@ export async function finishStep(db: Kysely<Database>, lease: Lease, stepId: str
 }
 
 /** The step failed: it carries the error, later steps are skipped, the computer is in error. */
-export async function failProvisioning(db: Kysely<Database>, lease: Lease, stepId: string, error: string): Promise<boolean> {
+export async function failProvisioning(
+  db: Kysely<Database>,
+  lease: Lease,
+  stepId: string,
+  error: string,
+): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     if (!(await renewLease(trx, lease))) return false;
     const now = new Date();
-    await trx.updateTable("computer_provisioning_steps").set({ status: "failed", error, completed_at: now }).where("id", "=", stepId).execute();
+    await trx
+      .updateTable("computer_provisioning_steps")
+      .set({ status: "failed", error, completed_at: now })
+      .where("id", "=", stepId)
+      .execute();
     await trx
       .updateTable("computer_provisioning_steps")
       .set({ status: "skipped" })

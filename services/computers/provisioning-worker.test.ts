@@ -2,7 +2,11 @@
 // E2B's documented sandbox API: steps in order, failures, missing configuration, a stop in the
 // middle of a step, and two workers sharing the queue.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startE2bApiTestServer, type CommandCall, type E2bApiTestServer } from "../../test/support/e2b-api-test-server.js";
+import {
+  startE2bApiTestServer,
+  type CommandCall,
+  type E2bApiTestServer,
+} from "../../test/support/e2b-api-test-server.js";
 import { createTestDatabase, testLogger, type TestDatabase } from "../../test/support/database.js";
 import type { Database } from "../database.js";
 import { migrations } from "../migrations.js";
@@ -37,12 +41,25 @@ describe("provisioning worker", () => {
 
   /** null: E2B not configured. */
   const start = (e2bConfig: E2bConfig | null = config, leaseMs = 2_000) => {
-    const worker = startProvisioningWorker({ db: database.db, e2b: e2bConfig ?? undefined, logger: testLogger(), pollIntervalMs: 50, leaseMs });
+    const worker = startProvisioningWorker({
+      db: database.db,
+      e2b: e2bConfig ?? undefined,
+      logger: testLogger(),
+      pollIntervalMs: 50,
+      leaseMs,
+    });
     workers.push(worker);
     return worker;
   };
   const create = async (repos: string[], autoInstallDeps = true) => {
-    const input = { name: `c${++seq}`, remoteUser: "ada", provider: "e2b" as const, hostId: null, repos, autoInstallDeps };
+    const input = {
+      name: `c${++seq}`,
+      remoteUser: "ada",
+      provider: "e2b" as const,
+      hostId: null,
+      repos,
+      autoInstallDeps,
+    };
     const steps = planSteps("e2b", repos, autoInstallDeps);
     return (await database.db.transaction().execute((trx) => insertComputer(trx, orgId, input, steps))).computer;
   };
@@ -52,7 +69,8 @@ describe("provisioning worker", () => {
       return c && c.status !== "provisioning" ? c : undefined;
     });
   const commandsFor = (sandboxId: string | null) => e2b.commands.filter((c) => c.sandboxId === sandboxId);
-  const describeCommand = (c: CommandCall) => `${c.envs.REPO_URL ? "clone" : "install"} ${c.envs.REPO_URL ?? c.envs.REPO_DIR}`;
+  const describeCommand = (c: CommandCall) =>
+    `${c.envs.REPO_URL ? "clone" : "install"} ${c.envs.REPO_URL ?? c.envs.REPO_DIR}`;
 
   beforeAll(async () => {
     database = await createTestDatabase<Database>(migrations);
@@ -85,11 +103,16 @@ describe("provisioning worker", () => {
       ["Install dependencies of api", "succeeded", 1],
     ]);
     for (const s of steps) expect(s.completed_at!.getTime()).toBeGreaterThanOrEqual(s.started_at!.getTime());
-    for (let i = 1; i < steps.length; i++) expect(steps[i]!.started_at!.getTime()).toBeGreaterThanOrEqual(steps[i - 1]!.completed_at!.getTime());
+    for (let i = 1; i < steps.length; i++)
+      expect(steps[i]!.started_at!.getTime()).toBeGreaterThanOrEqual(steps[i - 1]!.completed_at!.getTime());
 
     const created = e2b.calls("POST /sandboxes").filter((r) => r.body.metadata.agentplaneComputerId === computer.id);
     expect(created).toHaveLength(1);
-    expect(created[0]!.body).toMatchObject({ templateID: "agentplane-dev", autoPause: true, metadata: { agentplaneComputerId: computer.id, agentplaneOrgId: orgId } });
+    expect(created[0]!.body).toMatchObject({
+      templateID: "agentplane-dev",
+      autoPause: true,
+      metadata: { agentplaneComputerId: computer.id, agentplaneOrgId: orgId },
+    });
     expect(done.sandbox_id).toMatch(/^i/);
     const commands = commandsFor(done.sandbox_id);
     expect(commands.map(describeCommand)).toEqual([`clone ${WEB}`, `clone ${API}`, "install web", "install api"]);
@@ -110,13 +133,21 @@ describe("provisioning worker", () => {
   });
 
   it("fails the clone step with git's own message and skips the rest", async () => {
-    e2b.onCommand = (c) => (c.envs.REPO_URL === API ? { exitCode: 128, stderr: "Cloning into 'api.partial'...\nfatal: repository 'https://github.com/acme/api.git/' not found\n" } : { exitCode: 0 });
+    e2b.onCommand = (c) =>
+      c.envs.REPO_URL === API
+        ? {
+            exitCode: 128,
+            stderr: "Cloning into 'api.partial'...\nfatal: repository 'https://github.com/acme/api.git/' not found\n",
+          }
+        : { exitCode: 0 };
     const computer = await create([WEB, API]);
     start();
     expect((await settled(computer.id)).status).toBe("error");
     const steps = await listSteps(database.db, computer.id);
     expect(steps.map((s) => s.status)).toEqual(["succeeded", "succeeded", "failed", "skipped", "skipped"]);
-    expect(steps[2]!.error).toBe(`git clone of ${API} failed with exit code 128: Cloning into 'api.partial'...\nfatal: repository 'https://github.com/acme/api.git/' not found`);
+    expect(steps[2]!.error).toBe(
+      `git clone of ${API} failed with exit code 128: Cloning into 'api.partial'...\nfatal: repository 'https://github.com/acme/api.git/' not found`,
+    );
   });
 
   it("fails the first step with a clear error when E2B is not configured", async () => {
@@ -151,14 +182,20 @@ describe("provisioning worker", () => {
     held!();
     const midway = await findComputer(database.db, orgId, computer.id);
     expect(midway).toMatchObject({ status: "provisioning", lease_owner: null });
-    expect((await listSteps(database.db, computer.id)).map((s) => s.status)).toEqual(["succeeded", "succeeded", "running"]);
+    expect((await listSteps(database.db, computer.id)).map((s) => s.status)).toEqual([
+      "succeeded",
+      "succeeded",
+      "running",
+    ]);
 
     start();
     const done = await settled(computer.id);
     expect(done.status).toBe("active");
     expect(commandsFor(done.sandbox_id).map(describeCommand)).toEqual([`clone ${WEB}`, `clone ${API}`, `clone ${API}`]);
     expect((await listSteps(database.db, computer.id)).map((s) => s.attempts)).toEqual([1, 1, 2]);
-    expect(e2b.calls("POST /sandboxes").filter((r) => r.body.metadata.agentplaneComputerId === computer.id)).toHaveLength(1);
+    expect(
+      e2b.calls("POST /sandboxes").filter((r) => r.body.metadata.agentplaneComputerId === computer.id),
+    ).toHaveLength(1);
   });
 
   it("finds the sandbox again when it was created but not recorded, instead of creating another", async () => {

@@ -101,10 +101,17 @@ export async function lockComputerByHostId(
 }
 
 export async function listSteps(db: Executor, computerId: string): Promise<StepRow[]> {
-  return db.selectFrom("computer_provisioning_steps").selectAll().where("computer_id", "=", computerId).orderBy("position").execute();
+  return db
+    .selectFrom("computer_provisioning_steps")
+    .selectAll()
+    .where("computer_id", "=", computerId)
+    .orderBy("position")
+    .execute();
 }
 
-export type ComputerUpdate = Partial<Pick<ComputerRow, "name" | "host_id" | "remote_user" | "hostname" | "status" | "relay_client_url" | "relay_agent_url">>;
+export type ComputerUpdate = Partial<
+  Pick<ComputerRow, "name" | "host_id" | "remote_user" | "hostname" | "status" | "relay_client_url" | "relay_agent_url">
+>;
 
 export async function updateComputer(db: Executor, computerId: string, changes: ComputerUpdate): Promise<ComputerRow> {
   return db
@@ -130,7 +137,12 @@ export async function completeHostRegistration(trx: Transaction<Database>, compu
   const now = new Date();
   await trx
     .updateTable("computer_provisioning_steps")
-    .set((eb) => ({ status: "succeeded", error: null, started_at: eb.fn.coalesce("started_at", eb.val(now)), completed_at: now }))
+    .set((eb) => ({
+      status: "succeeded",
+      error: null,
+      started_at: eb.fn.coalesce("started_at", eb.val(now)),
+      completed_at: now,
+    }))
     .where("computer_id", "=", computerId)
     .where("kind", "=", "register_host")
     .where("status", "!=", "succeeded")

@@ -32,6 +32,8 @@ describe("provisioning plan", () => {
     expect(repoDirectoryName("https://example.org/")).toBe("repo");
     expect(repoDirectoryName("https://example.org/..")).toBe("repo");
     expect(repoDirectoryName("https://example.org/$(rm -rf ~)")).not.toMatch(/[$() ~]/);
-    expect(repoDirectories(["https://github.com/a/app", "https://github.com/b/app.git", "https://gitlab.com/c/app"])).toEqual(["app", "app-2", "app-3"]);
+    expect(
+      repoDirectories(["https://github.com/a/app", "https://github.com/b/app.git", "https://gitlab.com/c/app"]),
+    ).toEqual(["app", "app-2", "app-3"]);
   });
 });

@@ -15,13 +15,26 @@ export interface PlannedStep {
  * then (autoInstallDeps) install each repo's dependencies.
  */
 export function planSteps(provider: ProviderType, repos: readonly string[], autoInstallDeps: boolean): PlannedStep[] {
-  if (provider === "byom") return [{ position: 0, kind: "register_host", name: "Wait for the host to register", repoUrl: null, repoDir: null }];
+  if (provider === "byom")
+    return [
+      { position: 0, kind: "register_host", name: "Wait for the host to register", repoUrl: null, repoDir: null },
+    ];
   const dirs = repoDirectories(repos);
-  const steps: PlannedStep[] = [{ position: 0, kind: "create_sandbox", name: "Create the E2B sandbox", repoUrl: null, repoDir: null }];
-  repos.forEach((url, i) => steps.push({ position: steps.length, kind: "clone_repo", name: `Clone ${url}`, repoUrl: url, repoDir: dirs[i]! }));
+  const steps: PlannedStep[] = [
+    { position: 0, kind: "create_sandbox", name: "Create the E2B sandbox", repoUrl: null, repoDir: null },
+  ];
+  repos.forEach((url, i) =>
+    steps.push({ position: steps.length, kind: "clone_repo", name: `Clone ${url}`, repoUrl: url, repoDir: dirs[i]! }),
+  );
   if (autoInstallDeps) {
     repos.forEach((url, i) =>
-      steps.push({ position: steps.length, kind: "install_deps", name: `Install dependencies of ${dirs[i]}`, repoUrl: url, repoDir: dirs[i]! }),
+      steps.push({
+        position: steps.length,
+        kind: "install_deps",
+        name: `Install dependencies of ${dirs[i]}`,
+        repoUrl: url,
+        repoDir: dirs[i]!,
+      }),
     );
   }
   return steps;
@@ -35,8 +48,15 @@ export function repoDirectoryName(url: string): string {
   } catch {
     // validated earlier; fall through to the default
   }
-  const last = path.split("/").filter((s) => s !== "").pop() ?? "";
-  const name = decodeSafely(last).replace(/\.git$/i, "").replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[.-]+/, "");
+  const last =
+    path
+      .split("/")
+      .filter((s) => s !== "")
+      .pop() ?? "";
+  const name = decodeSafely(last)
+    .replace(/\.git$/i, "")
+    .replace(/[^A-Za-z0-9._-]/g, "-")
+    .replace(/^[.-]+/, "");
   return name === "" ? "repo" : name.slice(0, 100);
 }
 

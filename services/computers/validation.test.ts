@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { DomainError } from "../platform/errors.js";
-import { validateCreate, validateHostId, validateName, validateRelayUrl, validateRemoteUser, validateRepos, validateUpdate } from "./validation.js";
+import {
+  validateCreate,
+  validateHostId,
+  validateName,
+  validateRelayUrl,
+  validateRemoteUser,
+  validateRepos,
+  validateUpdate,
+} from "./validation.js";
 
 function problem(fn: () => unknown): string {
   try {
@@ -30,7 +38,9 @@ describe("computer validation", () => {
     expect(problem(() => validateName("a/b"))).toMatch(/^name: must not contain "\/"/);
     expect(problem(() => validateName("a\nb"))).toMatch(/^name: must not contain control characters/);
     expect(problem(() => validateRemoteUser(""))).toMatch(/^remoteUser: must be 1 to 63/);
-    expect(problem(() => validateRemoteUser("u".repeat(64)))).toMatch(/^remoteUser: must be 1 to 63 characters, got 64/);
+    expect(problem(() => validateRemoteUser("u".repeat(64)))).toMatch(
+      /^remoteUser: must be 1 to 63 characters, got 64/,
+    );
     expect(problem(() => validateRemoteUser("ada lovelace"))).toMatch(/^remoteUser: must not contain whitespace/);
     expect(problem(() => validateRemoteUser("ada:x"))).toMatch(/^remoteUser: /);
   });
@@ -46,20 +56,35 @@ describe("computer validation", () => {
     const ok = Array.from({ length: 20 }, (_, i) => `https://github.com/acme/r${i}.git`);
     expect(validateRepos(ok)).toEqual(ok);
     expect(validateRepos(["ssh://git@github.com/acme/api.git", "git://example.org/x"])).toHaveLength(2);
-    expect(problem(() => validateRepos([...ok, "https://github.com/acme/r20"]))).toBe("repos: must have at most 20 items, got 21");
+    expect(problem(() => validateRepos([...ok, "https://github.com/acme/r20"]))).toBe(
+      "repos: must have at most 20 items, got 21",
+    );
     const long = "https://github.com/" + "a".repeat(2048 - "https://github.com/".length);
     expect(validateRepos([long])).toEqual([long]);
     expect(problem(() => validateRepos([long + "b"]))).toBe("repos[0]: must be at most 2048 characters, got 2049");
-    expect(problem(() => validateRepos(["https://x.org/a", "not a uri"]))).toMatch(/^repos\[1\]: must be an absolute URI/);
-    expect(problem(() => validateRepos(["file:///etc"]))).toMatch(/^repos\[0\]: must be an https, http, ssh or git URL, got scheme "file"/);
+    expect(problem(() => validateRepos(["https://x.org/a", "not a uri"]))).toMatch(
+      /^repos\[1\]: must be an absolute URI/,
+    );
+    expect(problem(() => validateRepos(["file:///etc"]))).toMatch(
+      /^repos\[0\]: must be an https, http, ssh or git URL, got scheme "file"/,
+    );
     expect(problem(() => validateRepos(["ext::sh -c touch% /tmp/x"]))).toMatch(/^repos\[0\]: /);
     expect(problem(() => validateRepos(["https://x.org/a", "https://x.org/a"]))).toBe("repos[1]: repeats repos[0]");
   });
 
   it("defaults provider to byom and rejects unknown providers", () => {
-    expect(validateCreate(base)).toEqual({ name: "dev", remoteUser: "ada", provider: "byom", hostId: null, repos: [], autoInstallDeps: false });
+    expect(validateCreate(base)).toEqual({
+      name: "dev",
+      remoteUser: "ada",
+      provider: "byom",
+      hostId: null,
+      repos: [],
+      autoInstallDeps: false,
+    });
     expect(validateCreate({ ...base, provider: "e2b", autoInstallDeps: true }).provider).toBe("e2b");
-    expect(problem(() => validateCreate({ ...base, provider: "aws" }))).toBe('provider: must be one of byom, e2b, got "aws"');
+    expect(problem(() => validateCreate({ ...base, provider: "aws" }))).toBe(
+      'provider: must be one of byom, e2b, got "aws"',
+    );
   });
 
   it("keeps only the fields present in an update", () => {

@@ -30,10 +30,12 @@ export function validateName(value: string, field = "name"): string {
 
 export function validateRemoteUser(value: string, field = "remoteUser"): string {
   const n = length(value);
-  if (n < 1 || n > REMOTE_USER_MAX) throw invalidArgument(field, `must be 1 to ${REMOTE_USER_MAX} characters, got ${n}`);
+  if (n < 1 || n > REMOTE_USER_MAX)
+    throw invalidArgument(field, `must be 1 to ${REMOTE_USER_MAX} characters, got ${n}`);
   // A login name: whitespace, ":" (the user/password separator of Basic auth) or control
   // characters can never name a Unix user.
-  if (/[\s:]/.test(value) || CONTROL.test(value)) throw invalidArgument(field, "must not contain whitespace, \":\" or control characters");
+  if (/[\s:]/.test(value) || CONTROL.test(value))
+    throw invalidArgument(field, 'must not contain whitespace, ":" or control characters');
   return value;
 }
 
@@ -57,13 +59,15 @@ function absoluteUrl(value: string, schemes: Set<string>, field: string, what: s
   } catch {
     throw invalidArgument(field, `must be an absolute URI, got "${value.slice(0, 80)}"`);
   }
-  if (!schemes.has(url.protocol)) throw invalidArgument(field, `must be ${what}, got scheme "${url.protocol.slice(0, -1).slice(0, 20)}"`);
+  if (!schemes.has(url.protocol))
+    throw invalidArgument(field, `must be ${what}, got scheme "${url.protocol.slice(0, -1).slice(0, 20)}"`);
   if (!url.hostname) throw invalidArgument(field, "must name a host");
   return value;
 }
 
 export function validateRepos(values: readonly string[]): string[] {
-  if (values.length > REPOS_MAX) throw invalidArgument("repos", `must have at most ${REPOS_MAX} items, got ${values.length}`);
+  if (values.length > REPOS_MAX)
+    throw invalidArgument("repos", `must have at most ${REPOS_MAX} items, got ${values.length}`);
   const seen = new Map<string, number>();
   return values.map((value, i) => {
     const field = `repos[${i}]`;
@@ -78,8 +82,10 @@ export function validateRepos(values: readonly string[]): string[] {
 }
 
 export function validateHostname(value: string, field = "hostname"): string {
-  if (value.length < 1 || value.length > HOSTNAME_MAX) throw invalidArgument(field, `must be 1 to ${HOSTNAME_MAX} characters`);
-  if (/\s/.test(value) || CONTROL.test(value)) throw invalidArgument(field, "must not contain whitespace or control characters");
+  if (value.length < 1 || value.length > HOSTNAME_MAX)
+    throw invalidArgument(field, `must be 1 to ${HOSTNAME_MAX} characters`);
+  if (/\s/.test(value) || CONTROL.test(value))
+    throw invalidArgument(field, "must not contain whitespace or control characters");
   return value;
 }
 

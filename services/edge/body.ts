@@ -63,7 +63,10 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number, signa
   // Envoy's transcoder refuses deeper bodies while parsing, with these words (json-nesting.ts).
   const tooDeep = firstTooDeep(body, MAX_JSON_NESTING);
   if (tooDeep) {
-    throw new EdgeHttpError(400, `Message too deep. Max recursion depth reached ${tooDeep.key === undefined ? "in array" : `for key '${tooDeep.key}'`}`);
+    throw new EdgeHttpError(
+      400,
+      `Message too deep. Max recursion depth reached ${tooDeep.key === undefined ? "in array" : `for key '${tooDeep.key}'`}`,
+    );
   }
   return body;
 }

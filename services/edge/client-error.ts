@@ -34,7 +34,12 @@ export function handleClientError(err: ParserError, socket: Duplex): void {
   }
   const status = statusOf(err);
   const requestId = randomUUID();
-  const detail = status === 431 ? "Request line or headers too large" : status === 408 ? "Request headers not received in time" : `Malformed HTTP request (${reasonPhrase(status)})`;
+  const detail =
+    status === 431
+      ? "Request line or headers too large"
+      : status === 408
+        ? "Request headers not received in time"
+        : `Malformed HTTP request (${reasonPhrase(status)})`;
   const body = errorBody(status, detail, requestId);
   // The answer to a HEAD request never has a body (RFC 9110 §9.3.2), only its length.
   const head = err.rawPacket?.subarray(0, 5).toString("latin1") === "HEAD ";

@@ -24,16 +24,31 @@ function detail(r: Route, bound: string, body: unknown): string | undefined {
 describe("checkBindingCollision", () => {
   it('body "*": the proto name with another string is the 400; the same string, the JSON name, null or another type are not', () => {
     const r = route("UpdateSession");
-    expect(detail(r, "A", { session_id: "B" })).toBe('The binding value "A" of the field session_id is conflicting with the value "B" in the body.');
-    expect(detail(r, "A", { session_id: "" })).toBe('The binding value "A" of the field session_id is conflicting with the value "" in the body.');
-    for (const body of [{ session_id: "A" }, { sessionId: "B" }, { session_id: null }, { session_id: 5 }, { session_id: { x: 1 } }, {}, [], "x"]) {
+    expect(detail(r, "A", { session_id: "B" })).toBe(
+      'The binding value "A" of the field session_id is conflicting with the value "B" in the body.',
+    );
+    expect(detail(r, "A", { session_id: "" })).toBe(
+      'The binding value "A" of the field session_id is conflicting with the value "" in the body.',
+    );
+    for (const body of [
+      { session_id: "A" },
+      { sessionId: "B" },
+      { session_id: null },
+      { session_id: 5 },
+      { session_id: { x: 1 } },
+      {},
+      [],
+      "x",
+    ]) {
       expect(detail(r, "A", body), JSON.stringify(body)).toBeUndefined();
     }
   });
 
   it('body "<field>": a binding inside the body field is compared one object level at a time by proto name', () => {
     const r = route("UpdateThing"); // PATCH /v1/things/{thing.id}, body "thing"
-    expect(detail(r, "t1", { id: "t2" })).toBe('The binding value "t1" of the field id is conflicting with the value "t2" in the body.');
+    expect(detail(r, "t1", { id: "t2" })).toBe(
+      'The binding value "t1" of the field id is conflicting with the value "t2" in the body.',
+    );
     expect(detail(r, "t1", { id: "t1", display_name: "x" })).toBeUndefined();
     // A binding outside the body field cannot collide.
     const limit = route("SetThingLimit"); // PUT /v1/things/{thing_id}/limit, body "limit"
@@ -42,11 +57,21 @@ describe("checkBindingCollision", () => {
 
   it("every path variable of a routed method with a body binds a string field (what the check compares)", () => {
     const withBody = table.routes.filter((r) => r.body.kind !== "none" && r.pathBindings.length > 0);
-    expect(withBody.map((r) => r.method.name).sort()).toEqual(["ArchiveThing", "CreateThing", "PostMessage", "SetThingLimit", "UpdateComputer", "UpdateSession", "UpdateThing"]);
+    expect(withBody.map((r) => r.method.name).sort()).toEqual([
+      "ArchiveThing",
+      "CreateThing",
+      "PostMessage",
+      "SetThingLimit",
+      "UpdateComputer",
+      "UpdateSession",
+      "UpdateThing",
+    ]);
     for (const r of withBody) {
       for (const b of r.pathBindings) {
         const leaf = b.fields[b.fields.length - 1]!;
-        expect(leaf.fieldKind === "scalar" && leaf.scalar === ScalarType.STRING, `${r.method.name} ${b.name}`).toBe(true);
+        expect(leaf.fieldKind === "scalar" && leaf.scalar === ScalarType.STRING, `${r.method.name} ${b.name}`).toBe(
+          true,
+        );
       }
     }
   });

@@ -21,7 +21,12 @@ import type { BodyRule } from "./routes.js";
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Throws Envoy's 400 when the body gives the bound field (by proto name) another string than `bound`. */
-export function checkBindingCollision(fields: readonly DescField[], bound: string, rule: BodyRule, body: unknown): void {
+export function checkBindingCollision(
+  fields: readonly DescField[],
+  bound: string,
+  rule: BodyRule,
+  body: unknown,
+): void {
   let i = 0;
   if (rule.kind === "field") {
     // body: "<field>" — the body is that field's value; only bindings inside it can collide.
@@ -41,6 +46,9 @@ export function checkBindingCollision(fields: readonly DescField[], bound: strin
   if (leaf.fieldKind === "list" || !isObject(node) || !Object.hasOwn(node, leaf.name)) return;
   const value = node[leaf.name];
   if (typeof value === "string" && value !== bound) {
-    throw new EdgeHttpError(400, `The binding value "${bound}" of the field ${leaf.name} is conflicting with the value "${value}" in the body.`);
+    throw new EdgeHttpError(
+      400,
+      `The binding value "${bound}" of the field ${leaf.name} is conflicting with the value "${value}" in the body.`,
+    );
   }
 }

@@ -9,11 +9,7 @@ import { toJson, type DescMessage, type Message } from "@bufbuild/protobuf";
 import { Code, ConnectError, createRouterTransport, type HandlerContext, type Transport } from "@connectrpc/connect";
 import { pino, type Logger } from "pino";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import {
-  Color,
-  EdgeTestService,
-  type ListThingsRequest,
-} from "../../gen/agentplane/edgetest/v1/edgetest_pb.js";
+import { Color, EdgeTestService, type ListThingsRequest } from "../../gen/agentplane/edgetest/v1/edgetest_pb.js";
 import { createRestEdge, type RestEdgeOptions } from "./edge.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -142,7 +138,8 @@ const logger: Logger = pino(
   { level: "debug" },
   new Writable({
     write(chunk: Buffer, _enc, cb) {
-      for (const line of chunk.toString("utf8").split("\n")) if (line) logLines.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString("utf8").split("\n"))
+        if (line) logLines.push(JSON.parse(line) as Record<string, unknown>);
       cb();
     },
   }),
@@ -195,9 +192,12 @@ function postJson(path: string, body: unknown, method = "POST"): Promise<Reply> 
 }
 
 /** node:http request, for what fetch cannot send (raw paths, chunked bodies, odd headers). */
-function raw(
-  options: { method: string; path: string; headers?: Record<string, string | number>; body?: Buffer | string[] },
-): Promise<Reply> {
+function raw(options: {
+  method: string;
+  path: string;
+  headers?: Record<string, string | number>;
+  body?: Buffer | string[];
+}): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const url = new URL(base);
     const req = httpRequest(
@@ -328,7 +328,10 @@ describe("path templates", () => {
 
   it("answers 404 with the error body for an unknown path or method", async () => {
     expectErrorBody(await call("/v1/nope"), 404, "Could not resolve /v1/nope to a method.");
-    expectErrorBody(await call("/v1/things/abc", { method: "PUT", body: "{}", headers: { "content-type": "application/json" } }), 404);
+    expectErrorBody(
+      await call("/v1/things/abc", { method: "PUT", body: "{}", headers: { "content-type": "application/json" } }),
+      404,
+    );
     expect((await call("/v1/things/abc", { method: "HEAD" })).status).toBe(404);
     expectErrorBody(await call("/v1/things/abc/extra"), 404);
     expectErrorBody(await call("/"), 404);
@@ -434,22 +437,22 @@ describe("query parameters", () => {
   });
 
   it.each([
-    ["bogus=1", "Unknown query parameter \"bogus\""],
-    ["filter.bogus=1", "Unknown query parameter \"filter.bogus\""],
-    ["pageToken.x=1", "Unknown query parameter \"pageToken.x\""],
-    ["PageSize=1", "Unknown query parameter \"PageSize\""],
-    ["filters.ownerEmail=x", "Unknown query parameter \"filters.ownerEmail\""],
-    ["filters=x", "Query parameter \"filters\" names a field that cannot be set from a query string"],
-    ["labels=x", "Query parameter \"labels\" names a field that cannot be set from a query string"],
-    ["filter=x", "Query parameter \"filter\" names a field that cannot be set from a query string"],
-    ["shelfId=s2", "Query parameter \"shelfId\" is not allowed: that field comes from the request path"],
-    ["shelf_id=s2", "Query parameter \"shelf_id\" is not allowed: that field comes from the request path"],
+    ["bogus=1", 'Unknown query parameter "bogus"'],
+    ["filter.bogus=1", 'Unknown query parameter "filter.bogus"'],
+    ["pageToken.x=1", 'Unknown query parameter "pageToken.x"'],
+    ["PageSize=1", 'Unknown query parameter "PageSize"'],
+    ["filters.ownerEmail=x", 'Unknown query parameter "filters.ownerEmail"'],
+    ["filters=x", 'Query parameter "filters" names a field that cannot be set from a query string'],
+    ["labels=x", 'Query parameter "labels" names a field that cannot be set from a query string'],
+    ["filter=x", 'Query parameter "filter" names a field that cannot be set from a query string'],
+    ["shelfId=s2", 'Query parameter "shelfId" is not allowed: that field comes from the request path'],
+    ["shelf_id=s2", 'Query parameter "shelf_id" is not allowed: that field comes from the request path'],
   ])("answers 400 for a parameter that binds nothing: %s", async (q, detail) => {
     expectErrorBody(await call(`/v1/shelves/s1/things?${q}`), 400, detail);
     expect(received).toBeUndefined();
   });
 
-  it("binds no query parameter when body is \"*\"", async () => {
+  it('binds no query parameter when body is "*"', async () => {
     const r = await call("/v1/shelves/s1/things?validateOnly=true", {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -486,11 +489,14 @@ describe("query parameters", () => {
 });
 
 describe("request body", () => {
-  it("body \"*\": parses the whole request, accepting proto names, with a charset parameter", async () => {
+  it('body "*": parses the whole request, accepting proto names, with a charset parameter', async () => {
     const r = await call("/v1/shelves/s1/things", {
       method: "POST",
       headers: { "content-type": "application/json; charset=utf-8" },
-      body: JSON.stringify({ thing: { id: "n1", display_name: "New", sizeBytes: "5", tags: ["a"] }, validateOnly: true }),
+      body: JSON.stringify({
+        thing: { id: "n1", display_name: "New", sizeBytes: "5", tags: ["a"] },
+        validateOnly: true,
+      }),
     });
     expect(r.status).toBe(201);
     expect(json(EdgeTestService.method.createThing.input, lastRequest())).toEqual({
@@ -502,9 +508,21 @@ describe("request body", () => {
 
   it("a body field for a field the path binds: another value under its proto name is Envoy's 400; any other spelling gives way to the path", async () => {
     // reject_binding_body_field_collisions: the proto name with another value.
-    expectErrorBody(await postJson("/v1/shelves/s1/things", { shelf_id: "other" }), 400, 'The binding value "s1" of the field shelf_id is conflicting with the value "other" in the body.');
-    expectErrorBody(await postJson("/v1/shelves/s1/things", { shelf_id: "" }), 400, 'The binding value "s1" of the field shelf_id is conflicting with the value "" in the body.');
-    expectErrorBody(await postJson("/v1/things/from-path", { id: "from-body", displayName: "x" }, "PATCH"), 400, 'The binding value "from-path" of the field id is conflicting with the value "from-body" in the body.');
+    expectErrorBody(
+      await postJson("/v1/shelves/s1/things", { shelf_id: "other" }),
+      400,
+      'The binding value "s1" of the field shelf_id is conflicting with the value "other" in the body.',
+    );
+    expectErrorBody(
+      await postJson("/v1/shelves/s1/things", { shelf_id: "" }),
+      400,
+      'The binding value "s1" of the field shelf_id is conflicting with the value "" in the body.',
+    );
+    expectErrorBody(
+      await postJson("/v1/things/from-path", { id: "from-body", displayName: "x" }, "PATCH"),
+      400,
+      'The binding value "from-path" of the field id is conflicting with the value "from-body" in the body.',
+    );
     expect(received).toBeUndefined();
     // The same value (compared with the decoded path segment) is no collision.
     expect((await postJson("/v1/shelves/s1/things", { shelf_id: "s1" })).status).toBe(201);
@@ -542,7 +560,11 @@ describe("request body", () => {
 
   it("answers 400 for a value of the wrong type", async () => {
     // Named by the JSON path the client wrote, with the JSON type it should have been.
-    expectErrorBody(await postJson("/v1/shelves/s1/things", { validateOnly: "yes" }), 400, /^validateOnly: must be true or false$/);
+    expectErrorBody(
+      await postJson("/v1/shelves/s1/things", { validateOnly: "yes" }),
+      400,
+      /^validateOnly: must be true or false$/,
+    );
   });
 
   it("answers 400 for a body nested deeper than 100 objects and arrays, in the words of Envoy's JSON parser", async () => {
@@ -552,11 +574,23 @@ describe("request body", () => {
       return v;
     };
     // The body is level 1; the value of thing takes levels 2 to 101.
-    expectErrorBody(await postJson("/v1/shelves/s1/things", { thing: nest(100, (v) => ({ deep: v })) }), 400, "Message too deep. Max recursion depth reached for key 'deep'");
-    expectErrorBody(await postJson("/v1/shelves/s1/things", { thing: { tags: nest(99, (v) => [v]) } }), 400, "Message too deep. Max recursion depth reached in array");
+    expectErrorBody(
+      await postJson("/v1/shelves/s1/things", { thing: nest(100, (v) => ({ deep: v })) }),
+      400,
+      "Message too deep. Max recursion depth reached for key 'deep'",
+    );
+    expectErrorBody(
+      await postJson("/v1/shelves/s1/things", { thing: { tags: nest(99, (v) => [v]) } }),
+      400,
+      "Message too deep. Max recursion depth reached in array",
+    );
     expect(received).toBeUndefined();
     // 100 levels pass on to the message reader, which finds the unknown field.
-    expectErrorBody(await postJson("/v1/shelves/s1/things", { thing: nest(99, (v) => ({ deep: v })) }), 400, /^thing\.deep: unknown field$/);
+    expectErrorBody(
+      await postJson("/v1/shelves/s1/things", { thing: nest(99, (v) => ({ deep: v })) }),
+      400,
+      /^thing\.deep: unknown field$/,
+    );
   });
 
   it("answers 400 for malformed JSON", async () => {
@@ -575,7 +609,12 @@ describe("request body", () => {
       /Unsupported Content-Type "text\/plain"/,
     );
     expectErrorBody(
-      await raw({ method: "POST", path: "/v1/shelves/s1/things", headers: { "content-length": 2 }, body: Buffer.from("{}") }),
+      await raw({
+        method: "POST",
+        path: "/v1/shelves/s1/things",
+        headers: { "content-length": 2 },
+        body: Buffer.from("{}"),
+      }),
       415,
       /Missing Content-Type/,
     );
@@ -593,7 +632,11 @@ describe("request body", () => {
   });
 
   it("ignores the body of a method without a body rule", async () => {
-    const r = await call("/v1/things/t1", { method: "DELETE", headers: { "content-type": "text/plain" }, body: "not json" });
+    const r = await call("/v1/things/t1", {
+      method: "DELETE",
+      headers: { "content-type": "text/plain" },
+      body: "not json",
+    });
     expect(r.status).toBe(200);
     expect(received?.rpc).toBe("DeleteThing");
     // The connection stays usable afterwards.
@@ -659,9 +702,9 @@ describe("headers", () => {
       expect(received?.headers.get("x-request-id")).toBe(r.headers.get("x-request-id"));
     }
     expect((await call("/v1/echo/headers")).headers.get("x-request-id")).toMatch(uuid);
-    expect((await call("/v1/echo/headers", { headers: { "x-request-id": "x".repeat(200) } })).headers.get("x-request-id")).toBe(
-      "x".repeat(200),
-    );
+    expect(
+      (await call("/v1/echo/headers", { headers: { "x-request-id": "x".repeat(200) } })).headers.get("x-request-id"),
+    ).toBe("x".repeat(200));
     const err = await call("/v1/nope", { headers: { "x-request-id": "err-1" } });
     expect(err.json.requestId).toBe("err-1");
   });
@@ -769,7 +812,9 @@ describe("errors", () => {
       expect(res.status).toBe(500);
       expect(body.detail).toBe("Internal error in the REST edge");
       expect(JSON.stringify(body)).not.toContain("secret");
-      const logged = logLines.find((l) => l.msg === "unexpected error in the REST edge" && l.requestId === body.requestId);
+      const logged = logLines.find(
+        (l) => l.msg === "unexpected error in the REST edge" && l.requestId === body.requestId,
+      );
       expect(logged).toBeDefined();
       expect(logged?.level).toBe(50);
     } finally {
@@ -794,7 +839,10 @@ describe("errors", () => {
 
   it("aborts the RPC when the client disconnects, logging 499", async () => {
     const ctl = new AbortController();
-    const pending = fetch(`${base}/v1/fail/0?sleepMs=5000`, { signal: ctl.signal, headers: { "x-request-id": "gone-1" } });
+    const pending = fetch(`${base}/v1/fail/0?sleepMs=5000`, {
+      signal: ctl.signal,
+      headers: { "x-request-id": "gone-1" },
+    });
     while (cancelSeen === undefined) await new Promise((r) => setTimeout(r, 5));
     ctl.abort();
     await expect(pending).rejects.toThrow();

@@ -97,7 +97,11 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
       // hands it to the handler, which may not watch it (an in-process call, a query waiting on
       // Postgres), so the edge enforces it here: the answer is a 504 at the deadline.
       if (timeoutMs !== undefined) {
-        deadline = setTimeout(() => abort.abort(new ConnectError(`the request did not complete within ${timeoutMs} ms`, Code.DeadlineExceeded)), timeoutMs);
+        deadline = setTimeout(
+          () =>
+            abort.abort(new ConnectError(`the request did not complete within ${timeoutMs} ms`, Code.DeadlineExceeded)),
+          timeoutMs,
+        );
       }
       const headers = forwardRequestHeaders(req.headers, requestId, req.socket.remoteAddress);
       // A handler running in this process may hand back pre-rendered JSON through this slot
@@ -107,7 +111,14 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
       const result = await untilAborted(
         withUpstreamRetries(() => {
           slot = { coding };
-          return transport.unary(route.method, abort.signal, timeoutMs, headers, input, createContextValues().set(kRenderedResponse, slot));
+          return transport.unary(
+            route.method,
+            abort.signal,
+            timeoutMs,
+            headers,
+            input,
+            createContextValues().set(kRenderedResponse, slot),
+          );
         }, abort.signal),
         abort.signal,
       );
@@ -155,7 +166,10 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
 async function readBody(req: IncomingMessage, maxBodyBytes: number, timeoutMs: number | undefined): Promise<unknown> {
   if (timeoutMs === undefined || !announcesBody(req)) return readJsonBody(req, maxBodyBytes);
   const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(new EdgeHttpError(408, `the request body was not received within ${timeoutMs} ms`)), timeoutMs);
+  const timer = setTimeout(
+    () => deadline.abort(new EdgeHttpError(408, `the request body was not received within ${timeoutMs} ms`)),
+    timeoutMs,
+  );
   try {
     return await readJsonBody(req, maxBodyBytes, deadline.signal);
   } finally {

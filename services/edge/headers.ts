@@ -51,14 +51,17 @@ function isTransportHeader(name: string): boolean {
 
 const LIST_SEPARATOR = /\s*,\s*/;
 
-
 /**
  * The request metadata of the RPC: the client's end-to-end headers plus x-request-id, and
  * X-Forwarded-For with the client's address appended, as Envoy's `use_remote_address: true`
  * does (the services limit credential failures by that last hop). Returned as name/value pairs
  * because the transport builds its own Headers object from them anyway.
  */
-export function forwardRequestHeaders(headers: IncomingHttpHeaders, requestId: string, clientAddress?: string): [string, string][] {
+export function forwardRequestHeaders(
+  headers: IncomingHttpHeaders,
+  requestId: string,
+  clientAddress?: string,
+): [string, string][] {
   const out: [string, string][] = [];
   // Headers named in Connection are hop-by-hop too (RFC 9110 §7.6.1).
   const connection = headers.connection;

@@ -100,7 +100,10 @@ export function createEdgeHttpServer(handler: RestEdgeHandler, options: EdgeHttp
     dropped++;
     const now = performance.now();
     if (dropLogged === 0 || now - dropLogged >= 60_000) {
-      logger.warn({ maxConnections: options.maxConnections, refused: dropped }, "REST edge at its connection limit (EDGE_MAX_CONNECTIONS): refusing new connections");
+      logger.warn(
+        { maxConnections: options.maxConnections, refused: dropped },
+        "REST edge at its connection limit (EDGE_MAX_CONNECTIONS): refusing new connections",
+      );
       dropLogged = now;
       dropped = 0;
     }

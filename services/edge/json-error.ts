@@ -8,7 +8,7 @@ const JSON_KIND_BY_WKT: Record<string, string> = {
   "google.protobuf.Struct": "an object",
   "google.protobuf.ListValue": "an array",
   "google.protobuf.Timestamp": "an RFC 3339 timestamp string",
-  "google.protobuf.Duration": "a duration string such as \"1.5s\"",
+  "google.protobuf.Duration": 'a duration string such as "1.5s"',
   "google.protobuf.FieldMask": "a field mask string",
 };
 
@@ -31,9 +31,19 @@ function expectedScalar(type: ScalarType): string {
 function expected(field: DescField, item = false): string {
   if (!item && field.fieldKind === "list") return "an array";
   if (!item && field.fieldKind === "map") return "an object";
-  const message = field.fieldKind === "message" ? field.message : field.fieldKind === "list" || field.fieldKind === "map" ? field.message : undefined;
+  const message =
+    field.fieldKind === "message"
+      ? field.message
+      : field.fieldKind === "list" || field.fieldKind === "map"
+        ? field.message
+        : undefined;
   if (message) return JSON_KIND_BY_WKT[message.typeName] ?? "an object";
-  const scalar = field.fieldKind === "scalar" ? field.scalar : field.fieldKind === "list" || field.fieldKind === "map" ? field.scalar : undefined;
+  const scalar =
+    field.fieldKind === "scalar"
+      ? field.scalar
+      : field.fieldKind === "list" || field.fieldKind === "map"
+        ? field.scalar
+        : undefined;
   if (scalar !== undefined) return expectedScalar(scalar);
   return "one of the allowed values";
 }
@@ -57,7 +67,10 @@ export function locateJsonError(desc: DescMessage, json: unknown, path = ""): st
     const here = path ? `${path}.${key}` : key;
     if (!field) return `${here}: unknown field`;
     if (accepts(desc, { [key]: value })) continue;
-    const message = field.fieldKind === "message" || field.fieldKind === "list" || field.fieldKind === "map" ? field.message : undefined;
+    const message =
+      field.fieldKind === "message" || field.fieldKind === "list" || field.fieldKind === "map"
+        ? field.message
+        : undefined;
     const wellKnown = message !== undefined && message.typeName.startsWith("google.protobuf.");
     if (field.fieldKind === "message" && message && !wellKnown && isObject(value)) {
       return locateJsonError(message, value, here) ?? `${here}: must be ${expected(field)}`;
@@ -65,14 +78,16 @@ export function locateJsonError(desc: DescMessage, json: unknown, path = ""): st
     if (field.fieldKind === "list" && Array.isArray(value)) {
       for (const [i, item] of value.entries()) {
         if (accepts(desc, { [key]: [item] })) continue;
-        if (message && !wellKnown && isObject(item)) return locateJsonError(message, item, `${here}[${i}]`) ?? `${here}[${i}]: must be ${expected(field, true)}`;
+        if (message && !wellKnown && isObject(item))
+          return locateJsonError(message, item, `${here}[${i}]`) ?? `${here}[${i}]: must be ${expected(field, true)}`;
         return `${here}[${i}]: must be ${expected(field, true)}`;
       }
     }
     if (field.fieldKind === "map" && isObject(value)) {
       for (const [k, item] of Object.entries(value)) {
         if (accepts(desc, { [key]: { [k]: item } })) continue;
-        if (message && !wellKnown && isObject(item)) return locateJsonError(message, item, `${here}.${k}`) ?? `${here}.${k}: must be ${expected(field, true)}`;
+        if (message && !wellKnown && isObject(item))
+          return locateJsonError(message, item, `${here}.${k}`) ?? `${here}.${k}: must be ${expected(field, true)}`;
         return `${here}.${k}: must be ${expected(field, true)}`;
       }
     }

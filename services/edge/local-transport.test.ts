@@ -4,7 +4,15 @@
 // the local transport can show: messages are handed over as objects, and signals behave.
 import type { OutgoingHttpHeaders } from "node:http";
 import { toJson, type DescMessage, type MessageInitShape } from "@bufbuild/protobuf";
-import { Code, ConnectError, createContextKey, createRouterTransport, type ConnectRouter, type Interceptor, type Transport } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  createContextKey,
+  createRouterTransport,
+  type ConnectRouter,
+  type Interceptor,
+  type Transport,
+} from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { EdgeTestService } from "../../gen/agentplane/edgetest/v1/edgetest_pb.js";
 import { copyResponseMetadata } from "./headers.js";
@@ -30,7 +38,8 @@ const interceptors: Interceptor[] = [
   },
   (next) => async (req) => {
     seen.order.push("inner");
-    if (req.header.get("authorization") === "Bearer bad") throw new ConnectError("invalid API key", Code.Unauthenticated, { "www-authenticate": "Bearer" });
+    if (req.header.get("authorization") === "Bearer bad")
+      throw new ConnectError("invalid API key", Code.Unauthenticated, { "www-authenticate": "Bearer" });
     req.contextValues.set(kCaller, req.header.get("authorization") ?? "none");
     return next(req);
   },
@@ -64,7 +73,11 @@ const routes = (router: ConnectRouter) => {
         if (ctx.signal.aborted) throw ctx.signal.reason;
       }
       if (req.plainError) throw new Error(req.message);
-      throw new ConnectError(req.message, req.code as Code, req.retryAfter ? { "retry-after": req.retryAfter } : undefined);
+      throw new ConnectError(
+        req.message,
+        req.code as Code,
+        req.retryAfter ? { "retry-after": req.retryAfter } : undefined,
+      );
     },
     // listThings and the others are left out: UNIMPLEMENTED.
   });
@@ -83,7 +96,14 @@ interface Outcome {
 }
 
 /** What the edge takes from a call: the JSON message and forwarded headers, or the error. */
-async function call(transport: Transport, rpc: string, input: MessageInitShape<DescMessage>, header: Record<string, string> = {}, signal?: AbortSignal, timeoutMs?: number): Promise<Outcome> {
+async function call(
+  transport: Transport,
+  rpc: string,
+  input: MessageInitShape<DescMessage>,
+  header: Record<string, string> = {},
+  signal?: AbortSignal,
+  timeoutMs?: number,
+): Promise<Outcome> {
   const headers: OutgoingHttpHeaders = {};
   try {
     const res = await transport.unary(method(rpc), signal, timeoutMs, header, input as never);
@@ -97,7 +117,11 @@ async function call(transport: Transport, rpc: string, input: MessageInitShape<D
   }
 }
 
-async function both(rpc: string, input: MessageInitShape<DescMessage>, header: Record<string, string> = {}): Promise<[Outcome, Outcome]> {
+async function both(
+  rpc: string,
+  input: MessageInitShape<DescMessage>,
+  header: Record<string, string> = {},
+): Promise<[Outcome, Outcome]> {
   return [await call(local, rpc, input, header), await call(router, rpc, input, header)];
 }
 
@@ -127,14 +151,22 @@ describe("local transport: the same answers as the router transport", () => {
   it("errors: code, message, and metadata from the error, the interceptors and the headers set before failing", async () => {
     const [a, b] = await both("Fail", { code: Code.ResourceExhausted, message: "slow down", retryAfter: "7" });
     expect(a).toEqual(b);
-    expect(a).toMatchObject({ code: "ResourceExhausted", error: "slow down", headers: { "retry-after": "7", "x-set-before-failing": "1" } });
+    expect(a).toMatchObject({
+      code: "ResourceExhausted",
+      error: "slow down",
+      headers: { "retry-after": "7", "x-set-before-failing": "1" },
+    });
   });
 
   it("a refusal by an interceptor never reaches the implementation", async () => {
     seen.order = [];
     const [a, b] = await both("GetThing", { thingId: "t" }, { authorization: "Bearer bad" });
     expect(a).toEqual(b);
-    expect(a).toMatchObject({ code: "Unauthenticated", error: "invalid API key", headers: { "www-authenticate": "Bearer" } });
+    expect(a).toMatchObject({
+      code: "Unauthenticated",
+      error: "invalid API key",
+      headers: { "www-authenticate": "Bearer" },
+    });
     expect(seen.order).toEqual(["outer", "inner", "outer", "inner"]);
   });
 
@@ -171,13 +203,26 @@ describe("local transport: objects and signals", () => {
 
   it("the caller's abort reaches the handler", async () => {
     const abort = new AbortController();
-    const pending = call(local, "Fail", { sleepMs: 5_000, code: Code.Internal, message: "not reached" }, {}, abort.signal);
+    const pending = call(
+      local,
+      "Fail",
+      { sleepMs: 5_000, code: Code.Internal, message: "not reached" },
+      {},
+      abort.signal,
+    );
     setTimeout(() => abort.abort(new ConnectError("client went away", Code.Canceled)), 20);
     expect(await pending).toMatchObject({ code: "Canceled", error: "client went away" });
   });
 
   it("a timeout becomes DEADLINE_EXCEEDED", async () => {
-    const outcome = await call(local, "Fail", { sleepMs: 5_000, code: Code.Internal, message: "not reached" }, {}, undefined, 30);
+    const outcome = await call(
+      local,
+      "Fail",
+      { sleepMs: 5_000, code: Code.Internal, message: "not reached" },
+      {},
+      undefined,
+      30,
+    );
     expect(outcome.code).toBe("DeadlineExceeded");
   });
 

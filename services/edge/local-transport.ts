@@ -12,7 +12,14 @@
 // UNIMPLEMENTED, response headers and trailers come back, and a failed call is a ConnectError
 // whose metadata carries the response headers the call had set (as a client would receive
 // them), so rate-limit headers and the request id reach error responses too.
-import { create, type DescMessage, type DescMethod, type DescMethodUnary, type DescService, type MessageInitShape } from "@bufbuild/protobuf";
+import {
+  create,
+  type DescMessage,
+  type DescMethod,
+  type DescMethodUnary,
+  type DescService,
+  type MessageInitShape,
+} from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
@@ -60,7 +67,10 @@ function copyMissing(from: Headers, into: Headers): void {
   });
 }
 
-export function createLocalTransport(routes: (router: ConnectRouter) => void, interceptors: readonly Interceptor[]): Transport {
+export function createLocalTransport(
+  routes: (router: ConnectRouter) => void,
+  interceptors: readonly Interceptor[],
+): Transport {
   const specs = collectImplementations(routes);
   const outermostFirst = [...interceptors].reverse();
 
@@ -74,7 +84,8 @@ export function createLocalTransport(routes: (router: ConnectRouter) => void, in
       contextValues?: ContextValues,
     ): Promise<UnaryResponse<I, O>> {
       const spec = specs.get(method);
-      if (spec?.kind !== "unary") throw new ConnectError(`${method.parent.typeName}.${method.name} is not implemented`, Code.Unimplemented);
+      if (spec?.kind !== "unary")
+        throw new ConnectError(`${method.parent.typeName}.${method.name} is not implemented`, Code.Unimplemented);
       const service: DescService = method.parent;
       const url = `local:///${service.typeName}/${method.name}`;
       const context = createHandlerContext({
@@ -103,7 +114,13 @@ export function createLocalTransport(routes: (router: ConnectRouter) => void, in
       // interceptor outermost; they may replace the request's headers, signal and values.
       let chain: AnyFn = async (r) => {
         const { message } = r as UnaryRequest;
-        const output = await spec.impl(message, { ...context, service: r.service, requestHeader: r.header, signal: r.signal, values: r.contextValues });
+        const output = await spec.impl(message, {
+          ...context,
+          service: r.service,
+          requestHeader: r.header,
+          signal: r.signal,
+          values: r.contextValues,
+        });
         const response: UnaryResponse = {
           stream: false,
           service,
@@ -121,7 +138,10 @@ export function createLocalTransport(routes: (router: ConnectRouter) => void, in
       } catch (err) {
         // Interceptors turn every failure into a ConnectError; anything else is a bug whose
         // message must not reach a client.
-        const error = err instanceof ConnectError ? err : new ConnectError("internal error", Code.Internal, undefined, undefined, err);
+        const error =
+          err instanceof ConnectError
+            ? err
+            : new ConnectError("internal error", Code.Internal, undefined, undefined, err);
         copyMissing(context.responseHeader, error.metadata);
         copyMissing(context.responseTrailer, error.metadata);
         throw error;
@@ -130,8 +150,15 @@ export function createLocalTransport(routes: (router: ConnectRouter) => void, in
       }
     },
 
-    stream<I extends DescMessage, O extends DescMessage>(method: Parameters<Transport["stream"]>[0]): Promise<StreamResponse<I, O>> {
-      return Promise.reject(new ConnectError(`${method.parent.typeName}.${method.name}: streaming calls are not supported in process`, Code.Unimplemented));
+    stream<I extends DescMessage, O extends DescMessage>(
+      method: Parameters<Transport["stream"]>[0],
+    ): Promise<StreamResponse<I, O>> {
+      return Promise.reject(
+        new ConnectError(
+          `${method.parent.typeName}.${method.name}: streaming calls are not supported in process`,
+          Code.Unimplemented,
+        ),
+      );
     },
   };
 }

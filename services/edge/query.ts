@@ -33,7 +33,10 @@ function bindOne(route: Route, index: FieldIndex, root: ReflectMessage, name: st
   const leaf = fields[fields.length - 1]!;
   const setter = index.setter(leaf);
   if (setter === undefined) {
-    throw new EdgeHttpError(400, `Query parameter ${quoteForDetail(name)} names a field that cannot be set from a query string`);
+    throw new EdgeHttpError(
+      400,
+      `Query parameter ${quoteForDetail(name)} names a field that cannot be set from a query string`,
+    );
   }
   const value = decodeQueryValue(rawValue);
   if (value === undefined) {
@@ -69,11 +72,17 @@ function resolve(route: Route, index: FieldIndex, name: string): DescField[] {
     start = dot + 1;
   }
   if (route.body.kind === "field" && fields[0] === route.body.field) {
-    throw new EdgeHttpError(400, `Query parameter ${quoteForDetail(name)} is not allowed: that field comes from the request body`);
+    throw new EdgeHttpError(
+      400,
+      `Query parameter ${quoteForDetail(name)} is not allowed: that field comes from the request body`,
+    );
   }
   for (const b of route.pathBindings) {
     if (overlaps(b.fields, fields)) {
-      throw new EdgeHttpError(400, `Query parameter ${quoteForDetail(name)} is not allowed: that field comes from the request path`);
+      throw new EdgeHttpError(
+        400,
+        `Query parameter ${quoteForDetail(name)} is not allowed: that field comes from the request path`,
+      );
     }
   }
   return fields;

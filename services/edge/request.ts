@@ -45,7 +45,13 @@ export function buildRequestMessage(
   return message;
 }
 
-function bindPathVariable(binding: PathBinding, root: ReflectMessage, parts: readonly string[], rule: BodyRule, body: unknown): void {
+function bindPathVariable(
+  binding: PathBinding,
+  root: ReflectMessage,
+  parts: readonly string[],
+  rule: BodyRule,
+  body: unknown,
+): void {
   const end = binding.end === -1 ? parts.length : binding.end;
   const raw = end - binding.start === 1 ? parts[binding.start]! : parts.slice(binding.start, end).join("/");
   const value = decodePathValue(raw, binding.multiSegment);

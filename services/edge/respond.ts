@@ -4,7 +4,14 @@ import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
 import { toJson, toJsonString, type DescMessage, type JsonObject, type Message } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import type { Logger } from "pino";
-import { bodyLength, encodedStream, isDeflated, plainPart, type BodyPart, type ContentCoding } from "../platform/deflate-parts.js";
+import {
+  bodyLength,
+  encodedStream,
+  isDeflated,
+  plainPart,
+  type BodyPart,
+  type ContentCoding,
+} from "../platform/deflate-parts.js";
 import type { RenderedResponseSlot } from "../platform/rendered-response.js";
 import { EdgeHttpError, errorBody } from "./errors.js";
 import { copyResponseMetadata } from "./headers.js";
@@ -40,7 +47,12 @@ function renderedBody(route: Route, output: DescMessage, message: Message, slot:
   const json = toJson(output, message, JSON_OPTIONS) as JsonObject;
   const left = json[rendered.jsonName];
   // A handler bug, not a client error: the response would silently lose or duplicate data.
-  if (route.responseField !== undefined || first?.jsonName !== rendered.jsonName || !Array.isArray(left) || left.length !== 0) {
+  if (
+    route.responseField !== undefined ||
+    first?.jsonName !== rendered.jsonName ||
+    !Array.isArray(left) ||
+    left.length !== 0
+  ) {
     throw new Error(`${route.method.name}: a rendered field must be the response's first field, left empty`);
   }
   delete json[rendered.jsonName];
@@ -49,7 +61,13 @@ function renderedBody(route: Route, output: DescMessage, message: Message, slot:
 }
 
 /** Writes a pre-rendered body, compressed or as text. */
-function writeParts(res: ServerResponse, status: number, headers: OutgoingHttpHeaders, parts: readonly BodyPart[], coding: ContentCoding | null): void {
+function writeParts(
+  res: ServerResponse,
+  status: number,
+  headers: OutgoingHttpHeaders,
+  parts: readonly BodyPart[],
+  coding: ContentCoding | null,
+): void {
   headers["content-type"] = "application/json";
   headers["vary"] = "Accept-Encoding";
   let chunks: ReadonlyArray<string | Buffer>;
@@ -70,7 +88,14 @@ function writeParts(res: ServerResponse, status: number, headers: OutgoingHttpHe
   res.end();
 }
 
-export function writeSuccess(res: ServerResponse, route: Route, result: RpcResult, requestId: string, logger: Logger, slot?: RenderedResponseSlot): void {
+export function writeSuccess(
+  res: ServerResponse,
+  route: Route,
+  result: RpcResult,
+  requestId: string,
+  logger: Logger,
+  slot?: RenderedResponseSlot,
+): void {
   const headers: OutgoingHttpHeaders = {};
   copyResponseMetadata(result.header, headers);
   copyResponseMetadata(result.trailer, headers);
@@ -79,7 +104,8 @@ export function writeSuccess(res: ServerResponse, route: Route, result: RpcResul
   if (code !== null) {
     const n = Number(code);
     if (STATUS_RE.test(code) && n >= 200) status = n;
-    else logger.warn({ requestId, rpc: route.method.name, xHttpCode: code }, "ignoring invalid x-http-code from service");
+    else
+      logger.warn({ requestId, rpc: route.method.name, xHttpCode: code }, "ignoring invalid x-http-code from service");
   }
   headers["x-request-id"] = requestId;
   if (status === 204 || status === 304) {

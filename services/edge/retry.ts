@@ -17,7 +17,11 @@ interface NodeErrorLike {
 
 /** True when the error proves the request was never processed upstream. */
 export function neverReachedUpstream(err: unknown): boolean {
-  for (let e = err as NodeErrorLike | undefined, depth = 0; e && depth < 8; e = e.cause as NodeErrorLike | undefined, depth++) {
+  for (
+    let e = err as NodeErrorLike | undefined, depth = 0;
+    e && depth < 8;
+    e = e.cause as NodeErrorLike | undefined, depth++
+  ) {
     const code = typeof e.code === "string" ? e.code : "";
     const message = typeof e.message === "string" ? e.message : "";
     if (code === "ECONNREFUSED" || code === "ERR_HTTP2_GOAWAY_SESSION") return true;

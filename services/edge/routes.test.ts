@@ -31,7 +31,14 @@ function serviceWith(rule: MessageInitShape<typeof HttpRuleSchema>, serverStream
         name: "Req",
         field: [
           { name: "id", number: 1, type: FieldDescriptorProto_Type.STRING, label: opt, jsonName: "id" },
-          { name: "inner", number: 2, type: FieldDescriptorProto_Type.MESSAGE, typeName: ".t.Inner", label: opt, jsonName: "inner" },
+          {
+            name: "inner",
+            number: 2,
+            type: FieldDescriptorProto_Type.MESSAGE,
+            typeName: ".t.Inner",
+            label: opt,
+            jsonName: "inner",
+          },
           {
             name: "tags",
             number: 3,
@@ -42,9 +49,13 @@ function serviceWith(rule: MessageInitShape<typeof HttpRuleSchema>, serverStream
         ],
       },
     ],
-    service: [{ name: "S", method: [{ name: "M", inputType: ".t.Req", outputType: ".t.Req", options, serverStreaming }] }],
+    service: [
+      { name: "S", method: [{ name: "M", inputType: ".t.Req", outputType: ".t.Req", options, serverStreaming }] },
+    ],
   });
-  const registry = createFileRegistry(file, (name) => (name === file_google_protobuf_descriptor.name ? file_google_protobuf_descriptor : undefined));
+  const registry = createFileRegistry(file, (name) =>
+    name === file_google_protobuf_descriptor.name ? file_google_protobuf_descriptor : undefined,
+  );
   return registry.getService("t.S")!;
 }
 

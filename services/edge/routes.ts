@@ -1,7 +1,14 @@
 // The route table: every google.api.http rule (and its additional_bindings) of the routed
 // services, compiled once into a PathMatcher plus everything a request needs pre-resolved
 // (field paths of path variables, body field, response field, setters).
-import { getOption, hasOption, type DescField, type DescMessage, type DescMethodUnary, type DescService } from "@bufbuild/protobuf";
+import {
+  getOption,
+  hasOption,
+  type DescField,
+  type DescMessage,
+  type DescMethodUnary,
+  type DescService,
+} from "@bufbuild/protobuf";
 import { http } from "../../gen/google/api/annotations_pb.js";
 import type { HttpRule } from "../../gen/google/api/http_pb.js";
 import { FieldIndex, isTraversable, type FieldSetter } from "./field-values.js";

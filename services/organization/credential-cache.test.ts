@@ -4,7 +4,14 @@ import { CredentialCache } from "./credential-cache.js";
 
 const user = (userId: string): Caller => ({
   kind: "user",
-  principal: { orgId: "o1", userId, role: "owner", credentialKind: "api_key", credentialId: `key:${userId}`, rateLimitPerMinute: 60 },
+  principal: {
+    orgId: "o1",
+    userId,
+    role: "owner",
+    credentialKind: "api_key",
+    credentialId: `key:${userId}`,
+    rateLimitPerMinute: 60,
+  },
 });
 
 describe("CredentialCache", () => {
@@ -51,7 +58,13 @@ describe("CredentialCache", () => {
 
   it("keeps a valid entry past its TTL as stale (look it up again) until the retention ends", () => {
     let now = 0;
-    const cache = new CredentialCache({ maxValid: 10, maxInvalid: 10, invalidTtlMs: 500, retainMs: 1_000, now: () => now });
+    const cache = new CredentialCache({
+      maxValid: 10,
+      maxInvalid: 10,
+      invalidTtlMs: 500,
+      retainMs: 1_000,
+      now: () => now,
+    });
     cache.rememberValid("k", user("u1"), ["user:u1"], 100);
     now = 100;
     expect(cache.lookup("k").kind).toBe("stale");

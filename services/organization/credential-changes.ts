@@ -58,7 +58,12 @@ export function watchCredentialChanges(options: WatchOptions): CredentialChangeW
 
   const connect = () => {
     if (closed) return;
-    const c = new pg.Client({ connectionString: options.url, keepAlive: true, application_name: "agentplane-credentials", connectionTimeoutMillis: 5_000 });
+    const c = new pg.Client({
+      connectionString: options.url,
+      keepAlive: true,
+      application_name: "agentplane-credentials",
+      connectionTimeoutMillis: 5_000,
+    });
     client = c;
     c.on("error", (err) => lost(err));
     c.on("end", () => lost());

@@ -61,7 +61,12 @@ interface Resolved {
 
 export function createAuthenticator(db: Executor, options: AuthenticatorOptions): CredentialAuthenticator {
   const { jwt, failures } = options;
-  const cache = new CredentialCache({ maxValid: 10_000, maxInvalid: 50_000, invalidTtlMs: INVALID_TTL_MS, retainMs: RETAIN_MS });
+  const cache = new CredentialCache({
+    maxValid: 10_000,
+    maxInvalid: 50_000,
+    invalidTtlMs: INVALID_TTL_MS,
+    retainMs: RETAIN_MS,
+  });
   const jwks: JWTVerifyGetKey | undefined = jwt.jwksUrl ? createRemoteJWKSet(new URL(jwt.jwksUrl)) : undefined;
   const secret = jwt.secret ? new TextEncoder().encode(jwt.secret) : undefined;
   const verifyOptions: JWTVerifyOptions = {
@@ -89,7 +94,13 @@ export function createAuthenticator(db: Executor, options: AuthenticatorOptions)
   async function fromServiceAccount(hash: string): Promise<Resolved | undefined> {
     const row = await findServiceAccountByHash(db, hash);
     if (!row) return undefined;
-    const workload = { accountId: row.id, name: row.name, orgId: row.org_id ?? undefined, scopes: row.scopes, credentialId: `account:${row.id}` };
+    const workload = {
+      accountId: row.id,
+      name: row.name,
+      orgId: row.org_id ?? undefined,
+      scopes: row.scopes,
+      credentialId: `account:${row.id}`,
+    };
     return { caller: { kind: "workload", workload }, subjects: [`account:${row.id}`] };
   }
 
@@ -125,7 +136,11 @@ export function createAuthenticator(db: Executor, options: AuthenticatorOptions)
       rateLimitPerMinute: rateLimitFor(member.plan, member.rate_limit_per_minute),
     };
     // A JWT is cached by the whole token, never past its own expiry (required, so a number).
-    return { caller: { kind: "user", principal }, subjects: [`user:${userId}`, `org:${orgId}`], notAfterMs: (claims.exp as number) * 1000 };
+    return {
+      caller: { kind: "user", principal },
+      subjects: [`user:${userId}`, `org:${orgId}`],
+      notAfterMs: (claims.exp as number) * 1000,
+    };
   }
 
   async function resolve(token: string, key: string): Promise<Resolved | undefined | null> {

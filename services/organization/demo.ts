@@ -5,8 +5,34 @@ import type { Role } from "../platform/context.js";
 import type { DemoOptions } from "../platform/module.js";
 import { createUser, findUsersByEmail } from "./queries.js";
 
-const FIRST = ["Grace", "Linus", "Margaret", "Ken", "Barbara", "Dennis", "Frances", "Edsger", "Radia", "Donald", "Katherine", "John"];
-const LAST = ["Hopper", "Torvalds", "Hamilton", "Thompson", "Liskov", "Ritchie", "Allen", "Dijkstra", "Perlman", "Knuth", "Johnson", "Backus"];
+const FIRST = [
+  "Grace",
+  "Linus",
+  "Margaret",
+  "Ken",
+  "Barbara",
+  "Dennis",
+  "Frances",
+  "Edsger",
+  "Radia",
+  "Donald",
+  "Katherine",
+  "John",
+];
+const LAST = [
+  "Hopper",
+  "Torvalds",
+  "Hamilton",
+  "Thompson",
+  "Liskov",
+  "Ritchie",
+  "Allen",
+  "Dijkstra",
+  "Perlman",
+  "Knuth",
+  "Johnson",
+  "Backus",
+];
 const ROLE_CYCLE: Role[] = ["manager", "member", "member", "member", "guest"];
 
 export async function writeOrganizationDemo(db: Kysely<Database>, orgId: string, options: DemoOptions): Promise<void> {
@@ -22,7 +48,15 @@ export async function writeOrganizationDemo(db: Kysely<Database>, orgId: string,
       team: i % 3 === 0 ? "platform" : "product",
     };
   });
-  const existing = new Set((await findUsersByEmail(db, orgId, wanted.map((u) => u.email))).map((u) => u.email.toLowerCase()));
+  const existing = new Set(
+    (
+      await findUsersByEmail(
+        db,
+        orgId,
+        wanted.map((u) => u.email),
+      )
+    ).map((u) => u.email.toLowerCase()),
+  );
   const start = Date.now() - wanted.length * 60_000;
   for (const [i, u] of wanted.entries()) {
     if (existing.has(u.email)) continue;

@@ -14,7 +14,10 @@ type ApiKeyRow = Selectable<ApiKeysTable>;
 /** What a caller's rights and rate limit come from: the user's role and the organization's plan. */
 type Standing = Pick<UserRow, "role"> & Pick<OrganizationRow, "plan" | "rate_limit_per_minute">;
 
-export async function createOrganization(db: Executor, init: { name: string; plan?: string; id?: string }): Promise<OrganizationRow> {
+export async function createOrganization(
+  db: Executor,
+  init: { name: string; plan?: string; id?: string },
+): Promise<OrganizationRow> {
   return db
     .insertInto("organizations")
     .values({ id: init.id ?? newId(), name: init.name, plan: init.plan ?? "team", rate_limit_per_minute: null })
@@ -27,7 +30,13 @@ export async function findOrganization(db: Executor, id: string): Promise<Organi
 }
 
 export async function findOrganizationByName(db: Executor, name: string): Promise<OrganizationRow | undefined> {
-  return db.selectFrom("organizations").selectAll().where("name", "=", name).orderBy("created_at").limit(1).executeTakeFirst();
+  return db
+    .selectFrom("organizations")
+    .selectAll()
+    .where("name", "=", name)
+    .orderBy("created_at")
+    .limit(1)
+    .executeTakeFirst();
 }
 
 export async function setOrganizationRateLimit(db: Executor, orgId: string, perMinute: number | null): Promise<void> {
@@ -76,7 +85,11 @@ export async function findUsersByEmail(db: Executor, orgId: string, emails: read
     .selectFrom("users")
     .selectAll()
     .where("org_id", "=", orgId)
-    .where(sql<string>`lower(email)`, "in", emails.map((e) => e.toLowerCase()))
+    .where(
+      sql<string>`lower(email)`,
+      "in",
+      emails.map((e) => e.toLowerCase()),
+    )
     .execute();
 }
 
@@ -86,7 +99,12 @@ export interface UserPosition {
   id: string;
 }
 
-export async function listUsersPage(db: Executor, orgId: string, limit: number, after?: UserPosition): Promise<UserRow[]> {
+export async function listUsersPage(
+  db: Executor,
+  orgId: string,
+  limit: number,
+  after?: UserPosition,
+): Promise<UserRow[]> {
   let q = db.selectFrom("users").selectAll().where("org_id", "=", orgId);
   if (after) {
     // Tuple comparison keeps the keyset exact even when timestamps collide.
@@ -147,7 +165,9 @@ export async function recordSignIn(db: Executor, orgId: string, userId: string):
     .set({ last_sign_in_at: sql<Date>`now()` })
     .where("org_id", "=", orgId)
     .where("id", "=", userId)
-    .where((eb) => eb.or([eb("last_sign_in_at", "is", null), eb("last_sign_in_at", "<", sql<Date>`now() - interval '1 minute'`)]))
+    .where((eb) =>
+      eb.or([eb("last_sign_in_at", "is", null), eb("last_sign_in_at", "<", sql<Date>`now() - interval '1 minute'`)]),
+    )
     .execute();
 }
 

@@ -22,11 +22,21 @@ export interface NewServiceAccount {
 }
 
 /** Creates an account; returns it with its token, which is never stored. */
-export async function createServiceAccount(db: Executor, init: NewServiceAccount): Promise<{ account: ServiceAccountListing; token: string }> {
+export async function createServiceAccount(
+  db: Executor,
+  init: NewServiceAccount,
+): Promise<{ account: ServiceAccountListing; token: string }> {
   const token = SERVICE_ACCOUNT_PREFIX + randomBytes(32).toString("base64url");
   const account = await db
     .insertInto("service_accounts")
-    .values({ id: newId(), name: init.name, org_id: init.orgId, scopes: [...init.scopes], token_hash: hashApiKey(token), prefix: token.slice(0, 10) })
+    .values({
+      id: newId(),
+      name: init.name,
+      org_id: init.orgId,
+      scopes: [...init.scopes],
+      token_hash: hashApiKey(token),
+      prefix: token.slice(0, 10),
+    })
     .returning(LISTED)
     .executeTakeFirstOrThrow();
   return { account, token };
@@ -41,11 +51,24 @@ export async function listServiceAccounts(db: Executor, orgId?: string): Promise
 
 /** Revokes an account; false when there is no live account with this id. */
 export async function revokeServiceAccount(db: Executor, id: string): Promise<boolean> {
-  const res = await db.updateTable("service_accounts").set({ revoked_at: new Date() }).where("id", "=", id).where("revoked_at", "is", null).executeTakeFirst();
+  const res = await db
+    .updateTable("service_accounts")
+    .set({ revoked_at: new Date() })
+    .where("id", "=", id)
+    .where("revoked_at", "is", null)
+    .executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
 
 /** The live account with this token hash. */
-export async function findServiceAccountByHash(db: Executor, tokenHash: string): Promise<ServiceAccountRow | undefined> {
-  return db.selectFrom("service_accounts").selectAll().where("token_hash", "=", tokenHash).where("revoked_at", "is", null).executeTakeFirst();
+export async function findServiceAccountByHash(
+  db: Executor,
+  tokenHash: string,
+): Promise<ServiceAccountRow | undefined> {
+  return db
+    .selectFrom("service_accounts")
+    .selectAll()
+    .where("token_hash", "=", tokenHash)
+    .where("revoked_at", "is", null)
+    .executeTakeFirst();
 }

@@ -15,7 +15,11 @@ export function stopIfAbandoned(signal: AbortSignal): void {
 }
 
 /** Runs `work` on a pooled connection once one is free, unless the call was abandoned while it waited. */
-export function onConnection<T>(db: Kysely<Database>, signal: AbortSignal, work: (conn: Executor) => Promise<T>): Promise<T> {
+export function onConnection<T>(
+  db: Kysely<Database>,
+  signal: AbortSignal,
+  work: (conn: Executor) => Promise<T>,
+): Promise<T> {
   return db.connection().execute((conn) => {
     stopIfAbandoned(signal);
     return work(conn);

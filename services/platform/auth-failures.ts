@@ -40,7 +40,11 @@ export class AuthFailureLimiter {
       return;
     }
     const seconds = String(Math.max(1, Math.ceil((until - now) / 1000)));
-    throw new DomainError("resource_exhausted", `too many invalid credentials from this client; retry after ${seconds} s`, { "retry-after": seconds });
+    throw new DomainError(
+      "resource_exhausted",
+      `too many invalid credentials from this client; retry after ${seconds} s`,
+      { "retry-after": seconds },
+    );
   }
 
   /** Counts a failure; past the limit, blocks the address and kind until the window ends. Never throws. */

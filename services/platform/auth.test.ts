@@ -3,9 +3,25 @@ import { API_KEY_ONLY, API_KEY_OR_JWT, authorize, clientAddressOf, internal, OPE
 import type { Caller } from "./context.js";
 import { DomainError } from "./errors.js";
 
-const apiKey: Caller = { kind: "user", principal: { orgId: "o", userId: "u", role: "owner", credentialKind: "api_key", credentialId: "key:1", rateLimitPerMinute: 60 } };
-const jwt: Caller = { kind: "user", principal: { ...apiKey.principal, credentialKind: "jwt", credentialId: "jwt:o:u" } };
-const workload = (scopes: string[]): Caller => ({ kind: "workload", workload: { accountId: "a", name: "n", orgId: undefined, scopes, credentialId: "account:a" } });
+const apiKey: Caller = {
+  kind: "user",
+  principal: {
+    orgId: "o",
+    userId: "u",
+    role: "owner",
+    credentialKind: "api_key",
+    credentialId: "key:1",
+    rateLimitPerMinute: 60,
+  },
+};
+const jwt: Caller = {
+  kind: "user",
+  principal: { ...apiKey.principal, credentialKind: "jwt", credentialId: "jwt:o:u" },
+};
+const workload = (scopes: string[]): Caller => ({
+  kind: "workload",
+  workload: { accountId: "a", name: "n", orgId: undefined, scopes, credentialId: "account:a" },
+});
 
 function refusal(f: () => void): string {
   try {
@@ -22,20 +38,28 @@ describe("authorize", () => {
 
   it("lets a workload call exactly the methods its scopes name", () => {
     expect(refusal(() => authorize(telemetry, "T", "Ingest", workload(["analytics.ingest"])))).toBe("allowed");
-    expect(refusal(() => authorize(telemetry, "T", "Rollup", workload(["analytics.ingest"])))).toBe("permission_denied: T/Rollup needs a service account with the analytics.rollup scope");
+    expect(refusal(() => authorize(telemetry, "T", "Rollup", workload(["analytics.ingest"])))).toBe(
+      "permission_denied: T/Rollup needs a service account with the analytics.rollup scope",
+    );
   });
 
   it("lets a user's key call only the methods the policy opens to users", () => {
     expect(refusal(() => authorize(telemetry, "T", "Ingest", apiKey))).toBe("allowed");
-    expect(refusal(() => authorize(telemetry, "T", "Rollup", apiKey))).toMatch(/^permission_denied: T\/Rollup needs a service account token with the analytics.rollup scope/);
+    expect(refusal(() => authorize(telemetry, "T", "Rollup", apiKey))).toMatch(
+      /^permission_denied: T\/Rollup needs a service account token with the analytics.rollup scope/,
+    );
   });
 
   it("fails closed on a method the policy does not name", () => {
-    expect(refusal(() => authorize(telemetry, "T", "Export", workload(["analytics.ingest", "analytics.rollup"])))).toBe("permission_denied: no access policy for T/Export");
+    expect(refusal(() => authorize(telemetry, "T", "Export", workload(["analytics.ingest", "analytics.rollup"])))).toBe(
+      "permission_denied: no access policy for T/Export",
+    );
   });
 
   it("keeps service-account tokens off the public services and JWTs off API-key-only ones", () => {
-    expect(refusal(() => authorize(API_KEY_OR_JWT, "S", "Get", workload(["sessions.runner"])))).toMatch(/^unauthenticated: service account tokens are for the internal services/);
+    expect(refusal(() => authorize(API_KEY_OR_JWT, "S", "Get", workload(["sessions.runner"])))).toMatch(
+      /^unauthenticated: service account tokens are for the internal services/,
+    );
     expect(refusal(() => authorize(API_KEY_ONLY, "A", "Get", jwt))).toBe("unauthenticated: invalid or revoked API key");
     expect(refusal(() => authorize(API_KEY_OR_JWT, "S", "Get", jwt))).toBe("allowed");
     expect(refusal(() => authorize(OPEN, "H", "Check", workload([])))).toBe("allowed");

@@ -16,7 +16,11 @@ export type AuthPolicy =
    * its method names. `userMethods` may also be called with a user's own API key (for their
    * own organization and user only: the handler enforces that).
    */
-  | { readonly kind: "internal"; readonly scopes: Readonly<Record<string, string>>; readonly userMethods?: readonly string[] }
+  | {
+      readonly kind: "internal";
+      readonly scopes: Readonly<Record<string, string>>;
+      readonly userMethods?: readonly string[];
+    }
   /** No credentials at all (health checks). */
   | { readonly kind: "open" };
 
@@ -37,12 +41,15 @@ export interface ClosableAuthenticator extends Authenticator {
 export interface Authenticated {
   readonly caller: Caller | undefined;
 }
-export const kAuthenticated = createContextKey<Authenticated | undefined>(undefined, { description: "authenticated before the body" });
+export const kAuthenticated = createContextKey<Authenticated | undefined>(undefined, {
+  description: "authenticated before the body",
+});
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 function credentialNoun(policy: AuthPolicy): string {
-  if (policy.kind === "internal") return policy.userMethods?.length ? "service account token or API key" : "service account token";
+  if (policy.kind === "internal")
+    return policy.userMethods?.length ? "service account token or API key" : "service account token";
   return policy.kind === "public" && policy.credentials.includes("jwt") ? "API key or access token" : "API key";
 }
 
@@ -50,17 +57,23 @@ function credentialNoun(policy: AuthPolicy): string {
 export function authorize(policy: AuthPolicy, service: string, method: string, caller: Caller): void {
   if (policy.kind === "open") return;
   if (policy.kind === "public") {
-    if (caller.kind === "workload") throw unauthenticated(`service account tokens are for the internal services; send an ${credentialNoun(policy)}`);
-    if (!policy.credentials.includes(caller.principal.credentialKind)) throw unauthenticated(`invalid or revoked ${credentialNoun(policy)}`);
+    if (caller.kind === "workload")
+      throw unauthenticated(`service account tokens are for the internal services; send an ${credentialNoun(policy)}`);
+    if (!policy.credentials.includes(caller.principal.credentialKind))
+      throw unauthenticated(`invalid or revoked ${credentialNoun(policy)}`);
     return;
   }
   const scope = policy.scopes[method];
   if (scope === undefined) throw new DomainError("permission_denied", `no access policy for ${service}/${method}`);
   if (caller.kind === "workload") {
-    if (!caller.workload.scopes.includes(scope)) throw permissionDenied(`${service}/${method} needs a service account with the ${scope} scope`);
+    if (!caller.workload.scopes.includes(scope))
+      throw permissionDenied(`${service}/${method} needs a service account with the ${scope} scope`);
     return;
   }
-  if (!policy.userMethods?.includes(method)) throw permissionDenied(`${service}/${method} needs a service account token with the ${scope} scope; API keys are not accepted`);
+  if (!policy.userMethods?.includes(method))
+    throw permissionDenied(
+      `${service}/${method} needs a service account token with the ${scope} scope; API keys are not accepted`,
+    );
 }
 
 /**
@@ -88,7 +101,11 @@ export async function authenticateCall(
  * the edge in front appended (Envoy with use_remote_address, or our REST edge), when the call
  * came through an edge; otherwise the connection's peer.
  */
-export function clientAddressOf(forwardedFor: string | null | undefined, peer: string | undefined, trustForwardedFor: boolean): string {
+export function clientAddressOf(
+  forwardedFor: string | null | undefined,
+  peer: string | undefined,
+  trustForwardedFor: boolean,
+): string {
   if (trustForwardedFor && forwardedFor) {
     const last = forwardedFor.slice(forwardedFor.lastIndexOf(",") + 1).trim();
     if (last !== "") return last;

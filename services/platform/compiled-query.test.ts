@@ -10,7 +10,9 @@ type Exec = Kysely<Db> | Transaction<Db>;
 
 const petsMigration: Migration = {
   async up(db) {
-    await sql`create table pets (id int4 primary key, owner text not null, name text not null, age int4 not null)`.execute(db);
+    await sql`create table pets (id int4 primary key, owner text not null, name text not null, age int4 not null)`.execute(
+      db,
+    );
   },
 };
 
@@ -36,7 +38,14 @@ describe("compiledQuery", () => {
 
   // Constants of the query (the age bound, the limit) stay in place among the arguments.
   const build = (db: Exec, owner: string, name: string) =>
-    db.selectFrom("pets").select(["id", "name"]).where("owner", "=", owner).where("age", "<", 8).where("name", "<>", name).orderBy("id").limit(10);
+    db
+      .selectFrom("pets")
+      .select(["id", "name"])
+      .where("owner", "=", owner)
+      .where("age", "<", 8)
+      .where("name", "<>", name)
+      .orderBy("id")
+      .limit(10);
 
   it("answers as the query built anew each time, for every argument", async () => {
     const find = compiledQuery(2, (db: Exec, owner: string, name: string) => build(db, owner, name));
@@ -53,7 +62,9 @@ describe("compiledQuery", () => {
   });
 
   it("runs in a transaction it is given", async () => {
-    const find = compiledQuery(1, (db: Exec, owner: string) => db.selectFrom("pets").select("id").where("owner", "=", owner).orderBy("id"));
+    const find = compiledQuery(1, (db: Exec, owner: string) =>
+      db.selectFrom("pets").select("id").where("owner", "=", owner).orderBy("id"),
+    );
     await database.db.transaction().execute(async (trx) => {
       await trx.insertInto("pets").values({ id: 5, owner: "dan", name: "Zed", age: 2 }).execute();
       expect((await find(trx, "dan")).rows).toEqual([{ id: 5 }]);
@@ -62,9 +73,15 @@ describe("compiledQuery", () => {
   });
 
   it("refuses a call with the wrong number of arguments, and an argument the query never uses", async () => {
-    const find = compiledQuery(1, (db: Exec, owner: string) => db.selectFrom("pets").select("id").where("owner", "=", owner));
-    await expect((find as (...a: unknown[]) => Promise<unknown>)(database.db, "ann", "extra")).rejects.toThrow("expected 1 arguments, got 2");
-    const unused = compiledQuery(2, (db: Exec, owner: string, _name: string) => db.selectFrom("pets").select("id").where("owner", "=", owner));
+    const find = compiledQuery(1, (db: Exec, owner: string) =>
+      db.selectFrom("pets").select("id").where("owner", "=", owner),
+    );
+    await expect((find as (...a: unknown[]) => Promise<unknown>)(database.db, "ann", "extra")).rejects.toThrow(
+      "expected 1 arguments, got 2",
+    );
+    const unused = compiledQuery(2, (db: Exec, owner: string, _name: string) =>
+      db.selectFrom("pets").select("id").where("owner", "=", owner),
+    );
     await expect(unused(database.db, "ann", "Rex")).rejects.toThrow("1 argument(s) never reach the query");
   });
 });

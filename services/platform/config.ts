@@ -92,14 +92,16 @@ export function urlSetting(env: Env, name: string, protocols: string[]): string 
 function positiveMs(env: Env, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new ConfigError(name, `must be a positive number of milliseconds, got "${raw}"`);
+  if (!/^\d+$/.test(raw) || Number(raw) < 1)
+    throw new ConfigError(name, `must be a positive number of milliseconds, got "${raw}"`);
   return Number(raw);
 }
 
 function positiveInteger(env: Env, name: string, fallback: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > max) throw new ConfigError(name, `must be a whole number from 1 to ${max}, got "${raw.slice(0, 40)}"`);
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > max)
+    throw new ConfigError(name, `must be a whole number from 1 to ${max}, got "${raw.slice(0, 40)}"`);
   return Number(raw);
 }
 
@@ -115,7 +117,10 @@ function flag(env: Env, name: string, fallback: boolean): boolean {
 export function parseServices(raw: string | undefined): ModuleName[] {
   const value = (raw ?? "").trim();
   if (value === "" || value === "all") return [...MODULE_NAMES];
-  const names = value.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  const names = value
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
   const out: ModuleName[] = [];
   for (const name of names) {
     if (name === "all") return [...MODULE_NAMES];
@@ -170,10 +175,20 @@ export function loadPlatformConfig(env: Env = process.env): PlatformConfig {
     edgeMaxConnections: positiveInteger(env, "EDGE_MAX_CONNECTIONS", DEFAULT_EDGE_MAX_CONNECTIONS, 1_000_000),
   };
   if (config.grpcPort !== 0 && config.grpcPort === config.internalGrpcPort) {
-    throw new ConfigError("INTERNAL_GRPC_PORT", `must differ from GRPC_PORT (${config.grpcPort}): internal services have a listener of their own`);
+    throw new ConfigError(
+      "INTERNAL_GRPC_PORT",
+      `must differ from GRPC_PORT (${config.grpcPort}): internal services have a listener of their own`,
+    );
   }
-  if ((config.jwtIssuer !== undefined || config.jwtAudience !== undefined) && jwtSecret === undefined && config.jwksUrl === undefined) {
-    throw new ConfigError(config.jwtIssuer !== undefined ? "JWT_ISSUER" : "JWT_AUDIENCE", "is set but neither JWT_SECRET nor JWKS_URL is");
+  if (
+    (config.jwtIssuer !== undefined || config.jwtAudience !== undefined) &&
+    jwtSecret === undefined &&
+    config.jwksUrl === undefined
+  ) {
+    throw new ConfigError(
+      config.jwtIssuer !== undefined ? "JWT_ISSUER" : "JWT_AUDIENCE",
+      "is set but neither JWT_SECRET nor JWKS_URL is",
+    );
   }
   const onlyEdge = services.includes("edge") && services.length === 1;
   if (onlyEdge && edgeUpstreamUrl === undefined) {
@@ -181,4 +196,3 @@ export function loadPlatformConfig(env: Env = process.env): PlatformConfig {
   }
   return Object.freeze(config);
 }
-

@@ -35,7 +35,9 @@ export interface WorkloadPrincipal {
 }
 
 /** Whoever presented a valid credential: a user (API key, JWT) or a workload (service account). */
-export type Caller = { readonly kind: "user"; readonly principal: Principal } | { readonly kind: "workload"; readonly workload: WorkloadPrincipal };
+export type Caller =
+  | { readonly kind: "user"; readonly principal: Principal }
+  | { readonly kind: "workload"; readonly workload: WorkloadPrincipal };
 
 export const kPrincipal = createContextKey<Principal | undefined>(undefined, { description: "principal" });
 export const kWorkload = createContextKey<WorkloadPrincipal | undefined>(undefined, { description: "workload" });

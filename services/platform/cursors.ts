@@ -106,6 +106,7 @@ export async function keysetPage<Row, Position>(req: KeysetPageRequest<Row, Posi
   const rows = fetched.slice(0, req.limit);
   const hasMore = fetched.length > req.limit;
   const last = rows[rows.length - 1];
-  const nextCursor = hasMore && last ? await req.cursors.issue<Position>(req.principal, req.scope, req.positionOf(last)) : "";
+  const nextCursor =
+    hasMore && last ? await req.cursors.issue<Position>(req.principal, req.scope, req.positionOf(last)) : "";
   return { rows, pagination: { hasMore, nextCursor } };
 }

@@ -51,7 +51,9 @@ describe(`openDatabase (${mode})`, () => {
     const row = await database.db.selectFrom("numbers").selectAll().executeTakeFirstOrThrow();
     expect(row).toEqual({ id: 1, counter: big, amount: 12.5, day: "2024-03-05", at, ids: [1, big] });
     expect(row.at).toBeInstanceOf(Date);
-    const agg = await sql<{ n: unknown; s: unknown }>`select count(*) as n, sum(counter) as s from numbers`.execute(database.db);
+    const agg = await sql<{ n: unknown; s: unknown }>`select count(*) as n, sum(counter) as s from numbers`.execute(
+      database.db,
+    );
     expect(agg.rows[0]).toEqual({ n: 1, s: big });
   });
 
@@ -61,11 +63,17 @@ describe(`openDatabase (${mode})`, () => {
 
   it("runs transactions on the pool", async () => {
     await database.db.transaction().execute(async (trx) => {
-      await trx.insertInto("numbers").values({ id: 2, counter: 1, amount: 1, day: "2024-01-01", at: new Date(), ids: sql`'{}'::int8[]` }).execute();
+      await trx
+        .insertInto("numbers")
+        .values({ id: 2, counter: 1, amount: 1, day: "2024-01-01", at: new Date(), ids: sql`'{}'::int8[]` })
+        .execute();
     });
     await expect(
       database.db.transaction().execute(async (trx) => {
-        await trx.insertInto("numbers").values({ id: 3, counter: 1, amount: 1, day: "2024-01-01", at: new Date(), ids: sql`'{}'::int8[]` }).execute();
+        await trx
+          .insertInto("numbers")
+          .values({ id: 3, counter: 1, amount: 1, day: "2024-01-01", at: new Date(), ids: sql`'{}'::int8[]` })
+          .execute();
         throw new Error("abort");
       }),
     ).rejects.toThrow("abort");
@@ -76,7 +84,11 @@ describe(`openDatabase (${mode})`, () => {
 
 describe("ping", () => {
   it("is false, quickly, when the database is unreachable", async () => {
-    const database = await openDatabase({ databaseUrl: "postgres://postgres@127.0.0.1:1/postgres", dataDir: "memory://", logger });
+    const database = await openDatabase({
+      databaseUrl: "postgres://postgres@127.0.0.1:1/postgres",
+      dataDir: "memory://",
+      logger,
+    });
     try {
       const started = Date.now();
       expect(await database.ping(1_000)).toBe(false);
@@ -221,8 +233,10 @@ describe("embedded server with several connections", () => {
       const big = "x".repeat(300_000); // spans several TCP reads
       const results = await Promise.all(
         Array.from({ length: 150 }, async (_, i) => {
-          if (i % 3 === 0) return (await pool.query("select length($1::text) + $2::int as v", [big, i])).rows[0].v === big.length + i;
-          if (i % 3 === 1) return (await pool.query("select $1::text || $2::text as v", [`a${i}`, "b"])).rows[0].v === `a${i}b`;
+          if (i % 3 === 0)
+            return (await pool.query("select length($1::text) + $2::int as v", [big, i])).rows[0].v === big.length + i;
+          if (i % 3 === 1)
+            return (await pool.query("select $1::text || $2::text as v", [`a${i}`, "b"])).rows[0].v === `a${i}b`;
           const client = await pool.connect();
           try {
             await client.query("begin");

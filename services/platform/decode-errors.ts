@@ -12,7 +12,8 @@ import { encodeEnvelope } from "@connectrpc/connect/protocol";
 import { endStreamFlag } from "@connectrpc/connect/protocol-connect";
 import { trailerFlag, trailerParse, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web";
 
-const DECODE_FAILURE = /^(parse binary: |received compressed envelope, but do not know how to decompress$|decompression failed$)/;
+const DECODE_FAILURE =
+  /^(parse binary: |received compressed envelope, but do not know how to decompress$|decompression failed$)/;
 const INTERNAL = "13";
 const INVALID_ARGUMENT = "3";
 
@@ -63,7 +64,11 @@ async function* once(bytes: Uint8Array): AsyncIterable<Uint8Array> {
   yield bytes;
 }
 
-async function* mapped(body: AsyncIterable<Uint8Array>, each: (chunk: Uint8Array) => Uint8Array, atEnd: () => void): AsyncIterable<Uint8Array> {
+async function* mapped(
+  body: AsyncIterable<Uint8Array>,
+  each: (chunk: Uint8Array) => Uint8Array,
+  atEnd: () => void,
+): AsyncIterable<Uint8Array> {
   for await (const chunk of body) yield each(chunk);
   atEnd();
 }
@@ -77,7 +82,16 @@ export async function clientDecodeErrors(res: UniversalServerResponse): Promise<
     // A trailers-only answer holds the status in its headers; otherwise the trailer is filled
     // in as the body ends, before it is written.
     fixGrpcStatus(res.header);
-    return res.body === undefined ? res : { ...res, body: mapped(res.body, (c) => c, () => fixGrpcStatus(res.trailer)) };
+    return res.body === undefined
+      ? res
+      : {
+          ...res,
+          body: mapped(
+            res.body,
+            (c) => c,
+            () => fixGrpcStatus(res.trailer),
+          ),
+        };
   }
   if (res.status === 500 && contentType.startsWith("application/json") && res.body !== undefined) {
     // Connect unary: the error is the whole (small) body.

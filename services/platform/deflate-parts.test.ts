@@ -26,7 +26,14 @@ describe("adler32", () => {
   });
 
   it("combines the checksums of two pieces into the checksum of both", () => {
-    for (const [n, m] of [[0, 10], [10, 0], [1, 1], [5551, 5553], [100_000, 70_000], [65521, 65521 * 3 + 7]]) {
+    for (const [n, m] of [
+      [0, 10],
+      [10, 0],
+      [1, 1],
+      [5551, 5553],
+      [100_000, 70_000],
+      [65521, 65521 * 3 + 7],
+    ]) {
       const a = randomBytes(n!);
       const b = randomBytes(m!);
       expect(adler32Combine(adler32(a), adler32(b), b.length)).toBe(adler32(Buffer.concat([a, b])));
@@ -48,7 +55,16 @@ describe("crc32", () => {
   });
 
   it("combines the CRCs of two pieces into the CRC of both", () => {
-    for (const [n, m] of [[0, 10], [10, 0], [0, 0], [1, 1], [3, 5], [100_000, 70_000], [65_536, 1], [1, 1_048_577]]) {
+    for (const [n, m] of [
+      [0, 10],
+      [10, 0],
+      [0, 0],
+      [1, 1],
+      [3, 5],
+      [100_000, 70_000],
+      [65_536, 1],
+      [1, 1_048_577],
+    ]) {
       const a = randomBytes(n!);
       const b = randomBytes(m!);
       expect(crc32Combine(crc32(a), crc32(b), b.length)).toBe(crc32(Buffer.concat([a, b])));
@@ -57,10 +73,29 @@ describe("crc32", () => {
 });
 
 describe("zlibStream", () => {
-  const row = (i: number) => JSON.stringify({ date: `2026-03-${String(i).padStart(2, "0")}`, by_user: Array.from({ length: 200 }, (_, u) => ({ user_id: `u${u}`, email: `dév${u}@example.test`, billable_tokens: u * i })) });
+  const row = (i: number) =>
+    JSON.stringify({
+      date: `2026-03-${String(i).padStart(2, "0")}`,
+      by_user: Array.from({ length: 200 }, (_, u) => ({
+        user_id: `u${u}`,
+        email: `dév${u}@example.test`,
+        billable_tokens: u * i,
+      })),
+    });
 
   it("concatenates parts compressed ahead of time with text parts into one valid stream", () => {
-    const parts: BodyPart[] = ['{"data":[', deflatePart(row(1)), ",", deflatePart(row(2)), ",", row(3), ",", deflatePart(""), deflatePart(row(4), 9), '],"meta":{}}'];
+    const parts: BodyPart[] = [
+      '{"data":[',
+      deflatePart(row(1)),
+      ",",
+      deflatePart(row(2)),
+      ",",
+      row(3),
+      ",",
+      deflatePart(""),
+      deflatePart(row(4), 9),
+      '],"meta":{}}',
+    ];
     const text = `{"data":[${row(1)},${row(2)},${row(3)},${row(4)}],"meta":{}}`;
     expect(JSON.parse(text).data).toHaveLength(4);
     expect(inflatePart(parts[1] as ReturnType<typeof deflatePart>)).toBe(row(1));
@@ -99,10 +134,25 @@ describe("zlibStream", () => {
 
 describe("gzipStream", () => {
   const gunzip = (chunks: Buffer[]) => gunzipSync(Buffer.concat(chunks)).toString("utf8");
-  const row = (i: number) => JSON.stringify({ date: `2026-04-${String(i).padStart(2, "0")}`, by_model: Array.from({ length: 50 }, (_, m) => ({ model_id: `m${m}`, tokens: m * i, note: "é→✓" })) });
+  const row = (i: number) =>
+    JSON.stringify({
+      date: `2026-04-${String(i).padStart(2, "0")}`,
+      by_model: Array.from({ length: 50 }, (_, m) => ({ model_id: `m${m}`, tokens: m * i, note: "é→✓" })),
+    });
 
   it("wraps the same parts as the zlib stream in one gzip member", () => {
-    const parts: BodyPart[] = ['{"data":[', deflatePart(row(1)), ",", row(2), ",", deflatePart(""), Buffer.from("[1]"), ",", deflatePart(row(3), 9), '],"meta":{}}'];
+    const parts: BodyPart[] = [
+      '{"data":[',
+      deflatePart(row(1)),
+      ",",
+      row(2),
+      ",",
+      deflatePart(""),
+      Buffer.from("[1]"),
+      ",",
+      deflatePart(row(3), 9),
+      '],"meta":{}}',
+    ];
     const text = `{"data":[${row(1)},${row(2)},[1],${row(3)}],"meta":{}}`;
     expect(gunzip(gzipStream(parts))).toBe(text);
     expect(inflate(zlibStream(parts))).toBe(text);

@@ -162,7 +162,13 @@ export function storedPart(bytes: Buffer): DeflatedPart {
   const blocks: Buffer[] = [];
   for (let at = 0; at < bytes.length; at += 0xffff) {
     const chunk = bytes.subarray(at, at + 0xffff);
-    const header = Buffer.from([0x00, chunk.length & 0xff, chunk.length >>> 8, ~chunk.length & 0xff, (~chunk.length >>> 8) & 0xff]);
+    const header = Buffer.from([
+      0x00,
+      chunk.length & 0xff,
+      chunk.length >>> 8,
+      ~chunk.length & 0xff,
+      (~chunk.length >>> 8) & 0xff,
+    ]);
     blocks.push(header, chunk);
   }
   return { deflated: Buffer.concat(blocks), adler32: adler32(bytes), crc32: crc32(bytes), length: bytes.length };
@@ -186,7 +192,11 @@ const CRC32: Checksum = {
  * The parts as raw deflate blocks ending on a full flush, and the checksum of their text; text
  * parts are compressed at `level` (fast by default: per request).
  */
-function deflateBlocks(parts: readonly BodyPart[], level: number, checksum: Checksum): { blocks: Buffer[]; checksum: number } {
+function deflateBlocks(
+  parts: readonly BodyPart[],
+  level: number,
+  checksum: Checksum,
+): { blocks: Buffer[]; checksum: number } {
   const blocks: Buffer[] = [];
   let sum = checksum.initial;
   const add = (p: DeflatedPart) => {

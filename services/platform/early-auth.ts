@@ -23,8 +23,19 @@ import {
   errorToJsonBytes,
 } from "@connectrpc/connect/protocol-connect";
 import { contentTypeRegExp as grpcContentType, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
-import { contentTypeRegExp as grpcWebContentType, trailerFlag, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web";
-import { authenticateCall, clientAddressOf, kAuthenticated, type Authenticated, type AuthPolicy, type Authenticator } from "./auth.js";
+import {
+  contentTypeRegExp as grpcWebContentType,
+  trailerFlag,
+  trailerSerialize,
+} from "@connectrpc/connect/protocol-grpc-web";
+import {
+  authenticateCall,
+  clientAddressOf,
+  kAuthenticated,
+  type Authenticated,
+  type AuthPolicy,
+  type Authenticator,
+} from "./auth.js";
 import { toConnectError } from "./errors.js";
 import type { Logger } from "./logger.js";
 
@@ -47,7 +58,6 @@ export interface EarlyAuth {
   /** The adapter's `contextValues` option: carries the accepted caller to the interceptors. */
   contextValues(req: unknown): ContextValues;
 }
-
 
 /** `/pkg.Service/Method` → [service, method], or undefined for any other path. */
 function rpcOf(url: string | undefined): [string, string] | undefined {
@@ -73,7 +83,8 @@ function protocolOf(method: string | undefined, contentType: string, unary: bool
 export function createEarlyAuth(options: EarlyAuthOptions): EarlyAuth {
   const accepted = new WeakMap<object, Authenticated>();
   const unary = new Map<string, boolean>();
-  for (const s of options.services) for (const m of s.methods) unary.set(`${s.typeName}/${m.name}`, m.methodKind === "unary");
+  for (const s of options.services)
+    for (const m of s.methods) unary.set(`${s.typeName}/${m.name}`, m.methodKind === "unary");
   return {
     contextValues(req) {
       const values = createContextValues();
@@ -88,7 +99,8 @@ export function createEarlyAuth(options: EarlyAuthOptions): EarlyAuth {
         const isUnary = rpc && unary.get(`${rpc[0]}/${rpc[1]}`);
         // Open services, unknown paths, and requests in no protocol the method speaks (which
         // connect-es refuses from their headers, 415 or 405) go straight on.
-        const protocol = isUnary === undefined ? undefined : protocolOf(req.method, req.headers["content-type"] ?? "", isUnary);
+        const protocol =
+          isUnary === undefined ? undefined : protocolOf(req.method, req.headers["content-type"] ?? "", isUnary);
         if (!rpc || !policy || policy.kind === "open" || protocol === undefined) return handler(req, res);
         const started = performance.now();
         const forwarded = req.headers["x-forwarded-for"];
@@ -96,23 +108,28 @@ export function createEarlyAuth(options: EarlyAuthOptions): EarlyAuth {
           service: rpc[0],
           method: rpc[1],
           authorization: req.headers.authorization,
-          clientAddress: clientAddressOf(typeof forwarded === "string" ? forwarded : undefined, req.socket?.remoteAddress, options.trustForwardedFor),
-        }).then(
-          (caller) => {
-            accepted.set(req, { caller });
-            handler(req, res);
-          },
-          (err: unknown) => {
-            const { error, internal } = toConnectError(err);
-            const requestId = requestIdFrom(req.headers["x-request-id"]);
-            error.metadata.set("x-request-id", requestId);
-            const log = options.logger.child({ requestId, rpc: `${rpc[0]}/${rpc[1]}` });
-            const fields = { code: error.code, ms: Math.round(performance.now() - started), phase: "before body" };
-            if (internal) log.error({ ...fields, err }, "rpc failed");
-            else log.info({ ...fields, reason: error.rawMessage }, "rpc");
-            refuse(req, res, error, protocol);
-          },
-        )
+          clientAddress: clientAddressOf(
+            typeof forwarded === "string" ? forwarded : undefined,
+            req.socket?.remoteAddress,
+            options.trustForwardedFor,
+          ),
+        })
+          .then(
+            (caller) => {
+              accepted.set(req, { caller });
+              handler(req, res);
+            },
+            (err: unknown) => {
+              const { error, internal } = toConnectError(err);
+              const requestId = requestIdFrom(req.headers["x-request-id"]);
+              error.metadata.set("x-request-id", requestId);
+              const log = options.logger.child({ requestId, rpc: `${rpc[0]}/${rpc[1]}` });
+              const fields = { code: error.code, ms: Math.round(performance.now() - started), phase: "before body" };
+              if (internal) log.error({ ...fields, err }, "rpc failed");
+              else log.info({ ...fields, reason: error.rawMessage }, "rpc");
+              refuse(req, res, error, protocol);
+            },
+          )
           // Nothing of a single call may end the process: whatever escaped, that stream is reset.
           .catch((err: unknown) => {
             options.logger.error({ err, rpc: `${rpc[0]}/${rpc[1]}` }, "answering a call failed");
@@ -134,16 +151,28 @@ function refuse(req: Http2ServerRequest, res: Http2ServerResponse, error: Connec
   let body: Uint8Array | undefined;
   if (protocol === "grpc-web") {
     // gRPC-Web: the status travels in a trailer frame of the body.
-    headers.set("content-type", contentType.startsWith("application/grpc-web+json") ? "application/grpc-web+json" : "application/grpc-web+proto");
+    headers.set(
+      "content-type",
+      contentType.startsWith("application/grpc-web+json") ? "application/grpc-web+json" : "application/grpc-web+proto",
+    );
     body = encodeEnvelope(trailerFlag, trailerSerialize(setTrailerStatus(new Headers(), error)));
   } else if (protocol === "grpc") {
     // gRPC: a trailers-only response (the status in the headers, no body).
-    headers.set("content-type", contentType.startsWith("application/grpc+json") ? "application/grpc+json" : "application/grpc");
+    headers.set(
+      "content-type",
+      contentType.startsWith("application/grpc+json") ? "application/grpc+json" : "application/grpc",
+    );
     setTrailerStatus(headers, error);
   } else if (protocol === "connect-stream") {
     // Connect streaming: an end-of-stream frame carries the error.
-    headers.set("content-type", contentType.startsWith("application/connect+json") ? "application/connect+json" : "application/connect+proto");
-    body = encodeEnvelope(endStreamFlag, new TextEncoder().encode(JSON.stringify(endStreamToJson(error.metadata, error, undefined))));
+    headers.set(
+      "content-type",
+      contentType.startsWith("application/connect+json") ? "application/connect+json" : "application/connect+proto",
+    );
+    body = encodeEnvelope(
+      endStreamFlag,
+      new TextEncoder().encode(JSON.stringify(endStreamToJson(error.metadata, error, undefined))),
+    );
   } else {
     // Connect unary: the HTTP status and the JSON error body.
     status = codeToHttpStatus(error.code);

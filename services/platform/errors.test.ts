@@ -27,7 +27,9 @@ describe("error messages", () => {
     expect(domain.error.rawMessage.length).toBe(MAX_ERROR_MESSAGE_LENGTH);
     expect(domain.error.rawMessage.startsWith("apps: xxx")).toBe(true);
 
-    const withHeaders = toConnectError(new DomainError("resource_exhausted", "y".repeat(2_000), { "retry-after": "3" }));
+    const withHeaders = toConnectError(
+      new DomainError("resource_exhausted", "y".repeat(2_000), { "retry-after": "3" }),
+    );
     expect(withHeaders.error.metadata.get("retry-after")).toBe("3");
     expect(withHeaders.error.rawMessage.length).toBe(MAX_ERROR_MESSAGE_LENGTH);
 

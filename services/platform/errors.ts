@@ -118,8 +118,16 @@ export function toConnectError(err: unknown): { error: ConnectError; internal: b
     return { error: new ConnectError(message, grpcCode), internal: false };
   }
   const message = typeof e?.message === "string" ? e.message : "";
-  if ((code !== undefined && NETWORK_ERRORS.has(code)) || /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message)) {
-    return { error: new ConnectError("a backing service is unavailable, retry shortly", Code.Unavailable), internal: false };
+  if (
+    (code !== undefined && NETWORK_ERRORS.has(code)) ||
+    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
+      message,
+    )
+  ) {
+    return {
+      error: new ConnectError("a backing service is unavailable, retry shortly", Code.Unavailable),
+      internal: false,
+    };
   }
   return { error: new ConnectError("internal error", Code.Internal), internal: true };
 }

@@ -1,12 +1,23 @@
 // One gRPC listener: cleartext HTTP/2 speaking gRPC, gRPC-Web and Connect for a set of services,
 // with the message size limit and the credential check before the body (early-auth.ts). The
 // server runs two: the public services (what the edge calls) and the internal ones (workloads).
-import { createServer as createHttp2Server, type Http2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from "node:http2";
+import {
+  createServer as createHttp2Server,
+  type Http2Server,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type Http2Session,
+} from "node:http2";
 import type { AddressInfo } from "node:net";
 import { Code, ConnectError, createConnectRouter, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import type { DescService } from "@bufbuild/protobuf";
-import { compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
+import {
+  compressionBrotli,
+  compressionGzip,
+  universalRequestFromNodeRequest,
+  universalResponseToNodeResponse,
+} from "@connectrpc/connect-node";
 import { clientDecodeErrors } from "./decode-errors.js";
 import type { Authenticator, AuthPolicy } from "./auth.js";
 import { createEarlyAuth } from "./early-auth.js";
@@ -39,7 +50,13 @@ export interface GrpcListener {
 }
 
 export async function startGrpcListener(options: GrpcListenerOptions): Promise<GrpcListener> {
-  const early = createEarlyAuth({ authenticator: options.authenticator, policies: options.policies, services: options.services, trustForwardedFor: options.trustForwardedFor, logger: options.logger });
+  const early = createEarlyAuth({
+    authenticator: options.authenticator,
+    policies: options.policies,
+    services: options.services,
+    trustForwardedFor: options.trustForwardedFor,
+    logger: options.logger,
+  });
   // connectNodeAdapter's loop, with decode failures answered as the client's (decode-errors.ts).
   const router = createConnectRouter({
     interceptors: options.interceptors,
@@ -63,7 +80,11 @@ export async function startGrpcListener(options: GrpcListenerOptions): Promise<G
       .then((uRes) => universalResponseToNodeResponse(uRes, res))
       .catch((reason: unknown) => {
         // A client gone mid-answer; anything else was already answered by the protocol handler.
-        if (ConnectError.from(reason).code !== Code.Aborted) options.logger.warn({ err: reason, rpc: `${uHandler.service.typeName}/${uHandler.method.name}` }, "writing the answer failed");
+        if (ConnectError.from(reason).code !== Code.Aborted)
+          options.logger.warn(
+            { err: reason, rpc: `${uHandler.service.typeName}/${uHandler.method.name}` },
+            "writing the answer failed",
+          );
       });
   };
   const server: Http2Server = createHttp2Server(early.wrap(handler));

@@ -27,7 +27,11 @@ export function cachedProbe(probe: DependencyProbe, ttlMs = CACHE_MS): Dependenc
  * (probes take the pod out of rotation), and each Watch sends that and ends, so an open watch
  * does not hold the drain until its forced end.
  */
-export function createHealthService(probe: DependencyProbe, serviceNames: readonly string[], draining?: AbortSignal): ServiceImpl<typeof Health> {
+export function createHealthService(
+  probe: DependencyProbe,
+  serviceNames: readonly string[],
+  draining?: AbortSignal,
+): ServiceImpl<typeof Health> {
   const known = new Set(["", ...serviceNames]);
   const statusOf = async (service: string): Promise<Status> => {
     if (!known.has(service)) return Status.SERVICE_UNKNOWN;

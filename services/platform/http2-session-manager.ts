@@ -25,7 +25,8 @@ export function createHttp2SessionManager(url: string): Http2SessionManager {
   const setState = internals.setState.bind(manager);
   internals.setState = (state) => {
     const leaving = internals.s;
-    if (leaving.t === "ready" && leaving.conn !== undefined && typeof leaving.conn.on === "function") leaving.conn.on("error", swallowLateError);
+    if (leaving.t === "ready" && leaving.conn !== undefined && typeof leaving.conn.on === "function")
+      leaving.conn.on("error", swallowLateError);
     setState(state);
   };
   return manager;

@@ -139,7 +139,12 @@ describe("Redis unavailable", () => {
     const kv = await openRedisStore({ url: `redis://127.0.0.1:${port}`, logger: testLogger(), connectTimeoutMs: 500 });
     expect(Date.now() - started).toBeLessThan(1_500);
     try {
-      for (const call of [() => kv.get("k"), () => kv.set("k", "v", 1_000), () => kv.del("k"), () => kv.hit("k", 1_000)]) {
+      for (const call of [
+        () => kv.get("k"),
+        () => kv.set("k", "v", 1_000),
+        () => kv.del("k"),
+        () => kv.hit("k", 1_000),
+      ]) {
         const t = Date.now();
         await expect(call()).rejects.toThrow();
         expect(Date.now() - t).toBeLessThan(500);

@@ -44,6 +44,7 @@ export async function openKeyValueStore(options: OpenKeyValueStoreOptions): Prom
 
 /** Milliseconds as a positive integer for PX/PEXPIRE; rejects nonsense early. */
 export function validTtl(ms: number, what = "ttlMs"): number {
-  if (!Number.isFinite(ms) || ms <= 0) throw new RangeError(`${what} must be a positive number of milliseconds, got ${ms}`);
+  if (!Number.isFinite(ms) || ms <= 0)
+    throw new RangeError(`${what} must be a positive number of milliseconds, got ${ms}`);
   return Math.max(1, Math.ceil(ms));
 }

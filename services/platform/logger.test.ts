@@ -8,9 +8,15 @@ import { redactCredentials } from "./logger.js";
 const LOGGER = new URL("./logger.ts", import.meta.url).href;
 
 /** Runs `body` in a child with `log` = createLogger("info", true, true); resolves with stderr lines as they are when `until` says. */
-function runChild(body: string, until: (lines: string[]) => boolean, timeoutMs = 20_000): Promise<{ lines: string[]; exited: boolean }> {
+function runChild(
+  body: string,
+  until: (lines: string[]) => boolean,
+  timeoutMs = 20_000,
+): Promise<{ lines: string[]; exited: boolean }> {
   const script = `import { createLogger } from ${JSON.stringify(LOGGER)};\nconst log = createLogger("info", true, true);\n${body}`;
-  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "--eval", script], { stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "--eval", script], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let text = "";
   let exited = false;
   return new Promise((resolve, reject) => {
@@ -39,7 +45,10 @@ function runChild(body: string, until: (lines: string[]) => boolean, timeoutMs =
 
 describe("buffered server logger", () => {
   it("writes every line, in order, when the process exits right after logging", async () => {
-    const { lines, exited } = await runChild(`for (let i = 0; i < 5000; i++) log.info({ i }, "line");\nprocess.exit(0);`, () => false);
+    const { lines, exited } = await runChild(
+      `for (let i = 0; i < 5000; i++) log.info({ i }, "line");\nprocess.exit(0);`,
+      () => false,
+    );
     expect(exited).toBe(true);
     expect(lines).toHaveLength(5000);
     expect(lines.map((l) => (JSON.parse(l) as { i: number }).i)).toEqual(Array.from({ length: 5000 }, (_, i) => i));
@@ -47,7 +56,10 @@ describe("buffered server logger", () => {
 
   it("writes a quiet server's last lines within a moment, without waiting for more", async () => {
     const started = Date.now();
-    const { lines, exited } = await runChild(`log.info("one"); log.info("two");\nsetInterval(() => {}, 1000);`, (l) => l.length >= 2);
+    const { lines, exited } = await runChild(
+      `log.info("one"); log.info("two");\nsetInterval(() => {}, 1000);`,
+      (l) => l.length >= 2,
+    );
     expect(exited).toBe(false);
     expect(lines.map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual(["one", "two"]);
     expect(Date.now() - started).toBeLessThan(15_000);
@@ -63,8 +75,16 @@ describe("buffered server logger", () => {
     expect(lines).toHaveLength(2);
     expect(lines.join("\n")).not.toContain("secret-key");
     expect(lines.join("\n")).not.toContain(key.slice(4, 20));
-    expect(JSON.parse(lines[0]!)).toMatchObject({ authorization: "[redacted]", reason: "repoId: no repository with ID apk_[redacted]", msg: "req" });
-    expect(JSON.parse(lines[1]!)).toMatchObject({ path: "/v/apk_[redacted]", err: { message: "boom apk_[redacted]" }, msg: "message with apk_[redacted]" });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      authorization: "[redacted]",
+      reason: "repoId: no repository with ID apk_[redacted]",
+      msg: "req",
+    });
+    expect(JSON.parse(lines[1]!)).toMatchObject({
+      path: "/v/apk_[redacted]",
+      err: { message: "boom apk_[redacted]" },
+      msg: "message with apk_[redacted]",
+    });
   });
 });
 
@@ -87,7 +107,14 @@ describe("redactCredentials", () => {
   });
 
   it("leaves text without credentials as it is", () => {
-    for (const text of ["rpc", '{"level":30,"msg":"listening","rest":"http://127.0.0.1:8080"}', "apk_ prefix", "the apk_ prefix is apk_abc", "eyJ alone", "bearer"]) {
+    for (const text of [
+      "rpc",
+      '{"level":30,"msg":"listening","rest":"http://127.0.0.1:8080"}',
+      "apk_ prefix",
+      "the apk_ prefix is apk_abc",
+      "eyJ alone",
+      "bearer",
+    ]) {
       expect(redactCredentials(text)).toBe(text);
     }
   });

@@ -27,12 +27,17 @@ const REDACT = [
 // the first a JSON object, so "eyJ"), and whatever follows "Bearer". Their characters are never
 // escaped in JSON, so the serialized line shows them as the client sent them. Envoy's access log
 // gets the same from redact_credentials in deploy/envoy/error-mapper.lua.
-const CREDENTIAL = /(?:[Bb]earer|BEARER)\s+[^\s"\\]+|(ap[ks])_[A-Za-z0-9_-]{6,}|eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*)?/g;
+const CREDENTIAL =
+  /(?:[Bb]earer|BEARER)\s+[^\s"\\]+|(ap[ks])_[A-Za-z0-9_-]{6,}|eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*)?/g;
 
 /** `text` with every credential-shaped substring replaced (the prefix of a key kept, for diagnosis). */
 export function redactCredentials(text: string): string {
   return text.replace(CREDENTIAL, (match: string, keyPrefix: string | undefined) =>
-    keyPrefix !== undefined ? `${keyPrefix}_[redacted]` : match.startsWith("eyJ") ? "[redacted JWT]" : "Bearer [redacted]",
+    keyPrefix !== undefined
+      ? `${keyPrefix}_[redacted]`
+      : match.startsWith("eyJ")
+        ? "[redacted JWT]"
+        : "Bearer [redacted]",
   );
 }
 

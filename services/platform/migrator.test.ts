@@ -11,7 +11,9 @@ const mode = process.env.TEST_DATABASE_URL ? "postgres" : "pglite";
 function recording(name: string, body?: (db: Kysely<any>) => Promise<void>): Migration {
   return {
     async up(db) {
-      await sql`create table if not exists applied (name text not null, at timestamptz not null default now())`.execute(db);
+      await sql`create table if not exists applied (name text not null, at timestamptz not null default now())`.execute(
+        db,
+      );
       await body?.(db);
       await sql`insert into applied (name) values (${name})`.execute(db);
     },
@@ -86,7 +88,10 @@ describe(`migrateToLatest (${mode})`, () => {
         await sql`select pg_sleep(0.3)`.execute(db);
       }),
     };
-    const [a, b] = await Promise.all([migrateToLatest(first.db, slow, logger), migrateToLatest(second.db, slow, logger)]);
+    const [a, b] = await Promise.all([
+      migrateToLatest(first.db, slow, logger),
+      migrateToLatest(second.db, slow, logger),
+    ]);
     expect([...a.applied, ...b.applied].sort()).toEqual(["0001_one", "0002_two", "0003_slow"]);
     expect(a.applied.length === 0 || b.applied.length === 0).toBe(true);
     expect(await appliedNames(first.db)).toEqual(["0001_one", "0002_two", "0003_slow"]);
@@ -94,9 +99,16 @@ describe(`migrateToLatest (${mode})`, () => {
 
   it("is not cut short by the pool's statement timeout", async () => {
     const first = await fresh();
-    const strict: Database<any> = await openDatabase({ databaseUrl: first.url, dataDir: "memory://", logger, statementTimeoutMs: 100 });
+    const strict: Database<any> = await openDatabase({
+      databaseUrl: first.url,
+      dataDir: "memory://",
+      logger,
+      statementTimeoutMs: 100,
+    });
     cleanup.push(() => strict.close());
-    const slow = { "0001_slow": recording("0001_slow", async (db) => void (await sql`select pg_sleep(0.3)`.execute(db))) };
+    const slow = {
+      "0001_slow": recording("0001_slow", async (db) => void (await sql`select pg_sleep(0.3)`.execute(db))),
+    };
     expect(await migrateToLatest(strict.db, slow, logger)).toEqual({ applied: ["0001_slow"] });
     if (mode === "postgres") {
       // The timeout is back in force on the pool afterwards.

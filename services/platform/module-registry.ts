@@ -22,9 +22,7 @@ export function createModuleRegistry(modules: readonly ServiceModule[]): ModuleR
     const by = modules.filter((m) => m.provides?.[kind] !== undefined);
     if (by.length !== 1) {
       const who =
-        by.length === 0
-          ? "no module provides"
-          : `${by.length} modules (${by.map((m) => m.name).join(", ")}) provide`;
+        by.length === 0 ? "no module provides" : `${by.length} modules (${by.map((m) => m.name).join(", ")}) provide`;
       throw new Error(`module registry: ${who} ${kind}; exactly one must`);
     }
     providers.set(kind, by[0]!);

@@ -86,8 +86,7 @@ export interface EmbeddedConnection {
   close(): Promise<void>;
 }
 
-export interface ConnectEmbeddedOptions
-  extends Omit<EmbeddedServerOptions, "dataDir" | "logger"> {
+export interface ConnectEmbeddedOptions extends Omit<EmbeddedServerOptions, "dataDir" | "logger"> {
   /** How long to wait for another process's server that is starting or not answering. Default 30 000. */
   waitMs?: number;
 }
@@ -158,7 +157,10 @@ export async function connectEmbeddedOrOpen(
     }
     const claim = step;
     if (claim.kind === "running") {
-      logger.debug({ dataDir: dir, pid: claim.pid, port: claim.port }, "using the embedded database server of another process");
+      logger.debug(
+        { dataDir: dir, pid: claim.pid, port: claim.port },
+        "using the embedded database server of another process",
+      );
       return {
         url: urlFor("127.0.0.1", claim.port),
         owned: false,
@@ -172,8 +174,10 @@ export async function connectEmbeddedOrOpen(
     }
     if (Date.now() >= deadline) {
       const file = path.join(dir, EMBEDDED_INFO_FILE);
-      if (claim.pid === 0) throw new Error(`embedded database in ${dir} is being claimed by another process (${file} is incomplete)`);
-      const where = claim.port == null ? "has not started its server" : `does not accept connections on port ${claim.port}`;
+      if (claim.pid === 0)
+        throw new Error(`embedded database in ${dir} is being claimed by another process (${file} is incomplete)`);
+      const where =
+        claim.port == null ? "has not started its server" : `does not accept connections on port ${claim.port}`;
       throw new Error(
         `embedded database in ${dir} is held by process ${claim.pid}, which ${where}; ` +
           `stop that process, or remove ${file} if it is not an agentplane process`,
@@ -191,7 +195,9 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
   const { dataDir, logger, ...rest } = options;
   const connection = await connectEmbeddedOrOpen(dataDir, logger, { ...rest, waitMs: 0 });
   if (!connection.owned) {
-    throw new Error(`embedded database in ${path.resolve(dataDir as string)} is already served by process ${connection.pid}`);
+    throw new Error(
+      `embedded database in ${path.resolve(dataDir as string)} is already served by process ${connection.pid}`,
+    );
   }
   return (connection as OwnedConnection).server;
 }
@@ -422,7 +428,9 @@ async function startServer(
     }
     if (dir && token) {
       openHere.delete(dir);
-      await removeInfoIfOurs(dir, token).catch((error: unknown) => log.warn({ err: error }, "could not remove the embedded database info file"));
+      await removeInfoIfOurs(dir, token).catch((error: unknown) =>
+        log.warn({ err: error }, "could not remove the embedded database info file"),
+      );
     }
     log.info({ dataDir: dir ?? IN_MEMORY_DATA_DIR }, "embedded database closed");
   };
@@ -638,7 +646,8 @@ class ClientConnection {
         return;
       }
       if (EXTENDED.has(last.type)) this.midExtended = true;
-      else if (last.type === "S" || last.type === "Q" || last.type === "F" || last.type === "startup") this.midExtended = false;
+      else if (last.type === "S" || last.type === "Q" || last.type === "F" || last.type === "startup")
+        this.midExtended = false;
       if (!this.midExtended && this.readyStatus() === "I") {
         this.holding = false;
         this.ctx.lock.release(this);
@@ -699,7 +708,10 @@ class ClientConnection {
     const ms = this.ctx.idleInTransactionTimeoutMs;
     if (ms <= 0) return;
     this.idleTimer = setTimeout(() => {
-      this.ctx.log.warn({ timeoutMs: ms }, "embedded database: disconnecting a client idle inside a transaction (it blocks every other client)");
+      this.ctx.log.warn(
+        { timeoutMs: ms },
+        "embedded database: disconnecting a client idle inside a transaction (it blocks every other client)",
+      );
       this.socket.write(errorResponse("FATAL", "25P03", "terminating connection due to idle-in-transaction timeout"));
       this.terminate();
     }, ms);
@@ -722,7 +734,14 @@ function frontendMessage(type: string, body: Buffer): Buffer {
 
 /** A backend ErrorResponse message. */
 function errorResponse(severity: string, code: string, message: string): Buffer {
-  const field = (tag: string, value: string) => Buffer.concat([Buffer.from(tag), Buffer.from(value, "utf8"), Buffer.from([0])]);
-  const body = Buffer.concat([field("S", severity), field("V", severity), field("C", code), field("M", message), Buffer.from([0])]);
+  const field = (tag: string, value: string) =>
+    Buffer.concat([Buffer.from(tag), Buffer.from(value, "utf8"), Buffer.from([0])]);
+  const body = Buffer.concat([
+    field("S", severity),
+    field("V", severity),
+    field("C", code),
+    field("M", message),
+    Buffer.from([0]),
+  ]);
   return frontendMessage("E", body);
 }

@@ -16,7 +16,9 @@ const WINDOW_MS = 60_000;
 /** Some window start, far from the real clock so that no other run shares its keys. */
 const T0 = 1_000_000 * WINDOW_MS;
 
-const stores: Array<[string, () => Promise<KeyValueStore>]> = [["the in-process store", async () => new MemoryKeyValueStore()]];
+const stores: Array<[string, () => Promise<KeyValueStore>]> = [
+  ["the in-process store", async () => new MemoryKeyValueStore()],
+];
 if (process.env.TEST_REDIS_URL) stores.push(["Redis", () => createTestKv()]);
 
 describe.each(stores)("rate limit headers on %s", (_name, open) => {
@@ -28,7 +30,14 @@ describe.each(stores)("rate limit headers on %s", (_name, open) => {
     const kv = await open();
     opened.push(kv);
     const clock = { now: T0 };
-    const principal: Principal = { orgId: "o", userId: "u", role: "owner", credentialKind: "api_key", credentialId: `key-${Math.random()}`, rateLimitPerMinute: limit };
+    const principal: Principal = {
+      orgId: "o",
+      userId: "u",
+      role: "owner",
+      credentialKind: "api_key",
+      credentialId: `key-${Math.random()}`,
+      rateLimitPerMinute: limit,
+    };
     const transport = createRouterTransport(({ service }) => service(EdgeTestService, { fail: async () => ({}) }), {
       router: {
         // As in the server: the request context (error mapping) outermost, then the caller.
@@ -49,11 +58,22 @@ describe.each(stores)("rate limit headers on %s", (_name, open) => {
       let headers = new Headers();
       try {
         await client.fail({}, { onHeader: (h) => (headers = h) });
-        return { ok: true, reset: headers.get("ratelimit-reset"), remaining: headers.get("ratelimit-remaining"), retryAfter: headers.get("retry-after") };
+        return {
+          ok: true,
+          reset: headers.get("ratelimit-reset"),
+          remaining: headers.get("ratelimit-remaining"),
+          retryAfter: headers.get("retry-after"),
+        };
       } catch (err) {
         const error = ConnectError.from(err);
         expect(error.code).toBe(Code.ResourceExhausted);
-        return { ok: false, reset: error.metadata.get("ratelimit-reset"), remaining: error.metadata.get("ratelimit-remaining"), retryAfter: error.metadata.get("retry-after"), message: error.rawMessage };
+        return {
+          ok: false,
+          reset: error.metadata.get("ratelimit-reset"),
+          remaining: error.metadata.get("ratelimit-remaining"),
+          retryAfter: error.metadata.get("retry-after"),
+          message: error.rawMessage,
+        };
       }
     };
     return call;

@@ -28,7 +28,11 @@ export const PLAN_RATE_LIMITS: Readonly<Record<string, number>> = {
  * back when the window ends: RateLimit-Reset and Retry-After give the seconds left until then
  * (at least 1), and the counter expires then too. `now` is for tests.
  */
-export function rateLimitInterceptor(kv: KeyValueStore, windowMs = RATE_LIMIT_WINDOW_MS, now: () => number = Date.now): Interceptor {
+export function rateLimitInterceptor(
+  kv: KeyValueStore,
+  windowMs = RATE_LIMIT_WINDOW_MS,
+  now: () => number = Date.now,
+): Interceptor {
   return (next) => async (req) => {
     const principal = req.contextValues.get(kPrincipal);
     if (!principal) return next(req);
@@ -50,10 +54,14 @@ export function rateLimitInterceptor(kv: KeyValueStore, windowMs = RATE_LIMIT_WI
     };
     req.contextValues.set(kRateLimitHeaders, headers);
     if (hit.count > limit) {
-      throw new DomainError("resource_exhausted", `rate limit of ${limit} requests per minute exceeded; retry after ${resetSeconds} s`, {
-        ...headers,
-        "retry-after": String(resetSeconds),
-      });
+      throw new DomainError(
+        "resource_exhausted",
+        `rate limit of ${limit} requests per minute exceeded; retry after ${resetSeconds} s`,
+        {
+          ...headers,
+          "retry-after": String(resetSeconds),
+        },
+      );
     }
     const res = await next(req);
     for (const [k, v] of Object.entries(headers)) res.header.set(k, v);

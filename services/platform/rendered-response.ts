@@ -29,7 +29,9 @@ export interface RenderedResponseSlot {
   rendered?: RenderedField;
 }
 
-export const kRenderedResponse = createContextKey<RenderedResponseSlot | undefined>(undefined, { description: "pre-rendered response slot" });
+export const kRenderedResponse = createContextKey<RenderedResponseSlot | undefined>(undefined, {
+  description: "pre-rendered response slot",
+});
 
 /** The slot, when the caller is the in-process edge. */
 export function renderedResponseSlot(ctx: HandlerContext): RenderedResponseSlot | undefined {

@@ -9,7 +9,6 @@ import { kLogger, kPrincipal, kRequestId } from "./context.js";
 import { toConnectError } from "./errors.js";
 import { kRateLimitHeaders } from "./rate-limit.js";
 
-
 export function requestContextInterceptor(logger: Logger): Interceptor {
   return (next) => async (req) => {
     const started = performance.now();
@@ -20,7 +19,10 @@ export function requestContextInterceptor(logger: Logger): Interceptor {
     try {
       const res = await next(req);
       res.header.set("x-request-id", requestId);
-      log.info({ code: "ok", ms: Math.round(performance.now() - started), org: req.contextValues.get(kPrincipal)?.orgId }, "rpc");
+      log.info(
+        { code: "ok", ms: Math.round(performance.now() - started), org: req.contextValues.get(kPrincipal)?.orgId },
+        "rpc",
+      );
       return res;
     } catch (err) {
       const { error, internal } = toConnectError(err);
@@ -32,7 +34,11 @@ export function requestContextInterceptor(logger: Logger): Interceptor {
         }
       }
       error.metadata.set("x-request-id", requestId);
-      const fields = { code: error.code, ms: Math.round(performance.now() - started), org: req.contextValues.get(kPrincipal)?.orgId };
+      const fields = {
+        code: error.code,
+        ms: Math.round(performance.now() - started),
+        org: req.contextValues.get(kPrincipal)?.orgId,
+      };
       if (internal) log.error({ ...fields, err }, "rpc failed");
       else log.info({ ...fields, reason: error.rawMessage }, "rpc");
       throw error;

@@ -28,7 +28,8 @@ export function actingOrg(ctx: HandlerContext, requested: string | undefined, fi
     if (given === undefined) throw invalidArgument(field, "is required");
     return given;
   }
-  if (given !== undefined && given !== bound) throw permissionDenied(`${field}: this credential may act only for its own organization`);
+  if (given !== undefined && given !== bound)
+    throw permissionDenied(`${field}: this credential may act only for its own organization`);
   return bound;
 }
 

@@ -1,7 +1,13 @@
 // Stored rows -> protobuf messages. Optional §2.7 fields are set only when the report carried
 // them, so they are omitted from JSON rather than printed empty.
 import { create } from "@bufbuild/protobuf";
-import { ModelUsedSchema, ReadinessReportSchema, RepositorySchema, type ReadinessReport, type Repository } from "../../gen/agentplane/readiness/v1/readiness_pb.js";
+import {
+  ModelUsedSchema,
+  ReadinessReportSchema,
+  RepositorySchema,
+  type ReadinessReport,
+  type Repository,
+} from "../../gen/agentplane/readiness/v1/readiness_pb.js";
 import type { RepositorySummary, ReportWithPrevious } from "./queries.js";
 import { changesSince, overallScore } from "./scoring.js";
 
@@ -12,7 +18,10 @@ export function toReadinessReport(row: ReportWithPrevious): ReadinessReport {
     repoUrl: row.repo_url,
     apps: row.apps,
     report: Object.fromEntries(
-      Object.entries(row.criteria).map(([id, c]) => [id, { numerator: c.numerator, denominator: c.denominator, rationale: c.rationale, appPaths: c.appPaths ?? [] }]),
+      Object.entries(row.criteria).map(([id, c]) => [
+        id,
+        { numerator: c.numerator, denominator: c.denominator, rationale: c.rationale, appPaths: c.appPaths ?? [] },
+      ]),
     ),
     score: overallScore(row.criteria),
     changesSincePrevious: changesSince(row.previous_criteria ?? undefined, row.criteria),

@@ -21,14 +21,27 @@ interface DemoRepository {
 const REPOSITORIES: DemoRepository[] = [
   {
     url: "https://github.com/demo-co/web-platform.git",
-    apps: { "apps/web": "Customer-facing Next.js site", "apps/admin": "Internal admin console", "packages/ui": "Shared React component library" },
+    apps: {
+      "apps/web": "Customer-facing Next.js site",
+      "apps/admin": "Internal admin console",
+      "packages/ui": "Shared React component library",
+    },
     branch: "main",
     reports: 6,
   },
-  { url: "git@github.com:demo-co/payments-api.git", apps: { ".": "Payments HTTP API in Go" }, branch: "main", reports: 5 },
+  {
+    url: "git@github.com:demo-co/payments-api.git",
+    apps: { ".": "Payments HTTP API in Go" },
+    branch: "main",
+    reports: 5,
+  },
   {
     url: "https://github.com/demo-co/data-pipelines",
-    apps: { "jobs/ingest": "Event ingestion jobs", "jobs/rollup": "Nightly rollups", "lib/common": "Shared Python helpers" },
+    apps: {
+      "jobs/ingest": "Event ingestion jobs",
+      "jobs/rollup": "Nightly rollups",
+      "lib/common": "Shared Python helpers",
+    },
     branch: "develop",
     reports: 4,
   },
@@ -83,7 +96,10 @@ export async function writeReadinessDemo(db: Kysely<Database>, orgId: string, op
           const evaluated = scope === "each-app" ? appPaths : [];
           const denominator = Math.max(1, evaluated.length);
           const noise = (digest(orgId, repo.url, String(n), id)[0]! / 255 - 0.5) * 0.5;
-          const numerator = Math.min(denominator, Math.max(0, Math.round(denominator * (progress * 0.8 + 0.1 + noise) - (c % 3 === 0 ? 0.4 : 0))));
+          const numerator = Math.min(
+            denominator,
+            Math.max(0, Math.round(denominator * (progress * 0.8 + 0.1 + noise) - (c % 3 === 0 ? 0.4 : 0))),
+          );
           const rationale =
             numerator === denominator
               ? `All ${denominator === 1 ? "checks" : `${denominator} applications`} pass ${id.replaceAll("_", " ")}.`

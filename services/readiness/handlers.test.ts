@@ -44,9 +44,27 @@ describe("readiness handlers", () => {
   const ids: Record<string, string> = {};
 
   it("stores reports, one repository per normalized URL", async () => {
-    const a1 = await submission.submitReport({ orgId, report: { repoUrl: "https://github.com/acme/api.git", createdAt: T0, apps: {}, report: { readme: criterion(0, 1), tests: criterion(1) } } });
-    const a2 = await submission.submitReport({ orgId, report: { repoUrl: "git@github.com:acme/api", createdAt: T0 + 1000, report: { readme: criterion(1, 1), tests: criterion(1) } } });
-    const b1 = await submission.submitReport({ orgId, report: { repoUrl: "https://github.com/acme/web", createdAt: T0 + 1000, report: { lint: criterion(2) } } });
+    const a1 = await submission.submitReport({
+      orgId,
+      report: {
+        repoUrl: "https://github.com/acme/api.git",
+        createdAt: T0,
+        apps: {},
+        report: { readme: criterion(0, 1), tests: criterion(1) },
+      },
+    });
+    const a2 = await submission.submitReport({
+      orgId,
+      report: {
+        repoUrl: "git@github.com:acme/api",
+        createdAt: T0 + 1000,
+        report: { readme: criterion(1, 1), tests: criterion(1) },
+      },
+    });
+    const b1 = await submission.submitReport({
+      orgId,
+      report: { repoUrl: "https://github.com/acme/web", createdAt: T0 + 1000, report: { lint: criterion(2) } },
+    });
     expect(a2.repoId).toBe(a1.repoId);
     expect(b1.repoId).not.toBe(a1.repoId);
     Object.assign(ids, { a1: a1.reportId, a2: a2.reportId, b1: b1.reportId, repoA: a1.repoId, repoB: b1.repoId });
@@ -72,7 +90,14 @@ describe("readiness handlers", () => {
     const a2 = list.find((r) => r.reportId === ids.a2)!;
     expect(a2.score).toBeCloseTo(2 / 3);
     expect(a2.changesSincePrevious.map((c) => ({ ...c, $typeName: undefined }))).toEqual([
-      { $typeName: undefined, criterionId: "readme", previousNumerator: 0, previousDenominator: 1, numerator: 1, denominator: 1 },
+      {
+        $typeName: undefined,
+        criterionId: "readme",
+        previousNumerator: 0,
+        previousDenominator: 1,
+        numerator: 1,
+        denominator: 1,
+      },
     ]);
     expect(list.find((r) => r.reportId === ids.a1)!.changesSincePrevious).toEqual([]);
   });
@@ -128,19 +153,38 @@ describe("readiness handlers", () => {
       }),
     );
     expect(err.code).toBe(Code.InvalidArgument);
-    expect(err.rawMessage.split("; ").map((p) => p.split(":")[0])).toEqual(["reportId", "report.a.numerator", "report.b.denominator", "modelUsed.reasoningEffort"]);
+    expect(err.rawMessage.split("; ").map((p) => p.split(":")[0])).toEqual([
+      "reportId",
+      "report.a.numerator",
+      "report.b.denominator",
+      "modelUsed.reasoningEffort",
+    ]);
     expect((await reports.listReports({ limit: 100 })).reports.length).toBe(before);
     const repos = (await submission.listRepositories({ orgId })).repositories.map((r) => r.url);
     expect(repos).not.toContain("https://github.com/acme/new-repo");
   });
 
   it("refuses a duplicate reportId, a missing report and an unknown organization", async () => {
-    const dup = await rejection(submission.submitReport({ orgId, report: { reportId: ids.a1, repoUrl: "https://github.com/acme/api", report: { readme: criterion(1, 1) } } }));
+    const dup = await rejection(
+      submission.submitReport({
+        orgId,
+        report: { reportId: ids.a1, repoUrl: "https://github.com/acme/api", report: { readme: criterion(1, 1) } },
+      }),
+    );
     expect(dup.code).toBe(Code.AlreadyExists);
     expect((await rejection(submission.submitReport({ orgId }))).code).toBe(Code.InvalidArgument);
     expect((await rejection(submission.submitReport({ orgId: "", report: {} }))).rawMessage).toMatch(/^orgId: /);
     const unknown = newId();
-    expect((await rejection(submission.submitReport({ orgId: unknown, report: { repoUrl: "https://h.io/a/b", report: { x: criterion(1) } } }))).code).toBe(Code.NotFound);
+    expect(
+      (
+        await rejection(
+          submission.submitReport({
+            orgId: unknown,
+            report: { repoUrl: "https://h.io/a/b", report: { x: criterion(1) } },
+          }),
+        )
+      ).code,
+    ).toBe(Code.NotFound);
     expect((await rejection(submission.listRepositories({ orgId: unknown }))).code).toBe(Code.NotFound);
   });
 });

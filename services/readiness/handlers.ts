@@ -11,7 +11,13 @@ import { invalidArgument, notFound } from "../platform/errors.js";
 import { actingOrg } from "../platform/tenancy.js";
 import { findOrganization } from "../organization/queries.js";
 import { toReadinessReport, toRepository } from "./convert.js";
-import { findReportPosition, findRepository, listReportsPage, listRepositories, type ReportPosition } from "./queries.js";
+import {
+  findReportPosition,
+  findRepository,
+  listReportsPage,
+  listRepositories,
+  type ReportPosition,
+} from "./queries.js";
 import { submitReport } from "./submit.js";
 import { isUuid } from "./validation.js";
 
@@ -55,7 +61,9 @@ export function createReadinessService(deps: ReadinessDeps): Partial<ServiceImpl
   };
 }
 
-export function createReportSubmissionService(deps: ReadinessDeps): Partial<ServiceImpl<typeof ReportSubmissionService>> {
+export function createReportSubmissionService(
+  deps: ReadinessDeps,
+): Partial<ServiceImpl<typeof ReportSubmissionService>> {
   return {
     async submitReport(req, ctx) {
       const orgId = actingOrg(ctx, req.orgId.trim() === "" ? undefined : req.orgId, "orgId");

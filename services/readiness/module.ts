@@ -10,7 +10,10 @@ export const readinessModule: ServiceModule = {
   dependsOn: ["organization"],
   services: [
     { service: ReadinessService, policy: API_KEY_ONLY },
-    { service: ReportSubmissionService, policy: internal({ SubmitReport: "readiness.submit", ListRepositories: "readiness.submit" }) },
+    {
+      service: ReportSubmissionService,
+      policy: internal({ SubmitReport: "readiness.submit", ListRepositories: "readiness.submit" }),
+    },
   ],
   routes: (platform) => (router) => {
     router.service(ReadinessService, createReadinessService({ db: platform.db }));

@@ -27,12 +27,26 @@ export async function ensureRepository(db: Executor, orgId: string, url: string)
     .executeTakeFirstOrThrow();
 }
 
-export async function findRepository(db: Executor, orgId: string, repositoryId: string): Promise<RepositoryRow | undefined> {
-  return db.selectFrom("readiness_repositories").selectAll().where("org_id", "=", orgId).where("id", "=", repositoryId).executeTakeFirst();
+export async function findRepository(
+  db: Executor,
+  orgId: string,
+  repositoryId: string,
+): Promise<RepositoryRow | undefined> {
+  return db
+    .selectFrom("readiness_repositories")
+    .selectAll()
+    .where("org_id", "=", orgId)
+    .where("id", "=", repositoryId)
+    .executeTakeFirst();
 }
 
 export async function reportExists(db: Executor, orgId: string, reportId: string): Promise<boolean> {
-  const row = await db.selectFrom("readiness_reports").select("id").where("org_id", "=", orgId).where("id", "=", reportId).executeTakeFirst();
+  const row = await db
+    .selectFrom("readiness_reports")
+    .select("id")
+    .where("org_id", "=", orgId)
+    .where("id", "=", reportId)
+    .executeTakeFirst();
   return row !== undefined;
 }
 
@@ -58,8 +72,17 @@ export async function insertReport(db: Executor, orgId: string, repositoryId: st
     .execute();
 }
 
-export async function findReportPosition(db: Executor, orgId: string, reportId: string): Promise<ReportPosition | undefined> {
-  return db.selectFrom("readiness_reports").select(["created_at", "id"]).where("org_id", "=", orgId).where("id", "=", reportId).executeTakeFirst();
+export async function findReportPosition(
+  db: Executor,
+  orgId: string,
+  reportId: string,
+): Promise<ReportPosition | undefined> {
+  return db
+    .selectFrom("readiness_reports")
+    .select(["created_at", "id"])
+    .where("org_id", "=", orgId)
+    .where("id", "=", reportId)
+    .executeTakeFirst();
 }
 
 /** Reports of `scope`, each joined with its repository's previous report's criteria. */
@@ -94,7 +117,8 @@ export interface ReportPageQuery {
 export async function listReportsPage(db: Executor, orgId: string, q: ReportPageQuery): Promise<ReportWithPrevious[]> {
   let query = reportsWithPrevious(db).where("r.org_id", "=", orgId);
   if (q.repositoryId !== undefined) query = query.where("r.repository_id", "=", q.repositoryId);
-  if (q.after) query = query.where(sql<boolean>`(r.created_at, r.id) < (${q.after.created_at}::timestamptz, ${q.after.id})`);
+  if (q.after)
+    query = query.where(sql<boolean>`(r.created_at, r.id) < (${q.after.created_at}::timestamptz, ${q.after.id})`);
   const rows = await query.orderBy("r.created_at", "desc").orderBy("r.id", "desc").limit(q.limit).execute();
   return rows as ReportWithPrevious[];
 }
@@ -108,7 +132,9 @@ export interface RepositorySummary extends RepositoryRow {
 export async function listRepositories(db: Executor, orgId: string): Promise<RepositorySummary[]> {
   const repositories = await db
     .selectFrom("readiness_repositories as repo")
-    .leftJoin("readiness_reports as r", (j) => j.onRef("r.org_id", "=", "repo.org_id").onRef("r.repository_id", "=", "repo.id"))
+    .leftJoin("readiness_reports as r", (j) =>
+      j.onRef("r.org_id", "=", "repo.org_id").onRef("r.repository_id", "=", "repo.id"),
+    )
     .select(["repo.id", "repo.org_id", "repo.url", "repo.created_at"])
     .select((eb) => eb.fn.count<number>("r.id").as("report_count"))
     .where("repo.org_id", "=", orgId)
@@ -123,5 +149,9 @@ export async function listRepositories(db: Executor, orgId: string): Promise<Rep
     .orderBy("r.id", "desc")
     .execute()) as ReportWithPrevious[];
   const latestByRepository = new Map(latest.map((row) => [row.repository_id, row]));
-  return repositories.map((repo) => ({ ...repo, report_count: Number(repo.report_count), latest: latestByRepository.get(repo.id) }));
+  return repositories.map((repo) => ({
+    ...repo,
+    report_count: Number(repo.report_count),
+    latest: latestByRepository.get(repo.id),
+  }));
 }

@@ -23,15 +23,31 @@ describe("normalizeRepoUrl", () => {
   });
 
   it("keeps the path's case, a non-default port and nested groups", () => {
-    expect(normalizeRepoUrl("https://github.com/acme/widgets")).not.toBe(normalizeRepoUrl("https://github.com/Acme/Widgets"));
-    expect(normalizeRepoUrl("https://git.example.com:8443/team/sub/repo.git")).toBe("https://git.example.com:8443/team/sub/repo");
+    expect(normalizeRepoUrl("https://github.com/acme/widgets")).not.toBe(
+      normalizeRepoUrl("https://github.com/Acme/Widgets"),
+    );
+    expect(normalizeRepoUrl("https://git.example.com:8443/team/sub/repo.git")).toBe(
+      "https://git.example.com:8443/team/sub/repo",
+    );
     expect(normalizeRepoUrl("https://github.com:443/a/b")).toBe("https://github.com/a/b");
     expect(normalizeRepoUrl("http://gitea.local/a/b")).toBe("http://gitea.local/a/b");
     expect(normalizeRepoUrl("gitlab.com:group/sub/project.git")).toBe("https://gitlab.com/group/sub/project");
   });
 
   it("refuses what is not a remote repository URL", () => {
-    for (const s of ["", "   ", "not a url", "https://github.com", "https://github.com/", "https://github.com/.git", "file:///home/me/repo", "/home/me/repo", "C:\\repo", "ftp://example.com/repo", "https://exa mple.com/a"]) {
+    for (const s of [
+      "",
+      "   ",
+      "not a url",
+      "https://github.com",
+      "https://github.com/",
+      "https://github.com/.git",
+      "file:///home/me/repo",
+      "/home/me/repo",
+      "C:\\repo",
+      "ftp://example.com/repo",
+      "https://exa mple.com/a",
+    ]) {
       expect(normalizeRepoUrl(s), s).toBeUndefined();
     }
   });

@@ -11,7 +11,10 @@ const SCP_LIKE = /^(?:([^@/\s:]+)@)?([^@/\s:]+):(?!\/\/)(\S+)$/;
 
 function cleanPath(path: string): string | undefined {
   let p = path.startsWith("/") ? path : `/${path}`;
-  p = p.replace(/\/+$/, "").replace(/\.git$/i, "").replace(/\/+$/, "");
+  p = p
+    .replace(/\/+$/, "")
+    .replace(/\.git$/i, "")
+    .replace(/\/+$/, "");
   return p === "" ? undefined : p;
 }
 

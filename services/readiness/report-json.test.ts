@@ -37,7 +37,13 @@ describe("readReportJson", () => {
   });
 
   it("treats absent and null optional fields alike", () => {
-    const { report, problems } = readReportJson({ repoUrl: "https://h.io/a/b", apps: {}, report: {}, branch: null, modelUsed: null });
+    const { report, problems } = readReportJson({
+      repoUrl: "https://h.io/a/b",
+      apps: {},
+      report: {},
+      branch: null,
+      modelUsed: null,
+    });
     expect(problems).toEqual([]);
     expect(report.branch).toBeUndefined();
     expect(report.modelUsed).toBeUndefined();
@@ -73,6 +79,8 @@ describe("readReportJson", () => {
   });
 
   it("refuses a document that is not an object", () => {
-    expect(readReportJson([1]).problems).toEqual([{ field: "(report)", problem: "must be a JSON object, got an array" }]);
+    expect(readReportJson([1]).problems).toEqual([
+      { field: "(report)", problem: "must be a JSON object, got an array" },
+    ]);
   });
 });

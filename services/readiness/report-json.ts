@@ -12,12 +12,22 @@ type JsonObject = Record<string, unknown>;
 // accepted and ignored rather than refused.
 const COMPUTED = new Set(["score", "changesSincePrevious"]);
 const FIELDS = new Set([
-  "reportId", "createdAt", "repoUrl", "apps", "report", "commitHash", "branch",
-  "hasLocalChanges", "hasNonRemoteCommits", "modelUsed", "droidVersion",
+  "reportId",
+  "createdAt",
+  "repoUrl",
+  "apps",
+  "report",
+  "commitHash",
+  "branch",
+  "hasLocalChanges",
+  "hasNonRemoteCommits",
+  "modelUsed",
+  "droidVersion",
 ]);
 
 const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);
-const typeName = (v: unknown): string => (v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "object" ? "an object" : `a ${typeof v}`);
+const typeName = (v: unknown): string =>
+  v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "object" ? "an object" : `a ${typeof v}`;
 
 export interface ReadReport {
   report: ReadinessReport;
@@ -30,7 +40,13 @@ class Reader {
     this.problems.push({ field, problem });
   }
   /** A required or optional value of one JSON type; undefined when absent or wrong (and noted). */
-  value<T>(obj: JsonObject, key: string, path: string, type: "string" | "number" | "boolean", required: boolean): T | undefined {
+  value<T>(
+    obj: JsonObject,
+    key: string,
+    path: string,
+    type: "string" | "number" | "boolean",
+    required: boolean,
+  ): T | undefined {
     const v = obj[key];
     if (v === undefined || (v === null && !required)) {
       if (required) this.add(path, "is required");
@@ -43,7 +59,9 @@ class Reader {
     return v as T;
   }
   unknownFields(obj: JsonObject, path: string, known: ReadonlySet<string>): void {
-    for (const key of Object.keys(obj)) if (!known.has(key) && !(path === "" && COMPUTED.has(key))) this.add(member(path, key), "is not a field of a readiness report");
+    for (const key of Object.keys(obj))
+      if (!known.has(key) && !(path === "" && COMPUTED.has(key)))
+        this.add(member(path, key), "is not a field of a readiness report");
   }
 }
 
@@ -65,7 +83,13 @@ export function readReportJson(json: unknown): ReadReport {
   report.hasLocalChanges = r.value<boolean>(json, "hasLocalChanges", "hasLocalChanges", "boolean", false);
   report.hasNonRemoteCommits = r.value<boolean>(json, "hasNonRemoteCommits", "hasNonRemoteCommits", "boolean", false);
 
-  if (!isObject(json.apps)) r.add("apps", json.apps === undefined ? "is required (an object keyed by application path)" : `must be an object keyed by application path, got ${typeName(json.apps)}`);
+  if (!isObject(json.apps))
+    r.add(
+      "apps",
+      json.apps === undefined
+        ? "is required (an object keyed by application path)"
+        : `must be an object keyed by application path, got ${typeName(json.apps)}`,
+    );
   else {
     for (const [path, app] of Object.entries(json.apps)) {
       const appPath = member("apps", path);
@@ -74,11 +98,20 @@ export function readReportJson(json: unknown): ReadReport {
         continue;
       }
       r.unknownFields(app, appPath, new Set(["description"]));
-      report.apps[path] = { $typeName: "agentplane.readiness.v1.AppInfo", description: r.value<string>(app, "description", member(appPath, "description"), "string", true) ?? "" };
+      report.apps[path] = {
+        $typeName: "agentplane.readiness.v1.AppInfo",
+        description: r.value<string>(app, "description", member(appPath, "description"), "string", true) ?? "",
+      };
     }
   }
 
-  if (!isObject(json.report)) r.add("report", json.report === undefined ? "is required (an object keyed by criterion ID)" : `must be an object keyed by criterion ID, got ${typeName(json.report)}`);
+  if (!isObject(json.report))
+    r.add(
+      "report",
+      json.report === undefined
+        ? "is required (an object keyed by criterion ID)"
+        : `must be an object keyed by criterion ID, got ${typeName(json.report)}`,
+    );
   else {
     for (const [id, c] of Object.entries(json.report)) {
       const path = member("report", id);
@@ -97,7 +130,8 @@ export function readReportJson(json: unknown): ReadReport {
           if (typeof p === "string") appPaths.push(p);
           else r.add(item(appPathsPath, i), `must be a string, got ${typeName(p)}`);
         }
-      } else if (c.appPaths !== undefined && c.appPaths !== null) r.add(appPathsPath, `must be an array of application paths, got ${typeName(c.appPaths)}`);
+      } else if (c.appPaths !== undefined && c.appPaths !== null)
+        r.add(appPathsPath, `must be an array of application paths, got ${typeName(c.appPaths)}`);
       // Missing or mistyped numbers read as valid placeholders: the reader has already named
       // them, and validation should not report them a second time under another complaint.
       report.report[id] = {
@@ -111,13 +145,15 @@ export function readReportJson(json: unknown): ReadReport {
   }
 
   if (json.modelUsed !== undefined && json.modelUsed !== null) {
-    if (!isObject(json.modelUsed)) r.add("modelUsed", `must be an object with id and reasoningEffort, got ${typeName(json.modelUsed)}`);
+    if (!isObject(json.modelUsed))
+      r.add("modelUsed", `must be an object with id and reasoningEffort, got ${typeName(json.modelUsed)}`);
     else {
       r.unknownFields(json.modelUsed, "modelUsed", new Set(["id", "reasoningEffort"]));
       report.modelUsed = {
         $typeName: "agentplane.readiness.v1.ModelUsed",
         id: r.value<string>(json.modelUsed, "id", "modelUsed.id", "string", true) ?? "",
-        reasoningEffort: r.value<string>(json.modelUsed, "reasoningEffort", "modelUsed.reasoningEffort", "string", true) ?? "",
+        reasoningEffort:
+          r.value<string>(json.modelUsed, "reasoningEffort", "modelUsed.reasoningEffort", "string", true) ?? "",
       };
     }
   }

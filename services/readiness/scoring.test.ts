@@ -19,14 +19,18 @@ describe("changesSince", () => {
   });
 
   it("lists moved, new and dropped criteria by ID", () => {
-    expect(changesSince({ b: c(1, 2), a: c(0, 1), gone: c(1, 1) }, { b: c(2, 2), a: c(0, 1), added: c(0, 3) })).toEqual([
-      { criterionId: "added", numerator: 0, denominator: 3 },
-      { criterionId: "b", previousNumerator: 1, previousDenominator: 2, numerator: 2, denominator: 2 },
-      { criterionId: "gone", previousNumerator: 1, previousDenominator: 1 },
-    ]);
+    expect(changesSince({ b: c(1, 2), a: c(0, 1), gone: c(1, 1) }, { b: c(2, 2), a: c(0, 1), added: c(0, 3) })).toEqual(
+      [
+        { criterionId: "added", numerator: 0, denominator: 3 },
+        { criterionId: "b", previousNumerator: 1, previousDenominator: 2, numerator: 2, denominator: 2 },
+        { criterionId: "gone", previousNumerator: 1, previousDenominator: 1 },
+      ],
+    );
   });
 
   it("counts a changed denominator as a change", () => {
-    expect(changesSince({ a: c(1, 2) }, { a: c(1, 3) })).toEqual([{ criterionId: "a", previousNumerator: 1, previousDenominator: 2, numerator: 1, denominator: 3 }]);
+    expect(changesSince({ a: c(1, 2) }, { a: c(1, 3) })).toEqual([
+      { criterionId: "a", previousNumerator: 1, previousDenominator: 2, numerator: 1, denominator: 3 },
+    ]);
   });
 });

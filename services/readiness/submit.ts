@@ -31,7 +31,12 @@ export interface SubmitOptions {
   readProblems?: readonly Problem[];
 }
 
-export async function submitReport(db: Kysely<Database>, orgId: string, report: ReadinessReport, options: SubmitOptions = {}): Promise<SubmitResult> {
+export async function submitReport(
+  db: Kysely<Database>,
+  orgId: string,
+  report: ReadinessReport,
+  options: SubmitOptions = {},
+): Promise<SubmitResult> {
   const readProblems = options.readProblems ?? [];
   const validation = validateReport(report, options.now ?? Date.now());
   if (!validation.ok || readProblems.length > 0) {
@@ -42,7 +47,8 @@ export async function submitReport(db: Kysely<Database>, orgId: string, report: 
   const valid = validation.report;
   if (!(await findOrganization(db, orgId))) throw notFound("organization");
   return db.transaction().execute(async (trx) => {
-    if (await reportExists(trx, orgId, valid.reportId)) throw alreadyExists(`reportId: the organization already has report ${valid.reportId}`);
+    if (await reportExists(trx, orgId, valid.reportId))
+      throw alreadyExists(`reportId: the organization already has report ${valid.reportId}`);
     const repository = await ensureRepository(trx, orgId, valid.repositoryUrl);
     await insertReport(trx, orgId, repository.id, valid);
     return { reportId: valid.reportId, repoId: repository.id };

@@ -23,7 +23,10 @@ const fields = (problems: Problem[]) => problems.map((p) => p.field);
 
 describe("validateReport", () => {
   it("accepts a good report and gives its stored form", () => {
-    const v = validateReport(report({ branch: "main", hasLocalChanges: false, modelUsed: { id: "m", reasoningEffort: "off" } }), NOW);
+    const v = validateReport(
+      report({ branch: "main", hasLocalChanges: false, modelUsed: { id: "m", reasoningEffort: "off" } }),
+      NOW,
+    );
     expect(v.ok).toBe(true);
     if (!v.ok) return;
     expect(v.report).toMatchObject({
@@ -39,7 +42,12 @@ describe("validateReport", () => {
       reasoningEffort: "off",
       droidVersion: null,
     });
-    expect(v.report.criteria.lint_config).toEqual({ numerator: 1, denominator: 2, rationale: "web lints", appPaths: ["apps/web", "apps/api"] });
+    expect(v.report.criteria.lint_config).toEqual({
+      numerator: 1,
+      denominator: 2,
+      rationale: "web lints",
+      appPaths: ["apps/web", "apps/api"],
+    });
     expect(v.report.criteria.readme).toEqual({ numerator: 1, denominator: 1, rationale: "present" });
   });
 
@@ -95,13 +103,21 @@ describe("validateReport", () => {
   });
 
   it("lists problems in the message up to MAX_LISTED_LENGTH, then counts the rest", () => {
-    const problems: Problem[] = Array.from({ length: 500 }, (_, i) => ({ field: `report.c${i}.denominator`, problem: "must be at least 1, got 0" }));
+    const problems: Problem[] = Array.from({ length: 500 }, (_, i) => ({
+      field: `report.c${i}.denominator`,
+      problem: "must be at least 1, got 0",
+    }));
     const message = formatProblems(problems);
     const listed = message.split("; ").filter((p) => p.startsWith("report."));
     expect(message.length).toBeLessThanOrEqual(MAX_LISTED_LENGTH + "; and 500 more problems".length);
     expect(listed[0]).toBe("report.c0.denominator: must be at least 1, got 0");
     expect(message.endsWith(`; and ${500 - listed.length} more problems`)).toBe(true);
-    expect(formatProblems(problems.slice(0, 3))).toBe(problems.slice(0, 3).map((p) => `${p.field}: ${p.problem}`).join("; "));
+    expect(formatProblems(problems.slice(0, 3))).toBe(
+      problems
+        .slice(0, 3)
+        .map((p) => `${p.field}: ${p.problem}`)
+        .join("; "),
+    );
     // One over: "1 more problem".
     const fit = listed.length;
     expect(formatProblems(problems.slice(0, fit + 1)).endsWith("; and 1 more problem")).toBe(true);

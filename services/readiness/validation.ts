@@ -62,7 +62,8 @@ export function formatProblems(problems: readonly Problem[]): string {
   const parts = problems.map((p) => `${p.field}: ${p.problem}`);
   let out = parts[0] ?? "";
   let listed = parts.length === 0 ? 0 : 1;
-  while (listed < parts.length && out.length + 2 + parts[listed]!.length <= MAX_LISTED_LENGTH) out += `; ${parts[listed++]}`;
+  while (listed < parts.length && out.length + 2 + parts[listed]!.length <= MAX_LISTED_LENGTH)
+    out += `; ${parts[listed++]}`;
   const more = parts.length - listed;
   return more === 0 ? out : `${out}; and ${more} more problem${more === 1 ? "" : "s"}`;
 }
@@ -86,7 +87,12 @@ function wholeNumberProblem(value: number): string | undefined {
   return undefined;
 }
 
-function checkCriterion(p: Problems, path: string, c: ReadinessReport["report"][string], apps: StoredApps): StoredCriterion {
+function checkCriterion(
+  p: Problems,
+  path: string,
+  c: ReadinessReport["report"][string],
+  apps: StoredApps,
+): StoredCriterion {
   const numeratorPath = member(path, "numerator");
   const denominatorPath = member(path, "denominator");
   const denominatorBad = wholeNumberProblem(c.denominator);
@@ -104,12 +110,17 @@ function checkCriterion(p: Problems, path: string, c: ReadinessReport["report"][
   const appPathsPath = member(path, "appPaths");
   const seen = new Set<string>();
   for (const [i, appPath] of c.appPaths.entries()) {
-    if (!Object.hasOwn(apps, appPath)) p.add(item(appPathsPath, i), `${JSON.stringify(appPath.slice(0, 200))} is not a key of apps`);
-    else if (seen.has(appPath)) p.add(item(appPathsPath, i), `${JSON.stringify(appPath.slice(0, 200))} is listed twice`);
+    if (!Object.hasOwn(apps, appPath))
+      p.add(item(appPathsPath, i), `${JSON.stringify(appPath.slice(0, 200))} is not a key of apps`);
+    else if (seen.has(appPath))
+      p.add(item(appPathsPath, i), `${JSON.stringify(appPath.slice(0, 200))} is listed twice`);
     seen.add(appPath);
   }
   if (c.appPaths.length > 0 && !denominatorBad && c.appPaths.length !== c.denominator) {
-    p.add(appPathsPath, `names ${c.appPaths.length} applications but the denominator counts ${c.denominator}; list exactly the applications evaluated`);
+    p.add(
+      appPathsPath,
+      `names ${c.appPaths.length} applications but the denominator counts ${c.denominator}; list exactly the applications evaluated`,
+    );
   }
   return {
     numerator: c.numerator,
@@ -134,7 +145,11 @@ export function validateReport(report: ReadinessReport, now: number, newId: () =
 
   let reportId = report.reportId.trim();
   if (reportId === "") reportId = newId();
-  else if (!isUuid(reportId)) p.add("reportId", `must be a UUID such as 3f2b8c1e-9a4d-4e7b-8c2f-1d5e6a7b8c9d, got ${JSON.stringify(report.reportId.slice(0, 60))}`);
+  else if (!isUuid(reportId))
+    p.add(
+      "reportId",
+      `must be a UUID such as 3f2b8c1e-9a4d-4e7b-8c2f-1d5e6a7b8c9d, got ${JSON.stringify(report.reportId.slice(0, 60))}`,
+    );
 
   let createdAt = report.createdAt;
   if (createdAt === 0) createdAt = now;
@@ -142,7 +157,8 @@ export function validateReport(report: ReadinessReport, now: number, newId: () =
     const bad = wholeNumberProblem(createdAt);
     if (bad) p.add("createdAt", `${bad} (Unix milliseconds)`);
     else if (createdAt < 0) p.add("createdAt", `must be Unix milliseconds after 1970, got ${createdAt}`);
-    else if (createdAt > now + FUTURE_SKEW_MS) p.add("createdAt", `must not be in the future, got ${new Date(createdAt).toISOString()}`);
+    else if (createdAt > now + FUTURE_SKEW_MS)
+      p.add("createdAt", `must not be in the future, got ${new Date(createdAt).toISOString()}`);
   }
 
   let repositoryUrl: string | undefined;
@@ -151,12 +167,16 @@ export function validateReport(report: ReadinessReport, now: number, newId: () =
     p.text("repoUrl", report.repoUrl, MAX_SHORT_LENGTH);
     repositoryUrl = normalizeRepoUrl(report.repoUrl);
     if (repositoryUrl === undefined) {
-      p.add("repoUrl", `must be a remote repository URL such as https://github.com/owner/repo or git@github.com:owner/repo, got ${JSON.stringify(report.repoUrl.slice(0, 200))}`);
+      p.add(
+        "repoUrl",
+        `must be a remote repository URL such as https://github.com/owner/repo or git@github.com:owner/repo, got ${JSON.stringify(report.repoUrl.slice(0, 200))}`,
+      );
     }
   }
 
   const appEntries = Object.entries(report.apps);
-  if (appEntries.length > MAX_APPS) p.add("apps", `must have at most ${MAX_APPS} applications, got ${appEntries.length}`);
+  if (appEntries.length > MAX_APPS)
+    p.add("apps", `must have at most ${MAX_APPS} applications, got ${appEntries.length}`);
   for (const [path, app] of appEntries) {
     const appPath = member("apps", path);
     if (path.trim() === "") p.add(appPath, "application path must not be empty");
@@ -164,11 +184,14 @@ export function validateReport(report: ReadinessReport, now: number, newId: () =
     p.text(member(appPath, "description"), app.description, MAX_TEXT_LENGTH);
   }
   // fromEntries defines own properties, so even a key such as "__proto__" stays a plain key.
-  const apps: StoredApps = Object.fromEntries(appEntries.map(([path, app]) => [path, { description: app.description }]));
+  const apps: StoredApps = Object.fromEntries(
+    appEntries.map(([path, app]) => [path, { description: app.description }]),
+  );
 
   const criterionEntries = Object.entries(report.report);
   if (criterionEntries.length === 0) p.add("report", "must evaluate at least one criterion");
-  if (criterionEntries.length > MAX_CRITERIA) p.add("report", `must have at most ${MAX_CRITERIA} criteria, got ${criterionEntries.length}`);
+  if (criterionEntries.length > MAX_CRITERIA)
+    p.add("report", `must have at most ${MAX_CRITERIA} criteria, got ${criterionEntries.length}`);
   const criteria: StoredCriteria = Object.fromEntries(
     criterionEntries.map(([id, evaluation]) => {
       const path = member("report", id);
@@ -185,7 +208,10 @@ export function validateReport(report: ReadinessReport, now: number, newId: () =
     reasoningEffort = report.modelUsed.reasoningEffort;
     p.text("modelUsed.id", modelId, MAX_SHORT_LENGTH, { nonEmpty: true });
     if (!(REASONING_EFFORTS as readonly string[]).includes(reasoningEffort)) {
-      p.add("modelUsed.reasoningEffort", `must be one of ${REASONING_EFFORTS.join(", ")}, got ${JSON.stringify(reasoningEffort.slice(0, 60))}`);
+      p.add(
+        "modelUsed.reasoningEffort",
+        `must be one of ${REASONING_EFFORTS.join(", ")}, got ${JSON.stringify(reasoningEffort.slice(0, 60))}`,
+      );
     }
   }
 

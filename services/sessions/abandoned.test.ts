@@ -28,9 +28,31 @@ describe("abandoned calls", () => {
     const db = database.db;
     const orgId = (await createOrganization(db, { name: "Abandoned" })).id;
     const userId = (await createUser(db, { orgId, email: "owner@abandoned.test", role: "owner" })).id;
-    principal = { orgId, userId, role: "owner", credentialKind: "api_key", credentialId: "key:owner", rateLimitPerMinute: 10_000 };
-    sessionId = (await insertSession(db, { orgId, userId, parentSessionId: null, title: "t", computerId: null, settings: {}, client: "web", autonomyMode: "manual" })).id;
-    service = createSessionService({ db, cursors: new CursorStore(new MemoryKeyValueStore()), telemetry: createTelemetrySink(db) });
+    principal = {
+      orgId,
+      userId,
+      role: "owner",
+      credentialKind: "api_key",
+      credentialId: "key:owner",
+      rateLimitPerMinute: 10_000,
+    };
+    sessionId = (
+      await insertSession(db, {
+        orgId,
+        userId,
+        parentSessionId: null,
+        title: "t",
+        computerId: null,
+        settings: {},
+        client: "web",
+        autonomyMode: "manual",
+      })
+    ).id;
+    service = createSessionService({
+      db,
+      cursors: new CursorStore(new MemoryKeyValueStore()),
+      telemetry: createTelemetrySink(db),
+    });
   });
   afterAll(() => database?.drop());
 
@@ -39,7 +61,9 @@ describe("abandoned calls", () => {
   it("keeps a deadline's own error and answers Canceled for a client that left", () => {
     const deadline = new ConnectError("too slow", Code.DeadlineExceeded);
     expect(() => stopIfAbandoned(abortedSignal(deadline))).toThrow(deadline);
-    expect(() => stopIfAbandoned(abortedSignal(new Error("client disconnected")))).toThrow(expect.objectContaining({ code: Code.Canceled }));
+    expect(() => stopIfAbandoned(abortedSignal(new Error("client disconnected")))).toThrow(
+      expect.objectContaining({ code: Code.Canceled }),
+    );
     expect(() => stopIfAbandoned(new AbortController().signal)).not.toThrow();
   });
 
@@ -56,17 +80,31 @@ describe("abandoned calls", () => {
 
   it("stores nothing for an abandoned POST, and reads nothing for an abandoned GET", async () => {
     const post = create(SessionService.method.postMessage.input, { sessionId, text: "hello" });
-    expect(await codeOf(service.postMessage!(post, context(SessionService.method.postMessage, abortedSignal())))).toBe(Code.Canceled);
-    const row = await database.db.selectFrom("sessions").select(["message_count", "status"]).where("id", "=", sessionId).executeTakeFirstOrThrow();
+    expect(await codeOf(service.postMessage!(post, context(SessionService.method.postMessage, abortedSignal())))).toBe(
+      Code.Canceled,
+    );
+    const row = await database.db
+      .selectFrom("sessions")
+      .select(["message_count", "status"])
+      .where("id", "=", sessionId)
+      .executeTakeFirstOrThrow();
     expect(row).toEqual({ message_count: 0, status: "idle" });
 
     const get = create(SessionService.method.getSession.input, { sessionId });
-    expect(await codeOf(service.getSession!(get, context(SessionService.method.getSession, abortedSignal())))).toBe(Code.Canceled);
+    expect(await codeOf(service.getSession!(get, context(SessionService.method.getSession, abortedSignal())))).toBe(
+      Code.Canceled,
+    );
     const list = create(SessionService.method.listSessions.input, {});
-    expect(await codeOf(service.listSessions!(list, context(SessionService.method.listSessions, abortedSignal())))).toBe(Code.Canceled);
+    expect(
+      await codeOf(service.listSessions!(list, context(SessionService.method.listSessions, abortedSignal()))),
+    ).toBe(Code.Canceled);
 
     // The same calls, not abandoned, go through.
-    expect(await service.postMessage!(post, context(SessionService.method.postMessage, new AbortController().signal))).toMatchObject({ status: "pending" });
-    expect(await service.getSession!(get, context(SessionService.method.getSession, new AbortController().signal))).toMatchObject({ sessionId, messageCount: 1 });
+    expect(
+      await service.postMessage!(post, context(SessionService.method.postMessage, new AbortController().signal)),
+    ).toMatchObject({ status: "pending" });
+    expect(
+      await service.getSession!(get, context(SessionService.method.getSession, new AbortController().signal)),
+    ).toMatchObject({ sessionId, messageCount: 1 });
   });
 });

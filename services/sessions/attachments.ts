@@ -42,8 +42,16 @@ export function sniffImageType(bytes: Uint8Array): string | undefined {
   const starts = (...sig: number[]) => sig.every((b, i) => bytes[i] === b);
   if (starts(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return "image/png";
   if (starts(0xff, 0xd8, 0xff)) return "image/jpeg";
-  if (starts(0x47, 0x49, 0x46, 0x38) && (bytes[4] === 0x37 || bytes[4] === 0x39) && bytes[5] === 0x61) return "image/gif";
-  if (starts(0x52, 0x49, 0x46, 0x46) && bytes[8] === 0x57 && bytes[9] === 0x45 && bytes[10] === 0x42 && bytes[11] === 0x50) return "image/webp";
+  if (starts(0x47, 0x49, 0x46, 0x38) && (bytes[4] === 0x37 || bytes[4] === 0x39) && bytes[5] === 0x61)
+    return "image/gif";
+  if (
+    starts(0x52, 0x49, 0x46, 0x46) &&
+    bytes[8] === 0x57 &&
+    bytes[9] === 0x45 &&
+    bytes[10] === 0x42 &&
+    bytes[11] === 0x50
+  )
+    return "image/webp";
   return undefined;
 }
 
@@ -65,11 +73,17 @@ export function checkImage(path: string, raw: string): CheckedImage {
   if (b64.length === 0) throw invalidArgument(path, "must be a base64-encoded image, got an empty string");
   // A length of 4n+1 cannot come from any byte string.
   if (!BASE64.test(b64) || b64.length % 4 === 1 || (b64.includes("=") && b64.length % 4 !== 0)) {
-    throw invalidArgument(path, "is not valid base64 (RFC 4648 alphabet A-Z a-z 0-9 + /, optional = padding, no whitespace)");
+    throw invalidArgument(
+      path,
+      "is not valid base64 (RFC 4648 alphabet A-Z a-z 0-9 + /, optional = padding, no whitespace)",
+    );
   }
   const size = base64DecodedSize(b64);
   if (size > ATTACHMENT_LIMITS.imageBytes) {
-    throw invalidArgument(path, `image is ${size} bytes decoded; the limit is ${ATTACHMENT_LIMITS.imageBytes} bytes (5 MiB)`);
+    throw invalidArgument(
+      path,
+      `image is ${size} bytes decoded; the limit is ${ATTACHMENT_LIMITS.imageBytes} bytes (5 MiB)`,
+    );
   }
   const bytes = Buffer.from(b64, "base64");
   // Node's decoder skips what it cannot read; a round trip proves every character was data.
@@ -92,17 +106,31 @@ function checkFile(path: string, file: FileAttachment): CheckedFile {
   if (file.path.length > ATTACHMENT_LIMITS.filePathChars) {
     throw invalidArgument(`${path}.path`, `must be at most ${ATTACHMENT_LIMITS.filePathChars} characters`);
   }
-  return { data: file.data, parsedData: file.parsedData, name: file.name, path: file.path, size: file.data.length + file.parsedData.length };
+  return {
+    data: file.data,
+    parsedData: file.parsedData,
+    name: file.name,
+    path: file.path,
+    size: file.data.length + file.parsedData.length,
+  };
 }
 
-export function checkAttachments(images: readonly ImageAttachment[], files: readonly FileAttachment[]): { images: CheckedImage[]; files: CheckedFile[] } {
-  if (images.length > ATTACHMENT_LIMITS.images) throw invalidArgument("images", `must have at most ${ATTACHMENT_LIMITS.images} items, got ${images.length}`);
-  if (files.length > ATTACHMENT_LIMITS.files) throw invalidArgument("files", `must have at most ${ATTACHMENT_LIMITS.files} items, got ${files.length}`);
+export function checkAttachments(
+  images: readonly ImageAttachment[],
+  files: readonly FileAttachment[],
+): { images: CheckedImage[]; files: CheckedFile[] } {
+  if (images.length > ATTACHMENT_LIMITS.images)
+    throw invalidArgument("images", `must have at most ${ATTACHMENT_LIMITS.images} items, got ${images.length}`);
+  if (files.length > ATTACHMENT_LIMITS.files)
+    throw invalidArgument("files", `must have at most ${ATTACHMENT_LIMITS.files} items, got ${files.length}`);
   const checkedImages = images.map((img, i) => checkImage(`images[${i}].data`, img.data));
   const checkedFiles = files.map((f, i) => checkFile(`files[${i}]`, f));
   const total = [...checkedImages, ...checkedFiles].reduce((sum, a) => sum + a.size, 0);
   if (total > ATTACHMENT_LIMITS.totalBytes) {
-    throw invalidArgument("images", `images and files together are ${total} bytes; the limit is ${ATTACHMENT_LIMITS.totalBytes} bytes (20 MiB)`);
+    throw invalidArgument(
+      "images",
+      `images and files together are ${total} bytes; the limit is ${ATTACHMENT_LIMITS.totalBytes} bytes (20 MiB)`,
+    );
   }
   return { images: checkedImages, files: checkedFiles };
 }

@@ -23,41 +23,86 @@ const TASKS: Task[] = [
   {
     title: "Fix flaky checkout test",
     turns: [
-      { user: "The checkout e2e test fails about one run in five on CI. Can you find out why?", tool: "$ npx vitest run test/checkout.test.ts --repeat 20\n 4 failed | 16 passed", assistant: "The test reads the order total before the pricing request resolves. I replaced the fixed 200 ms sleep with `await screen.findByText(/Total/)`; 50 consecutive runs pass now." },
-      { user: "Nice. Could you also check the cart test, it has the same sleep?", assistant: "Yes, `cart.test.ts` line 88 had the same pattern. Fixed it the same way and removed the now unused `sleep` helper." },
+      {
+        user: "The checkout e2e test fails about one run in five on CI. Can you find out why?",
+        tool: "$ npx vitest run test/checkout.test.ts --repeat 20\n 4 failed | 16 passed",
+        assistant:
+          "The test reads the order total before the pricing request resolves. I replaced the fixed 200 ms sleep with `await screen.findByText(/Total/)`; 50 consecutive runs pass now.",
+      },
+      {
+        user: "Nice. Could you also check the cart test, it has the same sleep?",
+        assistant:
+          "Yes, `cart.test.ts` line 88 had the same pattern. Fixed it the same way and removed the now unused `sleep` helper.",
+      },
     ],
   },
   {
     title: "Add pagination to the invoices API",
     turns: [
-      { user: "GET /invoices returns everything at once. Add cursor pagination with a limit of 1 to 100, default 20.", tool: "$ rg -n \"listInvoices\" src\nsrc/invoices/routes.ts:14\nsrc/invoices/repo.ts:31", assistant: "Added keyset pagination on (created_at, id) with an opaque cursor, validated `limit` (400 outside 1–100) and updated the OpenAPI document. Tests cover the first page, the last page and a bad cursor." },
-      { user: "Please make the cursor expire after an hour.", assistant: "Cursors now carry an issue time and are rejected with a 400 after 60 minutes; the error message tells the client to start again without a cursor." },
-      { user: "Ship it.", tool: "$ git commit -am \"invoices: cursor pagination\"\n[feat/invoices-paging 3f2a9c1] invoices: cursor pagination", assistant: "Committed on `feat/invoices-paging` and opened a pull request with the summary and the test plan." },
+      {
+        user: "GET /invoices returns everything at once. Add cursor pagination with a limit of 1 to 100, default 20.",
+        tool: '$ rg -n "listInvoices" src\nsrc/invoices/routes.ts:14\nsrc/invoices/repo.ts:31',
+        assistant:
+          "Added keyset pagination on (created_at, id) with an opaque cursor, validated `limit` (400 outside 1–100) and updated the OpenAPI document. Tests cover the first page, the last page and a bad cursor.",
+      },
+      {
+        user: "Please make the cursor expire after an hour.",
+        assistant:
+          "Cursors now carry an issue time and are rejected with a 400 after 60 minutes; the error message tells the client to start again without a cursor.",
+      },
+      {
+        user: "Ship it.",
+        tool: '$ git commit -am "invoices: cursor pagination"\n[feat/invoices-paging 3f2a9c1] invoices: cursor pagination',
+        assistant: "Committed on `feat/invoices-paging` and opened a pull request with the summary and the test plan.",
+      },
     ],
   },
   {
     title: "Upgrade to Node 22",
     turns: [
-      { user: "Upgrade the service to Node 22 and fix whatever breaks.", tool: "$ npm test\n  3 failing: fetch() keep-alive, crypto.createCipher removed, url.parse deprecation", assistant: "Bumped the engines field, the Dockerfile and CI to Node 22. Replaced `crypto.createCipher` with `createCipheriv`, swapped `url.parse` for `new URL`, and fixed the keep-alive test to close its agent. All 412 tests pass." },
+      {
+        user: "Upgrade the service to Node 22 and fix whatever breaks.",
+        tool: "$ npm test\n  3 failing: fetch() keep-alive, crypto.createCipher removed, url.parse deprecation",
+        assistant:
+          "Bumped the engines field, the Dockerfile and CI to Node 22. Replaced `crypto.createCipher` with `createCipheriv`, swapped `url.parse` for `new URL`, and fixed the keep-alive test to close its agent. All 412 tests pass.",
+      },
     ],
   },
   {
     title: "Explain the billing rollup job",
     turns: [
-      { user: "How does the nightly billing rollup work? I need to change when it runs.", assistant: "It is scheduled in `jobs/rollup.ts` at 00:15 UTC, reads the previous day's usage events, aggregates them per organization and model, and upserts `daily_usage`. The schedule comes from `ROLLUP_CRON`; changing that variable is enough, nothing else assumes the time." },
-      { user: "Does it catch up if it misses a day?", assistant: "Yes: on start it looks for the newest rolled-up day and runs every missing day up to yesterday, oldest first." },
+      {
+        user: "How does the nightly billing rollup work? I need to change when it runs.",
+        assistant:
+          "It is scheduled in `jobs/rollup.ts` at 00:15 UTC, reads the previous day's usage events, aggregates them per organization and model, and upserts `daily_usage`. The schedule comes from `ROLLUP_CRON`; changing that variable is enough, nothing else assumes the time.",
+      },
+      {
+        user: "Does it catch up if it misses a day?",
+        assistant:
+          "Yes: on start it looks for the newest rolled-up day and runs every missing day up to yesterday, oldest first.",
+      },
     ],
   },
   {
     title: "Speed up the search endpoint",
     turns: [
-      { user: "/search takes 2 s on large workspaces. Profile it and propose a fix.", tool: "EXPLAIN ANALYZE ... Seq Scan on documents (rows=1840212) Filter: (workspace_id = $1)", assistant: "The query scans all documents because the index is on (title) only. A composite index on (workspace_id, updated_at desc) brings it to 35 ms. I added the migration and a benchmark to the perf suite." },
+      {
+        user: "/search takes 2 s on large workspaces. Profile it and propose a fix.",
+        tool: "EXPLAIN ANALYZE ... Seq Scan on documents (rows=1840212) Filter: (workspace_id = $1)",
+        assistant:
+          "The query scans all documents because the index is on (title) only. A composite index on (workspace_id, updated_at desc) brings it to 35 ms. I added the migration and a benchmark to the perf suite.",
+      },
     ],
   },
   {
     title: "Write release notes for 3.4",
     turns: [
-      { user: "Draft release notes for 3.4 from the merged PRs since 3.3.", tool: "$ gh pr list --state merged --search \"merged:>=2026-01-02\" --limit 100\n47 pull requests", assistant: "Drafted `RELEASE-NOTES.md` with highlights (SSO groups, faster search, CSV export), 12 fixes and 2 deprecations; internal refactors are left out." },
+      {
+        user: "Draft release notes for 3.4 from the merged PRs since 3.3.",
+        tool: '$ gh pr list --state merged --search "merged:>=2026-01-02" --limit 100\n47 pull requests',
+        assistant:
+          "Drafted `RELEASE-NOTES.md` with highlights (SSO groups, faster search, CSV export), 12 fixes and 2 deprecations; internal refactors are left out.",
+      },
     ],
   },
 ];
@@ -93,7 +138,14 @@ async function hasDemoSessions(db: Executor, orgId: string): Promise<boolean> {
 
 export async function writeSessionsDemo(db: Kysely<Database>, orgId: string, options: DemoOptions): Promise<void> {
   if (await hasDemoSessions(db, orgId)) return;
-  const users = await db.selectFrom("users").select("id").where("org_id", "=", orgId).where("role", "in", ["owner", "manager", "member"]).orderBy("created_at").orderBy("id").execute();
+  const users = await db
+    .selectFrom("users")
+    .select("id")
+    .where("org_id", "=", orgId)
+    .where("role", "in", ["owner", "manager", "member"])
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
   const rand = random(orgId);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
   const days = Math.max(1, options.days);
@@ -106,7 +158,9 @@ export async function writeSessionsDemo(db: Kysely<Database>, orgId: string, opt
       const dayOffset = Math.floor(rand() * days);
       const start = yesterdayEnd - dayOffset * 86_400_000 - Math.floor(rand() * 8) * 3_600_000 - 3_600_000;
       const waiting = u === 0 && n === perUser - 1;
-      await db.transaction().execute((trx) => writeSession(trx, { orgId, userId: user.id, task, start, waiting, rand, pick }));
+      await db
+        .transaction()
+        .execute((trx) => writeSession(trx, { orgId, userId: user.id, task, start, waiting, rand, pick }));
     }
   }
 }
@@ -129,7 +183,10 @@ async function writeSession(trx: Transaction<Database>, plan: SessionPlan): Prom
     model,
     specModeModel: pick(MODELS),
     assistantActiveTimeMs: Math.round(20_000 + rand() * 600_000),
-    tags: [{ name: DEMO_TAG, metadata: {} }, ...(rand() < 0.5 ? [{ name: "backend", metadata: { team: "platform" } }] : [])],
+    tags: [
+      { name: DEMO_TAG, metadata: {} },
+      ...(rand() < 0.5 ? [{ name: "backend", metadata: { team: "platform" } }] : []),
+    ],
     enabledToolIds: TOOLS.filter(() => rand() < 0.8),
     disabledToolIds: [],
   };
@@ -139,14 +196,44 @@ async function writeSession(trx: Transaction<Database>, plan: SessionPlan): Prom
   const turns = plan.waiting ? plan.task.turns.slice(0, 1) : plan.task.turns;
   for (const [i, turn] of turns.entries()) {
     t += 30_000 + Math.floor(rand() * 300_000);
-    messages.push({ at: new Date(t), row: { id: newId(), role: "user", content: [{ text: turn.user, id: newId() }], user_message_source: pick(["cli_tui", "web", "sessions_api"]), visibility: "both", author_user_id: plan.userId } });
+    messages.push({
+      at: new Date(t),
+      row: {
+        id: newId(),
+        role: "user",
+        content: [{ text: turn.user, id: newId() }],
+        user_message_source: pick(["cli_tui", "web", "sessions_api"]),
+        visibility: "both",
+        author_user_id: plan.userId,
+      },
+    });
     if (plan.waiting && i === turns.length - 1) break;
     if (turn.tool) {
       t += 5_000 + Math.floor(rand() * 60_000);
-      messages.push({ at: new Date(t), row: { id: newId(), role: "tool", content: [{ text: turn.tool, id: newId() }], visibility: "llm_only", is_user_visible: false, is_error: false } });
+      messages.push({
+        at: new Date(t),
+        row: {
+          id: newId(),
+          role: "tool",
+          content: [{ text: turn.tool, id: newId() }],
+          visibility: "llm_only",
+          is_user_visible: false,
+          is_error: false,
+        },
+      });
     }
     t += 10_000 + Math.floor(rand() * 120_000);
-    messages.push({ at: new Date(t), row: { id: newId(), role: "assistant", content: [{ text: turn.assistant, id: newId() }], visibility: "both", is_user_visible: true, is_error: false } });
+    messages.push({
+      at: new Date(t),
+      row: {
+        id: newId(),
+        role: "assistant",
+        content: [{ text: turn.assistant, id: newId() }],
+        visibility: "both",
+        is_user_visible: true,
+        is_error: false,
+      },
+    });
     usage.input += 1_500 + Math.floor(rand() * 18_000);
     usage.output += 150 + Math.floor(rand() * 1_500);
     usage.cacheRead += Math.floor(rand() * 40_000);
@@ -192,10 +279,45 @@ async function writeSession(trx: Transaction<Database>, plan: SessionPlan): Prom
     const childStart = plan.start + 60_000;
     const child = await insertSession(
       trx,
-      { orgId: plan.orgId, userId: plan.userId, parentSessionId: session.id, title: `Subagent: explore code for "${plan.task.title}"`, computerId: null, settings: { model: "claude-haiku-4-5", tags: [{ name: DEMO_TAG, metadata: {} }] }, client: session.client, autonomyMode: "auto-high", createdAt: new Date(childStart) },
-      { updated_at: new Date(childStart + 90_000), completed_at: new Date(childStart + 90_000), message_count: 2, claimed_seq: 2, handled_seq: 2, input_tokens: 4_200, output_tokens: 610, cache_read_tokens: 12_000, factory_credits: 6_010 },
+      {
+        orgId: plan.orgId,
+        userId: plan.userId,
+        parentSessionId: session.id,
+        title: `Subagent: explore code for "${plan.task.title}"`,
+        computerId: null,
+        settings: { model: "claude-haiku-4-5", tags: [{ name: DEMO_TAG, metadata: {} }] },
+        client: session.client,
+        autonomyMode: "auto-high",
+        createdAt: new Date(childStart),
+      },
+      {
+        updated_at: new Date(childStart + 90_000),
+        completed_at: new Date(childStart + 90_000),
+        message_count: 2,
+        claimed_seq: 2,
+        handled_seq: 2,
+        input_tokens: 4_200,
+        output_tokens: 610,
+        cache_read_tokens: 12_000,
+        factory_credits: 6_010,
+      },
     );
-    await insertMessages(trx, { orgId: plan.orgId, sessionId: child.id, lastSeq: 0 }, new Date(childStart + 1_000), [{ role: "user", content: [{ text: `Find the code relevant to: ${plan.task.turns[0]!.user}`, id: newId() }], visibility: "llm_only", author_user_id: plan.userId }]);
-    await insertMessages(trx, { orgId: plan.orgId, sessionId: child.id, lastSeq: 1 }, new Date(childStart + 90_000), [{ role: "assistant", content: [{ text: "The relevant code is in src/ (3 files); summary returned to the parent session.", id: newId() }], visibility: "both" }]);
+    await insertMessages(trx, { orgId: plan.orgId, sessionId: child.id, lastSeq: 0 }, new Date(childStart + 1_000), [
+      {
+        role: "user",
+        content: [{ text: `Find the code relevant to: ${plan.task.turns[0]!.user}`, id: newId() }],
+        visibility: "llm_only",
+        author_user_id: plan.userId,
+      },
+    ]);
+    await insertMessages(trx, { orgId: plan.orgId, sessionId: child.id, lastSeq: 1 }, new Date(childStart + 90_000), [
+      {
+        role: "assistant",
+        content: [
+          { text: "The relevant code is in src/ (3 files); summary returned to the parent session.", id: newId() },
+        ],
+        visibility: "both",
+      },
+    ]);
   }
 }

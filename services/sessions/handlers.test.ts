@@ -42,8 +42,16 @@ describe("session handlers", () => {
     const db = database.db;
     const deps = { db, cursors: new CursorStore(new MemoryKeyValueStore()), telemetry: createTelemetrySink(db) };
     caller = async (org: string, role: Role): Promise<Caller> => {
-      const user = await createUser(db, { orgId: org, email: `${role}-${Math.random().toString(36).slice(2)}@example.test`, role });
-      const transport = handlerTransport((router) => router.service(SessionService, createSessionService(deps)), { orgId: org, userId: user.id, role });
+      const user = await createUser(db, {
+        orgId: org,
+        email: `${role}-${Math.random().toString(36).slice(2)}@example.test`,
+        role,
+      });
+      const transport = handlerTransport((router) => router.service(SessionService, createSessionService(deps)), {
+        orgId: org,
+        userId: user.id,
+        role,
+      });
       return { userId: user.id, api: createClient(SessionService, transport) };
     };
     orgId = (await createOrganization(db, { name: "Sessions A" })).id;
@@ -53,12 +61,17 @@ describe("session handlers", () => {
     otherMember = await caller(orgId, "member");
     guest = await caller(orgId, "guest");
     stranger = await caller(otherOrg, "owner");
-    runner = createClient(SessionRunnerService, handlerTransport((router) => router.service(SessionRunnerService, createSessionRunnerService(deps))));
+    runner = createClient(
+      SessionRunnerService,
+      handlerTransport((router) => router.service(SessionRunnerService, createSessionRunnerService(deps))),
+    );
   });
   afterAll(() => database?.drop());
 
-  const newSession = (userId: string, extra: { title?: string; parentSessionId?: string; computerId?: string; orgId?: string } = {}) =>
-    runner.createSession({ orgId, userId, title: "t", ...extra });
+  const newSession = (
+    userId: string,
+    extra: { title?: string; parentSessionId?: string; computerId?: string; orgId?: string } = {},
+  ) => runner.createSession({ orgId, userId, title: "t", ...extra });
 
   /** An organization of its own with one member, so runner claims see only what the test queues. */
   async function freshOrg(): Promise<{ orgId: string; member: Caller }> {
@@ -77,14 +90,23 @@ describe("session handlers", () => {
       expect((await rejection(member.api.getSession({ sessionId: theirs.sessionId }))).code).toBe(Code.NotFound);
       expect((await rejection(stranger.api.getSession({ sessionId: mine.sessionId }))).code).toBe(Code.NotFound);
       expect((await rejection(stranger.api.listMessages({ sessionId: mine.sessionId }))).code).toBe(Code.NotFound);
-      expect((await rejection(stranger.api.postMessage({ sessionId: mine.sessionId, text: "hi" }))).code).toBe(Code.NotFound);
-      await expect(owner.api.getSession({ sessionId: mine.sessionId })).resolves.toMatchObject({ sessionId: mine.sessionId, status: "idle" });
+      expect((await rejection(stranger.api.postMessage({ sessionId: mine.sessionId, text: "hi" }))).code).toBe(
+        Code.NotFound,
+      );
+      await expect(owner.api.getSession({ sessionId: mine.sessionId })).resolves.toMatchObject({
+        sessionId: mine.sessionId,
+        status: "idle",
+      });
     });
 
     it("refuses PATCH and POST to guests, even on their own session", async () => {
       const own = await newSession(guest.userId);
-      await expect(guest.api.getSession({ sessionId: own.sessionId })).resolves.toMatchObject({ sessionId: own.sessionId });
-      const patch = await rejection(guest.api.updateSession({ sessionId: own.sessionId, sessionSettings: { model: "x" } }));
+      await expect(guest.api.getSession({ sessionId: own.sessionId })).resolves.toMatchObject({
+        sessionId: own.sessionId,
+      });
+      const patch = await rejection(
+        guest.api.updateSession({ sessionId: own.sessionId, sessionSettings: { model: "x" } }),
+      );
       expect(patch.code).toBe(Code.PermissionDenied);
       const post = await rejection(guest.api.postMessage({ sessionId: own.sessionId, text: "hi" }));
       expect(post.code).toBe(Code.PermissionDenied);
@@ -94,21 +116,47 @@ describe("session handlers", () => {
     it("answers 404 for a message of a session the caller cannot see, or on another computer", async () => {
       const s = await newSession(member.userId, { computerId: "box-1" });
       const { messageId } = await member.api.postMessage({ sessionId: s.sessionId, text: "hello" });
-      await expect(member.api.getMessage({ sessionId: s.sessionId, messageId, computerId: "box-1" })).resolves.toMatchObject({ id: messageId, role: "user" });
-      expect((await rejection(member.api.getMessage({ sessionId: s.sessionId, messageId, computerId: "box-2" }))).code).toBe(Code.NotFound);
-      expect((await rejection(member.api.getSession({ sessionId: s.sessionId, computerId: "box-2" }))).code).toBe(Code.NotFound);
-      expect((await rejection(otherMember.api.getMessage({ sessionId: s.sessionId, messageId }))).code).toBe(Code.NotFound);
-      expect((await rejection(stranger.api.getMessage({ sessionId: s.sessionId, messageId }))).code).toBe(Code.NotFound);
+      await expect(
+        member.api.getMessage({ sessionId: s.sessionId, messageId, computerId: "box-1" }),
+      ).resolves.toMatchObject({ id: messageId, role: "user" });
+      expect(
+        (await rejection(member.api.getMessage({ sessionId: s.sessionId, messageId, computerId: "box-2" }))).code,
+      ).toBe(Code.NotFound);
+      expect((await rejection(member.api.getSession({ sessionId: s.sessionId, computerId: "box-2" }))).code).toBe(
+        Code.NotFound,
+      );
+      expect((await rejection(otherMember.api.getMessage({ sessionId: s.sessionId, messageId }))).code).toBe(
+        Code.NotFound,
+      );
+      expect((await rejection(stranger.api.getMessage({ sessionId: s.sessionId, messageId }))).code).toBe(
+        Code.NotFound,
+      );
     });
   });
 
   describe("PATCH sessionSettings", () => {
     it("replaces present fields, keeps absent ones, and moves updatedAt", async () => {
-      const s = await runner.createSession({ orgId, userId: member.userId, sessionSettings: { model: "a", specModeModel: "s" } });
-      const patched = await member.api.updateSession({ sessionId: s.sessionId, sessionSettings: { model: "b", enabledToolIds: { values: [{ kind: { case: "stringValue", value: "Read" } }] } } });
-      expect(patched.sessionSettings).toMatchObject({ model: "b", specModeModel: "s", enabledToolIds: ["Read"], disabledToolIds: [], tags: [] });
+      const s = await runner.createSession({
+        orgId,
+        userId: member.userId,
+        sessionSettings: { model: "a", specModeModel: "s" },
+      });
+      const patched = await member.api.updateSession({
+        sessionId: s.sessionId,
+        sessionSettings: { model: "b", enabledToolIds: { values: [{ kind: { case: "stringValue", value: "Read" } }] } },
+      });
+      expect(patched.sessionSettings).toMatchObject({
+        model: "b",
+        specModeModel: "s",
+        enabledToolIds: ["Read"],
+        disabledToolIds: [],
+        tags: [],
+      });
       expect(patched.updatedAt).toBeGreaterThanOrEqual(s.updatedAt);
-      const again = await member.api.updateSession({ sessionId: s.sessionId, sessionSettings: { enabledToolIds: { values: [] } } });
+      const again = await member.api.updateSession({
+        sessionId: s.sessionId,
+        sessionSettings: { enabledToolIds: { values: [] } },
+      });
       expect(again.sessionSettings).toMatchObject({ model: "b", enabledToolIds: [] });
     });
 
@@ -116,10 +164,15 @@ describe("session handlers", () => {
       const parent = await newSession(member.userId);
       const child = await newSession(member.userId, { parentSessionId: parent.sessionId });
       const err = await rejection(
-        member.api.updateSession({ sessionId: parent.sessionId, sessionSettings: { childInclusiveTokenUsageBySessionId: { [child.sessionId]: { inputTokens: 5 } } } }),
+        member.api.updateSession({
+          sessionId: parent.sessionId,
+          sessionSettings: { childInclusiveTokenUsageBySessionId: { [child.sessionId]: { inputTokens: 5 } } },
+        }),
       );
       expect(err.code).toBe(Code.InvalidArgument);
-      expect(err.rawMessage).toBe(`sessionSettings.childInclusiveTokenUsageBySessionId.${child.sessionId}: is a child session this service tracks; its usage cannot be reported`);
+      expect(err.rawMessage).toBe(
+        `sessionSettings.childInclusiveTokenUsageBySessionId.${child.sessionId}: is a child session this service tracks; its usage cannot be reported`,
+      );
     });
 
     it("accepts reported children only for IDs that are no session of the organization", async () => {
@@ -133,7 +186,12 @@ describe("session handlers", () => {
       const unrelated = await newSession(otherMember.userId);
       const elsewhere = await freshOrg();
       const theirs = await newSession(elsewhere.member.userId, { orgId: elsewhere.orgId });
-      const report = (id: string) => ({ sessionId: self.sessionId, sessionSettings: { childInclusiveTokenUsageBySessionId: { "client-child": { inputTokens: 1 }, [id]: { inputTokens: 5 } } } });
+      const report = (id: string) => ({
+        sessionId: self.sessionId,
+        sessionSettings: {
+          childInclusiveTokenUsageBySessionId: { "client-child": { inputTokens: 1 }, [id]: { inputTokens: 5 } },
+        },
+      });
       const key = (id: string) => `sessionSettings.childInclusiveTokenUsageBySessionId.${id}`;
       const cases: [string, string][] = [
         [self.sessionId, "is this session's own ID"],
@@ -150,15 +208,36 @@ describe("session handlers", () => {
       }
       // Nothing was stored, and no inclusive usage counts a session twice.
       const before = await owner.api.getSession({ sessionId: root.sessionId });
-      expect(Object.keys((await owner.api.getSession({ sessionId: self.sessionId })).sessionSettings!.childInclusiveTokenUsageBySessionId)).toEqual([child.sessionId]);
+      expect(
+        Object.keys(
+          (await owner.api.getSession({ sessionId: self.sessionId })).sessionSettings!
+            .childInclusiveTokenUsageBySessionId,
+        ),
+      ).toEqual([child.sessionId]);
       // A client-side child, and another organization's session ID (the service cannot tell them apart), are kept.
       const ok = await member.api.updateSession(report(theirs.sessionId));
-      expect(Object.keys(ok.sessionSettings!.childInclusiveTokenUsageBySessionId).sort()).toEqual([child.sessionId, "client-child", theirs.sessionId].sort());
+      expect(Object.keys(ok.sessionSettings!.childInclusiveTokenUsageBySessionId).sort()).toEqual(
+        [child.sessionId, "client-child", theirs.sessionId].sort(),
+      );
       const after = await owner.api.getSession({ sessionId: root.sessionId });
-      expect(after.sessionSettings!.inclusiveTokenUsage!.inputTokens).toBe(before.sessionSettings!.inclusiveTokenUsage!.inputTokens + 6);
+      expect(after.sessionSettings!.inclusiveTokenUsage!.inputTokens).toBe(
+        before.sessionSettings!.inclusiveTokenUsage!.inputTokens + 6,
+      );
       // CreateSession (the runner's) keeps to the same rule.
-      const created = await rejection(runner.createSession({ orgId, userId: member.userId, parentSessionId: parent.sessionId, sessionSettings: { childInclusiveTokenUsageBySessionId: report(parent.sessionId).sessionSettings.childInclusiveTokenUsageBySessionId } }));
-      expect(created.rawMessage).toMatch(/^sessionSettings\.childInclusiveTokenUsageBySessionId\.[\w-]+: is a session this service holds/);
+      const created = await rejection(
+        runner.createSession({
+          orgId,
+          userId: member.userId,
+          parentSessionId: parent.sessionId,
+          sessionSettings: {
+            childInclusiveTokenUsageBySessionId: report(parent.sessionId).sessionSettings
+              .childInclusiveTokenUsageBySessionId,
+          },
+        }),
+      );
+      expect(created.rawMessage).toMatch(
+        /^sessionSettings\.childInclusiveTokenUsageBySessionId\.[\w-]+: is a session this service holds/,
+      );
     });
   });
 
@@ -170,7 +249,9 @@ describe("session handlers", () => {
       const posted = await member.api.postMessage({ sessionId: parent.sessionId, text: "fix the test" });
       expect(posted.status).toBe("pending");
       // Posting again while pending leaves it pending.
-      expect((await member.api.postMessage({ sessionId: parent.sessionId, text: "and the lint" })).status).toBe("pending");
+      expect((await member.api.postMessage({ sessionId: parent.sessionId, text: "and the lint" })).status).toBe(
+        "pending",
+      );
 
       const claim = await runner.claimSession({ runnerId: "r1", orgId });
       expect(claim.session?.sessionId).toBe(parent.sessionId);
@@ -178,11 +259,20 @@ describe("session handlers", () => {
       expect(claim.pendingMessages.map((m) => m.content[0]?.text)).toEqual(["fix the test", "and the lint"]);
       expect((await member.api.postMessage({ sessionId: parent.sessionId, text: "also docs" })).status).toBe("running");
 
-      const usage = { inputTokens: 100, outputTokens: 20, cacheCreationTokens: 3, cacheReadTokens: 40, thinkingTokens: 5, factoryCredits: 1.25 };
+      const usage = {
+        inputTokens: 100,
+        outputTokens: 20,
+        cacheCreationTokens: 3,
+        cacheReadTokens: 40,
+        thinkingTokens: 5,
+        factoryCredits: 1.25,
+      };
       const appended = await runner.appendMessages({
         sessionId: parent.sessionId,
         leaseToken: claim.leaseToken,
-        messages: [{ role: "assistant", content: [{ text: "done", id: "" }], visibility: "both", openaiPhase: "final_answer" }],
+        messages: [
+          { role: "assistant", content: [{ text: "done", id: "" }], visibility: "both", openaiPhase: "final_answer" },
+        ],
         modelUsage: [{ modelId: "m", modelTier: "standard", usage }],
       });
       expect(appended.messageIds).toHaveLength(1);
@@ -190,7 +280,11 @@ describe("session handlers", () => {
       await member.api.postMessage({ sessionId: child.sessionId, text: "explore" });
       const childClaim = await runner.claimSession({ runnerId: "r2", orgId });
       expect(childClaim.session?.sessionId).toBe(child.sessionId);
-      await runner.appendMessages({ sessionId: child.sessionId, leaseToken: childClaim.leaseToken, modelUsage: [{ modelId: "m", modelTier: "thinking", usage: { ...usage, factoryCredits: 0.5 } }] });
+      await runner.appendMessages({
+        sessionId: child.sessionId,
+        leaseToken: childClaim.leaseToken,
+        modelUsage: [{ modelId: "m", modelTier: "thinking", usage: { ...usage, factoryCredits: 0.5 } }],
+      });
       await runner.finishRun({ sessionId: child.sessionId, leaseToken: childClaim.leaseToken });
 
       // A message arrived during the run: finishing makes the session pending again.
@@ -208,16 +302,36 @@ describe("session handlers", () => {
       expect(got.completedAt).toBe(done.completedAt);
       const settings = got.sessionSettings!;
       expect(settings.tokenUsage).toMatchObject(usage);
-      expect(settings.childInclusiveTokenUsageBySessionId[child.sessionId]).toMatchObject({ ...usage, factoryCredits: 0.5 });
-      expect(settings.inclusiveTokenUsage).toMatchObject({ inputTokens: 200, outputTokens: 40, cacheCreationTokens: 6, cacheReadTokens: 80, thinkingTokens: 10, factoryCredits: 1.75 });
+      expect(settings.childInclusiveTokenUsageBySessionId[child.sessionId]).toMatchObject({
+        ...usage,
+        factoryCredits: 0.5,
+      });
+      expect(settings.inclusiveTokenUsage).toMatchObject({
+        inputTokens: 200,
+        outputTokens: 40,
+        cacheCreationTokens: 6,
+        cacheReadTokens: 80,
+        thinkingTokens: 10,
+        factoryCredits: 1.75,
+      });
 
       // The old lease is gone.
-      const stale = await rejection(runner.appendMessages({ sessionId: parent.sessionId, leaseToken: claim.leaseToken, messages: [{ role: "assistant", content: [{ text: "late", id: "" }] }] }));
+      const stale = await rejection(
+        runner.appendMessages({
+          sessionId: parent.sessionId,
+          leaseToken: claim.leaseToken,
+          messages: [{ role: "assistant", content: [{ text: "late", id: "" }] }],
+        }),
+      );
       expect(stale.code).toBe(Code.FailedPrecondition);
       expect(stale.rawMessage).toMatch(/^leaseToken: /);
 
       // Telemetry: session_start for both, one message event per user/assistant message.
-      const events = await database.db.selectFrom("analytics_events").select(["type", "role", "user_id"]).where("session_id", "=", parent.sessionId).execute();
+      const events = await database.db
+        .selectFrom("analytics_events")
+        .select(["type", "role", "user_id"])
+        .where("session_id", "=", parent.sessionId)
+        .execute();
       expect(events.filter((e) => e.type === "session_start")).toHaveLength(1);
       expect(events.filter((e) => e.type === "message" && e.role === "user")).toHaveLength(3);
       expect(events.filter((e) => e.type === "message" && e.role === "assistant")).toHaveLength(1);
@@ -228,12 +342,15 @@ describe("session handlers", () => {
       const { orgId, member } = await freshOrg();
       const sessions = await Promise.all(Array.from({ length: 6 }, () => newSession(member.userId, { orgId })));
       for (const s of sessions) await member.api.postMessage({ sessionId: s.sessionId, text: "go" });
-      const claims = await Promise.all(Array.from({ length: 10 }, (_, i) => runner.claimSession({ runnerId: `r${i}`, orgId })));
+      const claims = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => runner.claimSession({ runnerId: `r${i}`, orgId })),
+      );
       const won = claims.map((c) => c.session?.sessionId).filter((id): id is string => id !== undefined);
       expect(won).toHaveLength(6);
       expect(new Set(won).size).toBe(6);
       expect(new Set(won)).toEqual(new Set(sessions.map((s) => s.sessionId)));
-      for (const c of claims) if (c.session) await runner.finishRun({ sessionId: c.session.sessionId, leaseToken: c.leaseToken });
+      for (const c of claims)
+        if (c.session) await runner.finishRun({ sessionId: c.session.sessionId, leaseToken: c.leaseToken });
     });
 
     it("makes a session whose lease expired claimable again, with the unanswered messages", async () => {
@@ -244,14 +361,24 @@ describe("session handlers", () => {
       expect(first.session?.sessionId).toBe(s.sessionId);
       expect((await runner.claimSession({ runnerId: "other", orgId })).session).toBeUndefined();
       // The runner died: move its lease expiry into the past rather than waiting for it.
-      await database.db.updateTable("sessions").set({ lease_expires_at: new Date(Date.now() - 1000) }).where("id", "=", s.sessionId).execute();
+      await database.db
+        .updateTable("sessions")
+        .set({ lease_expires_at: new Date(Date.now() - 1000) })
+        .where("id", "=", s.sessionId)
+        .execute();
       expect((await member.api.getSession({ sessionId: s.sessionId })).status).toBe("pending");
       const second = await runner.claimSession({ runnerId: "other", orgId });
       expect(second.session?.sessionId).toBe(s.sessionId);
       expect(second.leaseToken).not.toBe(first.leaseToken);
       expect(second.pendingMessages.map((m) => m.content[0]?.text)).toEqual(["hello?"]);
-      expect((await rejection(runner.renewLease({ sessionId: s.sessionId, leaseToken: first.leaseToken }))).code).toBe(Code.FailedPrecondition);
-      const renewed = await runner.renewLease({ sessionId: s.sessionId, leaseToken: second.leaseToken, leaseSeconds: 120 });
+      expect((await rejection(runner.renewLease({ sessionId: s.sessionId, leaseToken: first.leaseToken }))).code).toBe(
+        Code.FailedPrecondition,
+      );
+      const renewed = await runner.renewLease({
+        sessionId: s.sessionId,
+        leaseToken: second.leaseToken,
+        leaseSeconds: 120,
+      });
       expect(renewed.leaseExpiresAt).toBeGreaterThan(Date.now() + 100_000);
       await runner.finishRun({ sessionId: s.sessionId, leaseToken: second.leaseToken });
     });
@@ -263,12 +390,29 @@ describe("session handlers", () => {
       const s = await newSession(member.userId, { orgId });
       await member.api.postMessage({ sessionId: s.sessionId, text: "count" });
       const claim = await runner.claimSession({ runnerId: "r", orgId });
-      for (const [key, value] of [["cacheReadTokens", 1e16], ["inputTokens", 1e308], ["thinkingTokens", 2 ** 53], ["factoryCredits", 1e300]] as const) {
-        const err = await rejection(runner.appendMessages({ sessionId: s.sessionId, leaseToken: claim.leaseToken, modelUsage: [{ modelId: "m", modelTier: "standard", usage: { [key]: value } }] }));
+      for (const [key, value] of [
+        ["cacheReadTokens", 1e16],
+        ["inputTokens", 1e308],
+        ["thinkingTokens", 2 ** 53],
+        ["factoryCredits", 1e300],
+      ] as const) {
+        const err = await rejection(
+          runner.appendMessages({
+            sessionId: s.sessionId,
+            leaseToken: claim.leaseToken,
+            modelUsage: [{ modelId: "m", modelTier: "standard", usage: { [key]: value } }],
+          }),
+        );
         expect(err.code, key).toBe(Code.InvalidArgument);
-        expect(err.rawMessage).toMatch(new RegExp(`^modelUsage\\[0\\]\\.usage\\.${key}: must be .* from 0 to 1000000000000000, got `));
+        expect(err.rawMessage).toMatch(
+          new RegExp(`^modelUsage\\[0\\]\\.usage\\.${key}: must be .* from 0 to 1000000000000000, got `),
+        );
       }
-      const stored = await runner.appendMessages({ sessionId: s.sessionId, leaseToken: claim.leaseToken, modelUsage: [{ modelId: "m", modelTier: "standard", usage: { cacheReadTokens: 1e15, factoryCredits: 0.5 } }] });
+      const stored = await runner.appendMessages({
+        sessionId: s.sessionId,
+        leaseToken: claim.leaseToken,
+        modelUsage: [{ modelId: "m", modelTier: "standard", usage: { cacheReadTokens: 1e15, factoryCredits: 0.5 } }],
+      });
       expect(stored.messageIds).toEqual([]);
       const after = await member.api.getSession({ sessionId: s.sessionId });
       expect(after.sessionSettings?.tokenUsage?.cacheReadTokens).toBe(1e15);
@@ -285,11 +429,24 @@ describe("session handlers", () => {
       await bad(runner.createSession({ orgId, userId: "nobody" }), /^userId: /);
       await bad(runner.createSession({ orgId: "no-org", userId: member.userId }), /^orgId: /);
       await bad(runner.createSession({ orgId, userId: member.userId, client: "tv" }), /^client: must be one of/);
-      await bad(runner.createSession({ orgId, userId: member.userId, parentSessionId: "missing" }), /^parentSessionId: /);
+      await bad(
+        runner.createSession({ orgId, userId: member.userId, parentSessionId: "missing" }),
+        /^parentSessionId: /,
+      );
       await bad(runner.claimSession({ runnerId: "r", leaseSeconds: 1 }), /^leaseSeconds: /);
       await bad(runner.claimSession({ runnerId: "" }), /^runnerId: /);
-      await bad(runner.appendMessages({ sessionId: "s", leaseToken: "t", messages: [{ role: "user" }] }), /^messages\[0\]\.role: /);
-      await bad(runner.appendMessages({ sessionId: "s", leaseToken: "t", modelUsage: [{ modelId: "m", modelTier: "standard", usage: { inputTokens: 1.5 } }] }), /^modelUsage\[0\]\.usage\.inputTokens: /);
+      await bad(
+        runner.appendMessages({ sessionId: "s", leaseToken: "t", messages: [{ role: "user" }] }),
+        /^messages\[0\]\.role: /,
+      );
+      await bad(
+        runner.appendMessages({
+          sessionId: "s",
+          leaseToken: "t",
+          modelUsage: [{ modelId: "m", modelTier: "standard", usage: { inputTokens: 1.5 } }],
+        }),
+        /^modelUsage\[0\]\.usage\.inputTokens: /,
+      );
     });
   });
 
@@ -304,7 +461,14 @@ describe("session handlers", () => {
       expect(other.code).toBe(Code.Aborted);
       expect(other.rawMessage).toMatch(/^Idempotency-Key: /);
 
-      const parallel = await Promise.all(Array.from({ length: 5 }, () => member.api.postMessage({ sessionId: s.sessionId, text: "burst" }, { headers: { "idempotency-key": "burst-1" } })));
+      const parallel = await Promise.all(
+        Array.from({ length: 5 }, () =>
+          member.api.postMessage(
+            { sessionId: s.sessionId, text: "burst" },
+            { headers: { "idempotency-key": "burst-1" } },
+          ),
+        ),
+      );
       expect(new Set(parallel.map((r) => r.messageId)).size).toBe(1);
       const got = await member.api.getSession({ sessionId: s.sessionId });
       expect(got.messageCount).toBe(2);
@@ -317,14 +481,21 @@ describe("session handlers", () => {
       const s = await newSession(member.userId);
       const headers = { "idempotency-key": "old-key" };
       const first = await member.api.postMessage({ sessionId: s.sessionId, text: "a" }, { headers });
-      const expire = () => database.db.updateTable("idempotency_keys").set({ created_at: new Date(Date.now() - IDEMPOTENCY_KEY_TTL_MS - 1000) }).where("key", "=", "old-key").execute();
+      const expire = () =>
+        database.db
+          .updateTable("idempotency_keys")
+          .set({ created_at: new Date(Date.now() - IDEMPOTENCY_KEY_TTL_MS - 1000) })
+          .where("key", "=", "old-key")
+          .execute();
       await expire();
       // Expired: another body is no conflict, and it is a new message.
       const second = await member.api.postMessage({ sessionId: s.sessionId, text: "b" }, { headers });
       expect(second.messageId).not.toBe(first.messageId);
       await expire();
       expect(await pruneIdempotencyKeys(database.db)).toBeGreaterThanOrEqual(1);
-      expect(await database.db.selectFrom("idempotency_keys").select("key").where("key", "=", "old-key").execute()).toEqual([]);
+      expect(
+        await database.db.selectFrom("idempotency_keys").select("key").where("key", "=", "old-key").execute(),
+      ).toEqual([]);
     });
   });
 
@@ -356,35 +527,50 @@ describe("session handlers", () => {
       const s = await newSession(member.userId, { orgId, computerId: "box-9" });
       const box10Input = { name: "box-10", provider: "byom" as const, hostId: null, remoteUser: "dev", repos: [] };
       const steps = planSteps("byom", [], false);
-      const inserted = await database.db.transaction().execute((trx) =>
-        insertComputer(trx, orgId, { ...box10Input, autoInstallDeps: false }, steps),
-      );
+      const inserted = await database.db
+        .transaction()
+        .execute((trx) => insertComputer(trx, orgId, { ...box10Input, autoInstallDeps: false }, steps));
       const box10 = inserted.computer.id;
       await member.api.postMessage({ sessionId: s.sessionId, text: "one" });
       await member.api.postMessage({ sessionId: s.sessionId, text: "two", computerId: box10 });
       const claim = await runner.claimSession({ runnerId: "r", orgId });
       expect(claim.session?.sessionId).toBe(s.sessionId);
-      await runner.appendMessages({ sessionId: s.sessionId, leaseToken: claim.leaseToken, messages: [{ role: "tool", content: [{ text: "ls", id: "b1" }] }, { role: "assistant", content: [{ text: "three", id: "" }] }] });
+      await runner.appendMessages({
+        sessionId: s.sessionId,
+        leaseToken: claim.leaseToken,
+        messages: [
+          { role: "tool", content: [{ text: "ls", id: "b1" }] },
+          { role: "assistant", content: [{ text: "three", id: "" }] },
+        ],
+      });
       await runner.finishRun({ sessionId: s.sessionId, leaseToken: claim.leaseToken });
       const all = await member.api.listMessages({ sessionId: s.sessionId });
       expect(all.messages.map((m) => m.content[0]?.text)).toEqual(["one", "two", "ls", "three"]);
       const created = all.messages.map((m) => m.createdAt);
       expect([...created].sort((a, b) => a - b)).toEqual(created);
-      expect((await member.api.listMessages({ sessionId: s.sessionId, role: "tool" })).messages.map((m) => m.content[0]?.id)).toEqual(["b1"]);
-      expect((await member.api.listMessages({ sessionId: s.sessionId, computerId: box10 })).messages.map((m) => m.content[0]?.text)).toEqual(["two"]);
+      expect(
+        (await member.api.listMessages({ sessionId: s.sessionId, role: "tool" })).messages.map((m) => m.content[0]?.id),
+      ).toEqual(["b1"]);
+      expect(
+        (await member.api.listMessages({ sessionId: s.sessionId, computerId: box10 })).messages.map(
+          (m) => m.content[0]?.text,
+        ),
+      ).toEqual(["two"]);
       const first = await member.api.listMessages({ sessionId: s.sessionId, limit: "1", role: "user" });
-      const wrongFilter = await rejection(member.api.listMessages({ sessionId: s.sessionId, limit: "1", cursor: first.pagination!.nextCursor }));
+      const wrongFilter = await rejection(
+        member.api.listMessages({ sessionId: s.sessionId, limit: "1", cursor: first.pagination!.nextCursor }),
+      );
       expect(wrongFilter.rawMessage).toMatch(/^cursor: /);
       const err = await rejection(member.api.listMessages({ sessionId: s.sessionId, role: "system" }));
       expect(err.rawMessage).toBe('role: must be one of user, assistant, tool, got "system"');
     });
   });
 
-
   describe("demo", () => {
     it("writes sessions with message histories once", async () => {
       const orgId = (await createOrganization(database.db, { name: "Demo" })).id;
-      for (const role of ["owner", "member", "guest"] as const) await createUser(database.db, { orgId, email: `${role}@demo.test`, role });
+      for (const role of ["owner", "member", "guest"] as const)
+        await createUser(database.db, { orgId, email: `${role}@demo.test`, role });
       await writeSessionsDemo(database.db, orgId, { days: 14, users: 0 });
       const db = database.db;
       const sessions = await db.selectFrom("sessions").selectAll().where("org_id", "=", orgId).execute();
@@ -394,7 +580,12 @@ describe("session handlers", () => {
       expect(top.length).toBeGreaterThanOrEqual(4);
       expect(sessions.filter((s) => s.status === "pending")).toHaveLength(1);
       for (const s of sessions) {
-        const messages = await db.selectFrom("messages").select(["seq", "role", "created_at"]).where("session_id", "=", s.id).orderBy("seq").execute();
+        const messages = await db
+          .selectFrom("messages")
+          .select(["seq", "role", "created_at"])
+          .where("session_id", "=", s.id)
+          .orderBy("seq")
+          .execute();
         expect(messages.map((m) => m.seq)).toEqual(messages.map((_, i) => i + 1));
         expect(s.message_count).toBe(messages.length);
         expect(messages[0]?.role).toBe("user");

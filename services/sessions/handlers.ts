@@ -15,7 +15,13 @@ import { claimIdempotencyKey } from "./idempotency-queries.js";
 import { parseIdempotencyKey, requestHash } from "./idempotency.js";
 import { listRole, messageText, optionalId } from "./inputs.js";
 import { listSessionsPage, type SessionListPosition, type SessionListRow } from "./list-queries.js";
-import { findMessage, insertAttachments, insertMessages, listMessagesPage, type MessagePosition } from "./message-queries.js";
+import {
+  findMessage,
+  insertAttachments,
+  insertMessages,
+  listMessagesPage,
+  type MessagePosition,
+} from "./message-queries.js";
 import { findSession, findSessionsAmong, lockSession, touchSession, writeTime } from "./session-queries.js";
 import { newId } from "../platform/ids.js";
 import { mergeSettings, parseSettingsUpdate, refuseHeldSessions } from "./settings.js";
@@ -40,7 +46,9 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
   const { db, cursors, telemetry } = deps;
 
   async function visibleSession(principal: Principal, sessionId: string, signal: AbortSignal) {
-    const row = await onConnection(db, signal, (conn) => findSession(conn, principal.orgId, sessionId, ownerFilter(principal)));
+    const row = await onConnection(db, signal, (conn) =>
+      findSession(conn, principal.orgId, sessionId, ownerFilter(principal)),
+    );
     if (!row) throw notFound("session");
     return row;
   }
@@ -51,7 +59,10 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
       const limit = parsePageLimit(req.limit);
       const computerId = optionalId("computerId", req.computerId);
       const ownerId = ownerFilter(principal);
-      const scope = { list: "sessions", filters: { computerId, visibility: ownerId === undefined ? "organization" : "own" } };
+      const scope = {
+        list: "sessions",
+        filters: { computerId, visibility: ownerId === undefined ? "organization" : "own" },
+      };
       // A listing keeps the order of its first page: its snapshot travels in the cursor.
       let snapshot: Omit<SessionListPosition, "at" | "id"> | undefined;
       const { rows, pagination } = await keysetPage<SessionListRow, SessionListPosition>({
@@ -61,7 +72,9 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
         cursor: req.cursor,
         limit,
         fetch: async (count, after) => {
-          const page = await onConnection(db, ctx.signal, (conn) => listSessionsPage(conn, { orgId: principal.orgId, ownerId, computerId }, count, after));
+          const page = await onConnection(db, ctx.signal, (conn) =>
+            listSessionsPage(conn, { orgId: principal.orgId, ownerId, computerId }, count, after),
+          );
           stopIfAbandoned(ctx.signal);
           snapshot = page.snapshot;
           return page.rows;
@@ -75,7 +88,9 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
       const principal = principalOf(ctx);
       const computerId = optionalId("computerId", req.computerId);
       // One statement: the session and the rest of its tree, for its token usage.
-      const found = await onConnection(db, ctx.signal, (conn) => findSessionWithTree(conn, principal.orgId, req.sessionId, ownerFilter(principal)));
+      const found = await onConnection(db, ctx.signal, (conn) =>
+        findSessionWithTree(conn, principal.orgId, req.sessionId, ownerFilter(principal)),
+      );
       if (!found || (computerId !== undefined && found.computer_id !== computerId)) throw notFound("session");
       return sessionView(found, found.tree);
     },
@@ -92,7 +107,9 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
         const reported = patch.childInclusiveTokenUsageBySessionId;
         const held = await findSessionsAmong(trx, principal.orgId, Object.keys(reported ?? {}));
         refuseHeldSessions(locked.id, reported, held);
-        return touchSession(trx, locked, writeTime(locked), { settings: JSON.stringify(mergeSettings(locked.settings, patch)) });
+        return touchSession(trx, locked, writeTime(locked), {
+          settings: JSON.stringify(mergeSettings(locked.settings, patch)),
+        });
       });
       return sessionView(row, await treeOf(db, row));
     },
@@ -110,7 +127,10 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
         scope,
         cursor: req.cursor,
         limit,
-        fetch: (count, after: MessagePosition | undefined) => onConnection(db, ctx.signal, (conn) => listMessagesPage(conn, principal.orgId, { sessionId: session.id, role, computerId }, count, after)),
+        fetch: (count, after: MessagePosition | undefined) =>
+          onConnection(db, ctx.signal, (conn) =>
+            listMessagesPage(conn, principal.orgId, { sessionId: session.id, role, computerId }, count, after),
+          ),
         positionOf: (last): MessagePosition => ({ seq: last.seq }),
       });
       return { messages: rows.map(toMessageListItem), pagination };
@@ -140,28 +160,47 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
         // The message is sent to that computer: it must be one of the organization's. Another
         // organization's gets the same answer as an ID that exists nowhere.
         if (computerId !== undefined && !(await findComputer(trx, principal.orgId, computerId))) {
-          throw invalidArgument("computerId", `no computer with ID ${JSON.stringify(computerId.slice(0, 60))} in your organization`);
+          throw invalidArgument(
+            "computerId",
+            `no computer with ID ${JSON.stringify(computerId.slice(0, 60))} in your organization`,
+          );
         }
         const messageId = newId();
         // Posting to an idle session queues work; pending and running stay as they are.
         const status = session.status === "idle" ? "pending" : session.status;
         const result = { messageId, status: status === "pending" ? "pending" : visibleStatus(session) };
         if (key !== undefined) {
-          const hash = requestHash({ sessionId: req.sessionId, text, images: req.images.map((i) => i.data), files: req.files.map((f) => [f.data, f.parsedData, f.name, f.path]), computerId });
-          const first = await claimIdempotencyKey(trx, { orgId: principal.orgId, credentialId: principal.credentialId, key }, hash, result);
+          const hash = requestHash({
+            sessionId: req.sessionId,
+            text,
+            images: req.images.map((i) => i.data),
+            files: req.files.map((f) => [f.data, f.parsedData, f.name, f.path]),
+            computerId,
+          });
+          const first = await claimIdempotencyKey(
+            trx,
+            { orgId: principal.orgId, credentialId: principal.credentialId, key },
+            hash,
+            result,
+          );
           if (first) return first;
         }
         const at = writeTime(session);
-        const stored = await insertMessages(trx, { orgId: session.org_id, sessionId: session.id, lastSeq: session.message_count }, at, [
-          {
-            id: messageId,
-            role: "user",
-            content: [{ text, id: newId() }],
-            user_message_source: "sessions_api",
-            computer_id: computerId ?? session.computer_id,
-            author_user_id: principal.userId,
-          },
-        ]);
+        const stored = await insertMessages(
+          trx,
+          { orgId: session.org_id, sessionId: session.id, lastSeq: session.message_count },
+          at,
+          [
+            {
+              id: messageId,
+              role: "user",
+              content: [{ text, id: newId() }],
+              user_message_source: "sessions_api",
+              computer_id: computerId ?? session.computer_id,
+              author_user_id: principal.userId,
+            },
+          ],
+        );
         await insertAttachments(trx, session.org_id, messageId, [
           ...attachments.images.map((i) => ({
             kind: "image" as const,

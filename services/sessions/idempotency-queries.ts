@@ -30,7 +30,13 @@ export async function claimIdempotencyKey(
   const expiredBefore = new Date(Date.now() - IDEMPOTENCY_KEY_TTL_MS);
   const claimed = await trx
     .insertInto("idempotency_keys")
-    .values({ org_id: scope.orgId, credential_id: scope.credentialId, key: scope.key, request_hash: hash, response: JSON.stringify(result) })
+    .values({
+      org_id: scope.orgId,
+      credential_id: scope.credentialId,
+      key: scope.key,
+      request_hash: hash,
+      response: JSON.stringify(result),
+    })
     .onConflict((oc) =>
       oc
         .columns(["org_id", "credential_id", "key"])
@@ -55,6 +61,9 @@ export async function claimIdempotencyKey(
 
 /** Deletes expired keys (a worker calls it now and then). */
 export async function pruneIdempotencyKeys(db: Executor): Promise<number> {
-  const res = await db.deleteFrom("idempotency_keys").where("created_at", "<", new Date(Date.now() - IDEMPOTENCY_KEY_TTL_MS)).executeTakeFirst();
+  const res = await db
+    .deleteFrom("idempotency_keys")
+    .where("created_at", "<", new Date(Date.now() - IDEMPOTENCY_KEY_TTL_MS))
+    .executeTakeFirst();
   return Number(res.numDeletedRows);
 }

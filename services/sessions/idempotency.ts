@@ -36,7 +36,9 @@ export function requestHash(request: unknown): string {
     }
     return v;
   };
-  return createHash("sha256").update(JSON.stringify(canonical(request))).digest("hex");
+  return createHash("sha256")
+    .update(JSON.stringify(canonical(request)))
+    .digest("hex");
 }
 
 export const PRUNE_INTERVAL_MS = 60 * 60 * 1000;

@@ -19,7 +19,11 @@ export const MAX_TITLE_CHARS = 500;
 // builds `?role=&computerId=` means "no filter".
 
 /** One of `allowed`, or undefined when absent; a 400 naming the field otherwise. */
-export function oneOf<T extends string>(field: string, value: string | undefined, allowed: readonly T[]): T | undefined {
+export function oneOf<T extends string>(
+  field: string,
+  value: string | undefined,
+  allowed: readonly T[],
+): T | undefined {
   if (value === undefined || value === "") return undefined;
   if (!(allowed as readonly string[]).includes(value)) {
     throw invalidArgument(field, `must be one of ${allowed.join(", ")}, got "${value.slice(0, 40)}"`);
@@ -43,7 +47,8 @@ export function requiredId(field: string, value: string): string {
 
 export function messageText(field: string, text: string): string {
   if (text.trim().length === 0) throw invalidArgument(field, "is required and must not be empty");
-  if (text.length > MAX_TEXT_CHARS) throw invalidArgument(field, `must be at most ${MAX_TEXT_CHARS} characters, got ${text.length}`);
+  if (text.length > MAX_TEXT_CHARS)
+    throw invalidArgument(field, `must be at most ${MAX_TEXT_CHARS} characters, got ${text.length}`);
   return text;
 }
 

@@ -29,7 +29,13 @@ export async function lockNextClaimable(trx: Transaction<Database>, orgId?: stri
  * Extends a lease held with `token` (on a session of `orgId`, when given); returns the new
  * expiry, or undefined when not held.
  */
-export async function renewLease(db: Executor, sessionId: string, token: string, seconds: number, orgId?: string): Promise<Date | undefined> {
+export async function renewLease(
+  db: Executor,
+  sessionId: string,
+  token: string,
+  seconds: number,
+  orgId?: string,
+): Promise<Date | undefined> {
   let q = db
     .updateTable("sessions")
     .set({ lease_expires_at: sql`clock_timestamp() + make_interval(secs => ${seconds}::double precision)` })
@@ -54,6 +60,9 @@ function sameSecret(stored: string, given: string): boolean {
  */
 export function requireLease(row: SessionRow, token: string): void {
   if (row.status !== "running" || row.lease_token === null || !sameSecret(row.lease_token, token)) {
-    throw new DomainError("failed_precondition", "leaseToken: this lease is no longer held (the run finished, or the lease expired and another runner claimed the session)");
+    throw new DomainError(
+      "failed_precondition",
+      "leaseToken: this lease is no longer held (the run finished, or the lease expired and another runner claimed the session)",
+    );
   }
 }

@@ -70,17 +70,30 @@ export interface SessionListPage {
   snapshot: { snap: string; takenAt: number };
 }
 
-export async function listSessionsPage(db: Executor, filter: SessionListFilter, limit: number, after?: SessionListPosition): Promise<SessionListPage> {
+export async function listSessionsPage(
+  db: Executor,
+  filter: SessionListFilter,
+  limit: number,
+  after?: SessionListPosition,
+): Promise<SessionListPage> {
   if (after && Date.now() - after.takenAt > LIST_SNAPSHOT_MAX_AGE_MS) {
-    throw invalidArgument("cursor", "continues a listing that began more than 12 hours ago; start again without a cursor");
+    throw invalidArgument(
+      "cursor",
+      "continues a listing that began more than 12 hours ago; start again without a cursor",
+    );
   }
   // A cursor of the previous release (a clock version) cannot be continued.
-  if (after && typeof after.snap !== "string") throw invalidArgument("cursor", "was issued by an earlier version of the service; start again without a cursor");
+  if (after && typeof after.snap !== "string")
+    throw invalidArgument("cursor", "was issued by an earlier version of the service; start again without a cursor");
   const snapshot = after ? sql`${after.snap}::pg_snapshot` : sql`pg_current_snapshot()`;
   const owner = filter.ownerId === undefined ? sql`` : sql`and s.user_id = ${filter.ownerId}`;
   const computer = filter.computerId === undefined ? sql`` : sql`and s.computer_id = ${filter.computerId}`;
-  const afterCurrent = after ? sql`and (s.updated_at, s.id) < (${new Date(after.at)}::timestamptz, ${after.id})` : sql``;
-  const afterHistoric = after ? sql`and (h.old_updated_at, s.id) < (${new Date(after.at)}::timestamptz, ${after.id})` : sql``;
+  const afterCurrent = after
+    ? sql`and (s.updated_at, s.id) < (${new Date(after.at)}::timestamptz, ${after.id})`
+    : sql``;
+  const afterHistoric = after
+    ? sql`and (h.old_updated_at, s.id) < (${new Date(after.at)}::timestamptz, ${after.id})`
+    : sql``;
   // One statement, so the sessions, their history and their trees are read in the snapshot the
   // listing keeps. Only the columns a list item shows are read.
   const ms = (column: string) => sql`(extract(epoch from ${sql.ref(column)}) * 1000)::float8`;
@@ -113,6 +126,8 @@ export async function listSessionsPage(db: Executor, filter: SessionListFilter, 
     order by page.position_at desc, page.id desc`.execute(db);
   const first = result.rows[0];
   // An empty first page needs no snapshot: it has no next page.
-  const taken = after ? { snap: after.snap, takenAt: after.takenAt } : { snap: first?.snapshot ?? "", takenAt: first?.snapshot_taken_ms ?? Date.now() };
+  const taken = after
+    ? { snap: after.snap, takenAt: after.takenAt }
+    : { snap: first?.snapshot ?? "", takenAt: first?.snapshot_taken_ms ?? Date.now() };
   return { rows: result.rows, snapshot: taken };
 }

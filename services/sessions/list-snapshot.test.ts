@@ -30,9 +30,26 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("session list snapshots", () => 
     orgId = (await createOrganization(db, { name: "Snapshots" })).id;
     const userId = (await createUser(db, { orgId, email: "owner@snapshots.test", role: "owner" })).id;
     const deps = { db, cursors: new CursorStore(new MemoryKeyValueStore()), telemetry: createTelemetrySink(db) };
-    api = createClient(SessionService, handlerTransport((router) => router.service(SessionService, createSessionService(deps)), { orgId, userId, role: "owner" }));
+    api = createClient(
+      SessionService,
+      handlerTransport((router) => router.service(SessionService, createSessionService(deps)), {
+        orgId,
+        userId,
+        role: "owner",
+      }),
+    );
     const session = (minutesAgo: number) =>
-      insertSession(db, { orgId, userId, parentSessionId: null, title: null, computerId: null, settings: {}, client: "web", autonomyMode: "manual", createdAt: new Date(Date.now() - minutesAgo * 60_000) });
+      insertSession(db, {
+        orgId,
+        userId,
+        parentSessionId: null,
+        title: null,
+        computerId: null,
+        settings: {},
+        client: "web",
+        autonomyMode: "manual",
+        createdAt: new Date(Date.now() - minutesAgo * 60_000),
+      });
     a = await session(60);
     b = await session(50);
     c = await session(40);
@@ -58,7 +75,9 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("session list snapshots", () => 
 
     // ...while a message to session b goes through (it used to wait for that commit).
     const timeout = new Promise<string>((resolve) => setTimeout(() => resolve("still waiting after 5 s"), 5_000));
-    expect(await Promise.race([api.postMessage({ sessionId: b.id, text: "hello" }), timeout])).toMatchObject({ status: "pending" });
+    expect(await Promise.race([api.postMessage({ sessionId: b.id, text: "hello" }), timeout])).toMatchObject({
+      status: "pending",
+    });
 
     // A listing begins now: it sees b's message, not a's move, which is still in flight.
     const page1 = await api.listSessions({ limit: "1" });

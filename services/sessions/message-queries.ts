@@ -11,7 +11,10 @@ import type { AttachmentRow, MessageAttachmentsTable, MessageRow, MessagesTable,
 import { newId } from "../platform/ids.js";
 
 /** A message to store; seq and times are assigned by insertMessages. */
-export type NewMessageRow = Omit<Insertable<MessagesTable>, "id" | "org_id" | "session_id" | "seq" | "created_at" | "updated_at" | "content"> & {
+export type NewMessageRow = Omit<
+  Insertable<MessagesTable>,
+  "id" | "org_id" | "session_id" | "seq" | "created_at" | "updated_at" | "content"
+> & {
   /** Generated when absent. */
   id?: string;
   content: { text: string; id: string }[];
@@ -88,7 +91,13 @@ export interface MessagePosition {
   seq: number;
 }
 
-export async function listMessagesPage(db: Executor, orgId: string, filter: MessageFilter, limit: number, after?: MessagePosition): Promise<MessageRow[]> {
+export async function listMessagesPage(
+  db: Executor,
+  orgId: string,
+  filter: MessageFilter,
+  limit: number,
+  after?: MessagePosition,
+): Promise<MessageRow[]> {
   let q = db.selectFrom("messages").selectAll().where("org_id", "=", orgId).where("session_id", "=", filter.sessionId);
   if (filter.role !== undefined) q = q.where("role", "=", filter.role);
   if (filter.computerId !== undefined) q = q.where("computer_id", "=", filter.computerId);
@@ -96,7 +105,12 @@ export async function listMessagesPage(db: Executor, orgId: string, filter: Mess
   return q.orderBy("seq").limit(limit).execute();
 }
 
-export async function findMessage(db: Executor, orgId: string, sessionId: string, messageId: string): Promise<MessageRow | undefined> {
+export async function findMessage(
+  db: Executor,
+  orgId: string,
+  sessionId: string,
+  messageId: string,
+): Promise<MessageRow | undefined> {
   return db
     .selectFrom("messages")
     .selectAll()
@@ -108,15 +122,33 @@ export async function findMessage(db: Executor, orgId: string, sessionId: string
 
 /** User messages after `afterSeq`, oldest first: what a run has to answer. */
 export async function userMessagesAfter(db: Executor, sessionId: string, afterSeq: number): Promise<MessageRow[]> {
-  return db.selectFrom("messages").selectAll().where("session_id", "=", sessionId).where("role", "=", "user").where("seq", ">", afterSeq).orderBy("seq").execute();
+  return db
+    .selectFrom("messages")
+    .selectAll()
+    .where("session_id", "=", sessionId)
+    .where("role", "=", "user")
+    .where("seq", ">", afterSeq)
+    .orderBy("seq")
+    .execute();
 }
 
 export async function attachmentsOf(db: Executor, messageIds: readonly string[]): Promise<AttachmentRow[]> {
   if (messageIds.length === 0) return [];
-  return db.selectFrom("message_attachments").selectAll().where("message_id", "in", messageIds).orderBy("message_id").orderBy("position").execute();
+  return db
+    .selectFrom("message_attachments")
+    .selectAll()
+    .where("message_id", "in", messageIds)
+    .orderBy("message_id")
+    .orderBy("position")
+    .execute();
 }
 
 export async function messageExists(db: Executor, sessionId: string, messageId: string): Promise<boolean> {
-  const row = await db.selectFrom("messages").select("id").where("session_id", "=", sessionId).where("id", "=", messageId).executeTakeFirst();
+  const row = await db
+    .selectFrom("messages")
+    .select("id")
+    .where("session_id", "=", sessionId)
+    .where("id", "=", messageId)
+    .executeTakeFirst();
   return row !== undefined;
 }

@@ -21,11 +21,20 @@ describe("migration 0009", () => {
         values (${id}, ${orgId}, ${userId}, ${parent}, 'web', 'manual', 1)`.execute(database.db);
 
   beforeAll(async () => {
-    const before: Record<string, Migration> = Object.fromEntries(Object.entries(migrations).filter(([name]) => name < "0009"));
+    const before: Record<string, Migration> = Object.fromEntries(
+      Object.entries(migrations).filter(([name]) => name < "0009"),
+    );
     database = await createTestDatabase<Database>(before);
     orgId = (await createOrganization(database.db, { name: "Old" })).id;
     userId = (await createUser(database.db, { orgId, email: "o@old.test", role: "owner" })).id;
-    for (const [id, parent] of [["a", null], ["a1", "a"], ["a11", "a1"], ["a12", "a1"], ["b", null]] as const) await insertAsBefore(id, parent);
+    for (const [id, parent] of [
+      ["a", null],
+      ["a1", "a"],
+      ["a11", "a1"],
+      ["a12", "a1"],
+      ["b", null],
+    ] as const)
+      await insertAsBefore(id, parent);
     await migrateToLatest(database.db, migrations, testLogger());
   });
   afterAll(() => database?.drop());
@@ -52,7 +61,9 @@ describe("migration 0009", () => {
   });
 
   it("records the transactions of the previous release's moves", async () => {
-    const xidOf = async (id: string) => (await database.db.selectFrom("sessions").select("list_xid").where("id", "=", id).executeTakeFirstOrThrow()).list_xid;
+    const xidOf = async (id: string) =>
+      (await database.db.selectFrom("sessions").select("list_xid").where("id", "=", id).executeTakeFirstOrThrow())
+        .list_xid;
     const before = await xidOf("b");
     // touchSession as the previous release wrote it: the clock, the history row, the session.
     const moved = await database.db.transaction().execute(async (trx) => {
@@ -63,11 +74,17 @@ describe("migration 0009", () => {
         .then((r) => r.rows[0]!);
       await sql`insert into session_list_history (org_id, session_id, old_version, old_updated_at, new_version)
                 select org_id, id, list_version, updated_at, ${version} from sessions where id = 'b'`.execute(trx);
-      await sql`update sessions set updated_at = now() + interval '1 minute', list_version = ${version} where id = 'b'`.execute(trx);
+      await sql`update sessions set updated_at = now() + interval '1 minute', list_version = ${version} where id = 'b'`.execute(
+        trx,
+      );
       return (await sql<{ xid: string }>`select pg_current_xact_id()::text as xid`.execute(trx)).rows[0]!.xid;
     });
     expect(await xidOf("b")).toBe(moved);
-    const history = await database.db.selectFrom("session_list_history").select(["old_xid", "new_xid"]).where("session_id", "=", "b").execute();
+    const history = await database.db
+      .selectFrom("session_list_history")
+      .select(["old_xid", "new_xid"])
+      .where("session_id", "=", "b")
+      .execute();
     expect(history).toEqual([{ old_xid: before, new_xid: moved }]);
     // A change that does not move the session (a lease renewal) keeps its transaction.
     await sql`update sessions set lease_owner = 'r' where id = 'b'`.execute(database.db);
@@ -75,7 +92,16 @@ describe("migration 0009", () => {
   });
 
   it("gives the new release's sessions a clock version the previous release can list", async () => {
-    const row = await insertSession(database.db, { orgId, userId, parentSessionId: "a", title: null, computerId: null, settings: {}, client: "web", autonomyMode: "manual" });
+    const row = await insertSession(database.db, {
+      orgId,
+      userId,
+      parentSessionId: "a",
+      title: null,
+      computerId: null,
+      settings: {},
+      client: "web",
+      autonomyMode: "manual",
+    });
     expect(row.root_id).toBe("a");
     expect(row.list_version).toBe(0);
   });

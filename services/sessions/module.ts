@@ -34,8 +34,16 @@ export const sessionsModule: ServiceModule = {
     },
   ],
   routes: (platform) => (router) => {
-    router.service(SessionService, createSessionService({ db: platform.db, cursors: platform.cursors, telemetry: platform.telemetry }), DECODE_FREE_FORM_JSON);
-    router.service(SessionRunnerService, createSessionRunnerService({ db: platform.db, telemetry: platform.telemetry }), DECODE_FREE_FORM_JSON);
+    router.service(
+      SessionService,
+      createSessionService({ db: platform.db, cursors: platform.cursors, telemetry: platform.telemetry }),
+      DECODE_FREE_FORM_JSON,
+    );
+    router.service(
+      SessionRunnerService,
+      createSessionRunnerService({ db: platform.db, telemetry: platform.telemetry }),
+      DECODE_FREE_FORM_JSON,
+    );
   },
   start: async (platform) => startIdempotencyKeyPruner(platform.db, platform.logger),
   demo: writeSessionsDemo,

@@ -11,7 +11,15 @@ import { invalidArgument, notFound } from "../platform/errors.js";
 import type { TelemetrySink } from "../platform/telemetry.js";
 import { actingOrg, actingOrgOrAny, boundOrg, requireOwnOrg } from "../platform/tenancy.js";
 import { AUTONOMY_MODES, CLIENTS, MAX_TITLE_CHARS, oneOf, optionalId, requiredId } from "./inputs.js";
-import { DEFAULT_LEASE_SECONDS, MAX_LEASE_SECONDS, MIN_LEASE_SECONDS, lockNextClaimable, newLeaseToken, renewLease, requireLease } from "./lease-queries.js";
+import {
+  DEFAULT_LEASE_SECONDS,
+  MAX_LEASE_SECONDS,
+  MIN_LEASE_SECONDS,
+  lockNextClaimable,
+  newLeaseToken,
+  renewLease,
+  requireLease,
+} from "./lease-queries.js";
 import { attachmentsOf, insertMessages, messageExists, userMessagesAfter } from "./message-queries.js";
 import {
   findSession,
@@ -50,7 +58,8 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
     async createSession(req, ctx: HandlerContext) {
       const orgId = requiredId("orgId", actingOrg(ctx, req.orgId, "orgId"));
       const userId = requiredId("userId", req.userId);
-      if (req.title !== undefined && req.title.length > MAX_TITLE_CHARS) throw invalidArgument("title", `must be at most ${MAX_TITLE_CHARS} characters`);
+      if (req.title !== undefined && req.title.length > MAX_TITLE_CHARS)
+        throw invalidArgument("title", `must be at most ${MAX_TITLE_CHARS} characters`);
       const computerId = optionalId("computerId", req.computerId);
       const parentSessionId = optionalId("parentSessionId", req.parentSessionId);
       const settings = parseSettingsUpdate(req.sessionSettings);
@@ -59,7 +68,9 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
       const row = await db.transaction().execute(async (trx) => {
         if (!(await findUser(trx, orgId, userId))) {
           const org = await findOrganization(trx, orgId);
-          throw org ? invalidArgument("userId", "is not a user of this organization") : invalidArgument("orgId", "is not an organization");
+          throw org
+            ? invalidArgument("userId", "is not a user of this organization")
+            : invalidArgument("orgId", "is not an organization");
         }
         if (parentSessionId !== undefined && !(await findSession(trx, orgId, parentSessionId))) {
           throw invalidArgument("parentSessionId", "is not a session of this organization");
@@ -72,7 +83,19 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
         // row until commit, and every write to the parent (lockSession: FOR UPDATE) waits for
         // that; nothing that may wait on another lock (a new analytics partition) should run
         // while holding it.
-        await telemetry.record([sessionStartEvent({ id, org_id: orgId, user_id: userId, client, autonomy_mode: autonomyMode, created_at: createdAt })], trx);
+        await telemetry.record(
+          [
+            sessionStartEvent({
+              id,
+              org_id: orgId,
+              user_id: userId,
+              client,
+              autonomy_mode: autonomyMode,
+              created_at: createdAt,
+            }),
+          ],
+          trx,
+        );
         const created = await insertSession(trx, {
           id,
           orgId,
@@ -108,7 +131,10 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
         });
         // Everything not answered by a finished run: after an expired lease, the same messages again.
         const pending = await userMessagesAfter(trx, row.id, row.handled_seq);
-        const attachments = await attachmentsOf(trx, pending.map((m) => m.id));
+        const attachments = await attachmentsOf(
+          trx,
+          pending.map((m) => m.id),
+        );
         return { session, leaseToken, pending, attachments };
       });
       if (!claimed) return {};
@@ -154,8 +180,14 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
         }
         if (messages.length === 0 && reports.length === 0) return [];
         const at = writeTime(row);
-        const stored = await insertMessages(trx, { orgId: row.org_id, sessionId: row.id, lastSeq: row.message_count }, at, messages);
-        const sum = (pick: (u: (typeof reports)[number]["usage"]) => number) => reports.reduce((total, r) => total + pick(r.usage), 0);
+        const stored = await insertMessages(
+          trx,
+          { orgId: row.org_id, sessionId: row.id, lastSeq: row.message_count },
+          at,
+          messages,
+        );
+        const sum = (pick: (u: (typeof reports)[number]["usage"]) => number) =>
+          reports.reduce((total, r) => total + pick(r.usage), 0);
         await telemetry.record([...messageEvents(row, stored), ...modelUsageEvents(row, at, newId(), reports)], trx);
         await touchSession(trx, row, at, {
           message_count: row.message_count + stored.length,

@@ -13,9 +13,13 @@ import type { SessionRow, SessionsTable, StoredSettings } from "./tables.js";
 /** History older than this is pruned; no listing may continue a snapshot older than LIST_SNAPSHOT_MAX_AGE_MS. */
 export const LIST_HISTORY_RETENTION_MS = 24 * 60 * 60 * 1000;
 
-
 /** The session if it exists in the organization and, when `ownerId` is given, belongs to that user. */
-export async function findSession(db: Executor, orgId: string, sessionId: string, ownerId?: string): Promise<SessionRow | undefined> {
+export async function findSession(
+  db: Executor,
+  orgId: string,
+  sessionId: string,
+  ownerId?: string,
+): Promise<SessionRow | undefined> {
   let q = db.selectFrom("sessions").selectAll().where("org_id", "=", orgId).where("id", "=", sessionId);
   if (ownerId !== undefined) q = q.where("user_id", "=", ownerId);
   return q.executeTakeFirst();
@@ -51,7 +55,12 @@ export async function lockSession(
   sessionId: string,
   ownerId?: string,
 ): Promise<LockedSession | undefined> {
-  let q = trx.selectFrom("sessions").selectAll().select(sql<Date>`clock_timestamp()`.as("locked_at")).where("org_id", "=", orgId).where("id", "=", sessionId);
+  let q = trx
+    .selectFrom("sessions")
+    .selectAll()
+    .select(sql<Date>`clock_timestamp()`.as("locked_at"))
+    .where("org_id", "=", orgId)
+    .where("id", "=", sessionId);
   if (ownerId !== undefined) q = q.where("user_id", "=", ownerId);
   return q.forUpdate().executeTakeFirst();
 }
@@ -61,7 +70,13 @@ export async function lockSessionById(
   trx: Transaction<Database>,
   sessionId: string,
 ): Promise<LockedSession | undefined> {
-  return trx.selectFrom("sessions").selectAll().select(sql<Date>`clock_timestamp()`.as("locked_at")).where("id", "=", sessionId).forUpdate().executeTakeFirst();
+  return trx
+    .selectFrom("sessions")
+    .selectAll()
+    .select(sql<Date>`clock_timestamp()`.as("locked_at"))
+    .where("id", "=", sessionId)
+    .forUpdate()
+    .executeTakeFirst();
 }
 
 /**
@@ -100,7 +115,11 @@ export interface NewSession {
   createdAt?: Date;
 }
 
-export async function insertSession(trx: Executor, init: NewSession, extra: Partial<Insertable<SessionsTable>> = {}): Promise<SessionRow> {
+export async function insertSession(
+  trx: Executor,
+  init: NewSession,
+  extra: Partial<Insertable<SessionsTable>> = {},
+): Promise<SessionRow> {
   const createdAt = init.createdAt ?? (await lockedNow(trx));
   const id = init.id ?? newId();
   return trx
@@ -157,7 +176,12 @@ export async function touchSession(
         }),
       )
       // Only positions superseded long ago are pruned: no live listing can still need them.
-      .with("pruned", (db) => db.deleteFrom("session_list_history").where("session_id", "=", row.id).where("superseded_at", "<", prunedBefore))
+      .with("pruned", (db) =>
+        db
+          .deleteFrom("session_list_history")
+          .where("session_id", "=", row.id)
+          .where("superseded_at", "<", prunedBefore),
+      )
       .updateTable("sessions")
       .set({ ...changes, updated_at: at, list_xid: writingTransaction() })
       .where("id", "=", row.id)

@@ -19,7 +19,11 @@ import type { SessionRow, StoredTokenUsage } from "./tables.js";
 import { findSessionWithTree } from "./tree-queries.js";
 import { usageNodesOfJson } from "./views.js";
 
-const usage = (inputTokens: number, factoryCredits = 0): StoredTokenUsage => ({ ...ZERO_USAGE, inputTokens, factoryCredits });
+const usage = (inputTokens: number, factoryCredits = 0): StoredTokenUsage => ({
+  ...ZERO_USAGE,
+  inputTokens,
+  factoryCredits,
+});
 
 describe("session trees", () => {
   let database: TestDatabase<Database>;
@@ -29,9 +33,19 @@ describe("session trees", () => {
   // root ─┬─ child ─── grandchild      (child also reports a client-side child "external")
   //       └─ child2
   // root2 ─── leaf
-  let root: SessionRow, child: SessionRow, grandchild: SessionRow, child2: SessionRow, root2: SessionRow, leaf: SessionRow;
+  let root: SessionRow,
+    child: SessionRow,
+    grandchild: SessionRow,
+    child2: SessionRow,
+    root2: SessionRow,
+    leaf: SessionRow;
 
-  async function session(parent: SessionRow | null, own: StoredTokenUsage, minutesAgo: number, reported?: Record<string, StoredTokenUsage>) {
+  async function session(
+    parent: SessionRow | null,
+    own: StoredTokenUsage,
+    minutesAgo: number,
+    reported?: Record<string, StoredTokenUsage>,
+  ) {
     return insertSession(
       database.db,
       {
@@ -55,7 +69,14 @@ describe("session trees", () => {
     orgId = (await createOrganization(db, { name: "Trees" })).id;
     userId = (await createUser(db, { orgId, email: "owner@trees.test", role: "owner" })).id;
     const deps = { db, cursors: new CursorStore(new MemoryKeyValueStore()), telemetry: createTelemetrySink(db) };
-    api = createClient(SessionService, handlerTransport((router) => router.service(SessionService, createSessionService(deps)), { orgId, userId, role: "owner" }));
+    api = createClient(
+      SessionService,
+      handlerTransport((router) => router.service(SessionService, createSessionService(deps)), {
+        orgId,
+        userId,
+        role: "owner",
+      }),
+    );
     // The list (newest first) is: child (moved to the top last), grandchild, leaf, child2, root2, root.
     root = await session(null, usage(100, 1.5), 60);
     root2 = await session(null, usage(50), 50);
@@ -68,7 +89,12 @@ describe("session trees", () => {
   afterAll(() => database?.drop());
 
   it("records each session's root: itself at the top, its parent's root below", () => {
-    expect([root.root_id, child.root_id, grandchild.root_id, child2.root_id]).toEqual([root.id, root.id, root.id, root.id]);
+    expect([root.root_id, child.root_id, grandchild.root_id, child2.root_id]).toEqual([
+      root.id,
+      root.id,
+      root.id,
+      root.id,
+    ]);
     expect([root2.root_id, leaf.root_id]).toEqual([root2.id, root2.id]);
   });
 
@@ -88,7 +114,16 @@ describe("session trees", () => {
   it("refuses a parent from another organization", async () => {
     const other = (await createOrganization(database.db, { name: "Other" })).id;
     const stranger = (await createUser(database.db, { orgId: other, email: "s@other.test", role: "owner" })).id;
-    const init = { orgId: other, userId: stranger, parentSessionId: root.id, title: null, computerId: null, settings: {}, client: "web", autonomyMode: "manual" };
+    const init = {
+      orgId: other,
+      userId: stranger,
+      parentSessionId: root.id,
+      title: null,
+      computerId: null,
+      settings: {},
+      client: "web",
+      autonomyMode: "manual",
+    };
     await expect(insertSession(database.db, init)).rejects.toThrow(/root_id/);
   });
 
@@ -106,13 +141,22 @@ describe("session trees", () => {
       const got = await api.getSession({ sessionId: id });
       expect(got.sessionSettings?.inclusiveTokenUsage, id).toMatchObject(want.inclusive);
       expect(got.sessionSettings?.childInclusiveTokenUsageBySessionId, id).toMatchObject(want.children);
-      expect(Object.keys(got.sessionSettings!.childInclusiveTokenUsageBySessionId).sort(), id).toEqual(Object.keys(want.children).sort());
+      expect(Object.keys(got.sessionSettings!.childInclusiveTokenUsageBySessionId).sort(), id).toEqual(
+        Object.keys(want.children).sort(),
+      );
     }
   });
 
   it("shows the same usage in the list, whether or not the rest of a tree is on the page", async () => {
     const all = await api.listSessions({ limit: "100" });
-    expect(all.sessions.map((s) => s.sessionId)).toEqual([child.id, grandchild.id, leaf.id, child2.id, root2.id, root.id]);
+    expect(all.sessions.map((s) => s.sessionId)).toEqual([
+      child.id,
+      grandchild.id,
+      leaf.id,
+      child2.id,
+      root2.id,
+      root.id,
+    ]);
     for (const [id, want] of Object.entries(expected())) {
       const item = all.sessions.find((s) => s.sessionId === id)!;
       expect(item.sessionSettings?.inclusiveTokenUsage, id).toMatchObject(want.inclusive);
@@ -124,7 +168,9 @@ describe("session trees", () => {
     do {
       const page = await api.listSessions({ limit: "1", cursor });
       const item = page.sessions[0]!;
-      expect(item.sessionSettings?.inclusiveTokenUsage, item.sessionId).toMatchObject(expected()[item.sessionId]!.inclusive);
+      expect(item.sessionSettings?.inclusiveTokenUsage, item.sessionId).toMatchObject(
+        expected()[item.sessionId]!.inclusive,
+      );
       seen.push(item.sessionId);
       cursor = page.pagination!.nextCursor;
     } while (cursor !== "");
@@ -145,7 +191,21 @@ describe("session trees", () => {
 
   it("answers 404 for another organization's session", async () => {
     const other = (await createOrganization(database.db, { name: "Elsewhere" })).id;
-    const outsider = createClient(SessionService, handlerTransport((router) => router.service(SessionService, createSessionService({ db: database.db, cursors: new CursorStore(new MemoryKeyValueStore()), telemetry: createTelemetrySink(database.db) })), { orgId: other, role: "owner" }));
+    const outsider = createClient(
+      SessionService,
+      handlerTransport(
+        (router) =>
+          router.service(
+            SessionService,
+            createSessionService({
+              db: database.db,
+              cursors: new CursorStore(new MemoryKeyValueStore()),
+              telemetry: createTelemetrySink(database.db),
+            }),
+          ),
+        { orgId: other, role: "owner" },
+      ),
+    );
     expect((await rejection(outsider.getSession({ sessionId: root.id }))).rawMessage).toBe("session not found");
   });
 });

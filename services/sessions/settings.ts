@@ -58,29 +58,41 @@ function typeOf(v: unknown): string {
 }
 
 function parseTags(path: string, items: JsonValue[]): NonNullable<StoredSettings["tags"]> {
-  if (items.length > SETTINGS_LIMITS.tags) throw invalidArgument(path, `must have at most ${SETTINGS_LIMITS.tags} items, got ${items.length}`);
+  if (items.length > SETTINGS_LIMITS.tags)
+    throw invalidArgument(path, `must have at most ${SETTINGS_LIMITS.tags} items, got ${items.length}`);
   return items.map((item, i) => {
     const at = `${path}[${i}]`;
     if (!isObject(item)) throw invalidArgument(at, `must be an object {name, metadata}, got ${typeOf(item)}`);
     for (const key of Object.keys(item)) {
-      if (key !== "name" && key !== "metadata") throw invalidArgument(`${at}.${key}`, "is not a tag field (name, metadata)");
+      if (key !== "name" && key !== "metadata")
+        throw invalidArgument(`${at}.${key}`, "is not a tag field (name, metadata)");
     }
-    if (typeof item.name !== "string") throw invalidArgument(`${at}.name`, `must be a string, got ${typeOf(item.name)}`);
+    if (typeof item.name !== "string")
+      throw invalidArgument(`${at}.name`, `must be a string, got ${typeOf(item.name)}`);
     if (item.name.length === 0) throw invalidArgument(`${at}.name`, "must not be empty");
     shortString(`${at}.name`, item.name, SETTINGS_LIMITS.tagNameChars);
     if (item.metadata === undefined) return { name: item.name };
-    if (!isObject(item.metadata)) throw invalidArgument(`${at}.metadata`, `must be an object, got ${typeOf(item.metadata)}`);
+    if (!isObject(item.metadata))
+      throw invalidArgument(`${at}.metadata`, `must be an object, got ${typeOf(item.metadata)}`);
     if (firstTooDeep(item.metadata, SETTINGS_LIMITS.tagMetadataDepth)) {
-      throw invalidArgument(`${at}.metadata`, `must nest objects and arrays at most ${SETTINGS_LIMITS.tagMetadataDepth} levels deep (the metadata object is level 1); deeper values cannot be read by protobuf clients`);
+      throw invalidArgument(
+        `${at}.metadata`,
+        `must nest objects and arrays at most ${SETTINGS_LIMITS.tagMetadataDepth} levels deep (the metadata object is level 1); deeper values cannot be read by protobuf clients`,
+      );
     }
     const bytes = Buffer.byteLength(JSON.stringify(item.metadata));
-    if (bytes > SETTINGS_LIMITS.tagMetadataBytes) throw invalidArgument(`${at}.metadata`, `must be at most ${SETTINGS_LIMITS.tagMetadataBytes} bytes of JSON, got ${bytes}`);
+    if (bytes > SETTINGS_LIMITS.tagMetadataBytes)
+      throw invalidArgument(
+        `${at}.metadata`,
+        `must be at most ${SETTINGS_LIMITS.tagMetadataBytes} bytes of JSON, got ${bytes}`,
+      );
     return { name: item.name, metadata: item.metadata };
   });
 }
 
 function parseStringList(path: string, items: JsonValue[]): string[] {
-  if (items.length > SETTINGS_LIMITS.toolIds) throw invalidArgument(path, `must have at most ${SETTINGS_LIMITS.toolIds} items, got ${items.length}`);
+  if (items.length > SETTINGS_LIMITS.toolIds)
+    throw invalidArgument(path, `must have at most ${SETTINGS_LIMITS.toolIds} items, got ${items.length}`);
   return items.map((item, i) => {
     if (typeof item !== "string") throw invalidArgument(`${path}[${i}]`, `must be a string, got ${typeOf(item)}`);
     if (item.length === 0) throw invalidArgument(`${path}[${i}]`, "must not be empty");
@@ -96,7 +108,8 @@ export function parseTokenUsage(path: string, value: unknown): StoredTokenUsage 
     if (!(TOKEN_USAGE_KEYS as readonly string[]).includes(key)) {
       throw invalidArgument(`${path}.${key}`, `is not a token usage field (${TOKEN_USAGE_KEYS.join(", ")})`);
     }
-    if (typeof n !== "number" || !Number.isFinite(n)) throw invalidArgument(`${path}.${key}`, `must be a number, got ${typeOf(n)}`);
+    if (typeof n !== "number" || !Number.isFinite(n))
+      throw invalidArgument(`${path}.${key}`, `must be a number, got ${typeOf(n)}`);
     if (n < 0) throw invalidArgument(`${path}.${key}`, `must be 0 or more, got ${n}`);
     usage[key as keyof StoredTokenUsage] = n;
   }
@@ -105,7 +118,8 @@ export function parseTokenUsage(path: string, value: unknown): StoredTokenUsage 
 
 function parseChildUsage(path: string, value: JsonObject): Record<string, StoredTokenUsage> {
   const entries = Object.entries(value);
-  if (entries.length > SETTINGS_LIMITS.children) throw invalidArgument(path, `must have at most ${SETTINGS_LIMITS.children} entries, got ${entries.length}`);
+  if (entries.length > SETTINGS_LIMITS.children)
+    throw invalidArgument(path, `must have at most ${SETTINGS_LIMITS.children} entries, got ${entries.length}`);
   const out: Record<string, StoredTokenUsage> = {};
   for (const [sessionId, usage] of entries) {
     if (sessionId.length === 0) throw invalidArgument(path, "session IDs must not be empty");
@@ -119,29 +133,44 @@ function parseChildUsage(path: string, value: JsonObject): Record<string, Stored
  * The fields present in `update`, validated; `path` is the JSON path of the settings object in
  * the request ("sessionSettings"). Absent fields are absent from the result.
  */
-export function parseSettingsUpdate(update: SessionSettingsUpdate | undefined, path = "sessionSettings"): StoredSettings {
+export function parseSettingsUpdate(
+  update: SessionSettingsUpdate | undefined,
+  path = "sessionSettings",
+): StoredSettings {
   const out: StoredSettings = {};
   if (!update) return out;
   if (update.model !== undefined) out.model = shortString(`${path}.model`, update.model);
-  if (update.specModeModel !== undefined) out.specModeModel = shortString(`${path}.specModeModel`, update.specModeModel);
+  if (update.specModeModel !== undefined)
+    out.specModeModel = shortString(`${path}.specModeModel`, update.specModeModel);
   if (update.providerLockTimestamp !== undefined) {
     out.providerLockTimestamp = shortString(`${path}.providerLockTimestamp`, update.providerLockTimestamp, 64);
   }
   if (update.assistantActiveTimeMs !== undefined) {
     const ms = update.assistantActiveTimeMs;
-    if (!Number.isFinite(ms) || ms < 0) throw invalidArgument(`${path}.assistantActiveTimeMs`, `must be a number of milliseconds ≥ 0, got ${ms}`);
+    if (!Number.isFinite(ms) || ms < 0)
+      throw invalidArgument(`${path}.assistantActiveTimeMs`, `must be a number of milliseconds ≥ 0, got ${ms}`);
     out.assistantActiveTimeMs = ms;
   }
   if (update.archivedAt !== undefined) out.archivedAt = shortString(`${path}.archivedAt`, update.archivedAt, 64);
   if (update.childInclusiveTokenUsageBySessionId !== undefined) {
-    out.childInclusiveTokenUsageBySessionId = parseChildUsage(`${path}.childInclusiveTokenUsageBySessionId`, update.childInclusiveTokenUsageBySessionId);
+    out.childInclusiveTokenUsageBySessionId = parseChildUsage(
+      `${path}.childInclusiveTokenUsageBySessionId`,
+      update.childInclusiveTokenUsageBySessionId,
+    );
   }
-  if (update.tags !== undefined) out.tags = parseTags(`${path}.tags`, toJson(ListValueSchema, update.tags) as JsonValue[]);
+  if (update.tags !== undefined)
+    out.tags = parseTags(`${path}.tags`, toJson(ListValueSchema, update.tags) as JsonValue[]);
   if (update.enabledToolIds !== undefined) {
-    out.enabledToolIds = parseStringList(`${path}.enabledToolIds`, toJson(ListValueSchema, update.enabledToolIds) as JsonValue[]);
+    out.enabledToolIds = parseStringList(
+      `${path}.enabledToolIds`,
+      toJson(ListValueSchema, update.enabledToolIds) as JsonValue[],
+    );
   }
   if (update.disabledToolIds !== undefined) {
-    out.disabledToolIds = parseStringList(`${path}.disabledToolIds`, toJson(ListValueSchema, update.disabledToolIds) as JsonValue[]);
+    out.disabledToolIds = parseStringList(
+      `${path}.disabledToolIds`,
+      toJson(ListValueSchema, update.disabledToolIds) as JsonValue[],
+    );
   }
   return out;
 }
@@ -174,7 +203,12 @@ export function refuseHeldSessions(
   const keys = Object.keys(reported ?? {});
   const parentOf = new Map(held.map((r) => [r.id, r.parent_session_id]));
   const key = keys.find((k) => parentOf.has(k))!;
-  if (key === sessionId) throw invalidArgument(`${path}.${key}`, "is this session's own ID; its usage is tokenUsage, not a child's");
-  if (parentOf.get(key) === sessionId) throw invalidArgument(`${path}.${key}`, "is a child session this service tracks; its usage cannot be reported");
-  throw invalidArgument(`${path}.${key}`, "is a session this service holds and not a child of this one (its parent, an ancestor or an unrelated session); only children run outside this service can be reported");
+  if (key === sessionId)
+    throw invalidArgument(`${path}.${key}`, "is this session's own ID; its usage is tokenUsage, not a child's");
+  if (parentOf.get(key) === sessionId)
+    throw invalidArgument(`${path}.${key}`, "is a child session this service tracks; its usage cannot be reported");
+  throw invalidArgument(
+    `${path}.${key}`,
+    "is a session this service holds and not a child of this one (its parent, an ancestor or an unrelated session); only children run outside this service can be reported",
+  );
 }

@@ -178,4 +178,10 @@ export type MessageRow = Selectable<MessagesTable>;
 export type AttachmentRow = Selectable<MessageAttachmentsTable>;
 
 /** The session's own token usage, one column per counter. */
-export type UsageColumns = "input_tokens" | "output_tokens" | "cache_creation_tokens" | "cache_read_tokens" | "thinking_tokens" | "factory_credits";
+export type UsageColumns =
+  | "input_tokens"
+  | "output_tokens"
+  | "cache_creation_tokens"
+  | "cache_read_tokens"
+  | "thinking_tokens"
+  | "factory_credits";

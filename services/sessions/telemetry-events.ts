@@ -4,7 +4,9 @@
 import type { TelemetryEventInit } from "../platform/telemetry.js";
 import type { MessageRow, SessionRow, StoredTokenUsage } from "./tables.js";
 
-export function sessionStartEvent(session: Pick<SessionRow, "id" | "org_id" | "user_id" | "client" | "autonomy_mode" | "created_at">): TelemetryEventInit {
+export function sessionStartEvent(
+  session: Pick<SessionRow, "id" | "org_id" | "user_id" | "client" | "autonomy_mode" | "created_at">,
+): TelemetryEventInit {
   return {
     type: "session_start",
     time: session.created_at.toISOString(),
@@ -44,7 +46,12 @@ export interface ModelUsageReport {
 }
 
 /** A `model_usage` event per usage report of a run; `batchId` makes their event IDs unique. */
-export function modelUsageEvents(session: SessionRow, at: Date, batchId: string, reports: readonly ModelUsageReport[]): TelemetryEventInit[] {
+export function modelUsageEvents(
+  session: SessionRow,
+  at: Date,
+  batchId: string,
+  reports: readonly ModelUsageReport[],
+): TelemetryEventInit[] {
   return reports.map((r, i) => ({
     type: "model_usage",
     time: at.toISOString(),

@@ -49,10 +49,17 @@ export async function treeOf(db: Executor, row: Pick<SessionRow, "id">): Promise
 }
 
 const sessionWithTree = (db: Executor, orgId: string, sessionId: string) =>
-  db.selectFrom("sessions as s").selectAll("s").select(treeJsonOf("s").as("tree")).where("s.org_id", "=", orgId).where("s.id", "=", sessionId);
+  db
+    .selectFrom("sessions as s")
+    .selectAll("s")
+    .select(treeJsonOf("s").as("tree"))
+    .where("s.org_id", "=", orgId)
+    .where("s.id", "=", sessionId);
 
 // GetSession's statement, built and compiled once per variant (platform/compiled-query.ts).
-const findAny = compiledQuery(2, (db: Executor, orgId: string, sessionId: string) => sessionWithTree(db, orgId, sessionId));
+const findAny = compiledQuery(2, (db: Executor, orgId: string, sessionId: string) =>
+  sessionWithTree(db, orgId, sessionId),
+);
 const findOwned = compiledQuery(3, (db: Executor, orgId: string, sessionId: string, ownerId: string) =>
   sessionWithTree(db, orgId, sessionId).where("s.user_id", "=", ownerId),
 );
@@ -67,6 +74,7 @@ export async function findSessionWithTree(
   sessionId: string,
   ownerId?: string,
 ): Promise<SessionWithTreeRow | undefined> {
-  const result = ownerId === undefined ? await findAny(db, orgId, sessionId) : await findOwned(db, orgId, sessionId, ownerId);
+  const result =
+    ownerId === undefined ? await findAny(db, orgId, sessionId) : await findOwned(db, orgId, sessionId, ownerId);
   return result.rows[0];
 }

@@ -4,11 +4,21 @@ import { ZERO_USAGE } from "./settings.js";
 import { computeUsage, type UsageNode } from "./usage.js";
 
 const u = (inputTokens: number, outputTokens = 0) => ({ ...ZERO_USAGE, inputTokens, outputTokens });
-const node = (id: string, parentId: string | null, own: ReturnType<typeof u>, reported: Record<string, ReturnType<typeof u>> = {}): UsageNode => ({ id, parentId, own, reported });
+const node = (
+  id: string,
+  parentId: string | null,
+  own: ReturnType<typeof u>,
+  reported: Record<string, ReturnType<typeof u>> = {},
+): UsageNode => ({ id, parentId, own, reported });
 
 describe("computeUsage", () => {
   it("adds children's inclusive usage, recursively, keyed by child ID", () => {
-    const usage = computeUsage([node("root", null, u(100, 10)), node("child", "root", u(20, 2)), node("grandchild", "child", u(3, 1)), node("other", null, u(7))]);
+    const usage = computeUsage([
+      node("root", null, u(100, 10)),
+      node("child", "root", u(20, 2)),
+      node("grandchild", "child", u(3, 1)),
+      node("other", null, u(7)),
+    ]);
     expect(usage.get("grandchild")!.inclusive).toEqual(u(3, 1));
     expect(usage.get("child")!.inclusive).toEqual(u(23, 3));
     expect(usage.get("child")!.children).toEqual({ grandchild: u(3, 1) });
@@ -17,7 +27,10 @@ describe("computeUsage", () => {
   });
 
   it("counts reported children, but never a reported entry for a child it holds", () => {
-    const usage = computeUsage([node("root", null, u(1), { external: u(50), child: u(999) }), node("child", "root", u(5))]);
+    const usage = computeUsage([
+      node("root", null, u(1), { external: u(50), child: u(999) }),
+      node("child", "root", u(5)),
+    ]);
     expect(usage.get("root")!.children).toEqual({ external: u(50), child: u(5) });
     expect(usage.get("root")!.inclusive).toEqual(u(56));
   });
@@ -25,7 +38,14 @@ describe("computeUsage", () => {
   it("ignores reported entries naming the session itself, an ancestor or another member of its tree (stored before writes refused them)", () => {
     const usage = computeUsage([
       node("root", null, u(1)),
-      node("child", "root", u(5), { child: u(100), root: u(200), sibling: u(300), grandchild: u(400), external: u(7), other: u(8) }),
+      node("child", "root", u(5), {
+        child: u(100),
+        root: u(200),
+        sibling: u(300),
+        grandchild: u(400),
+        external: u(7),
+        other: u(8),
+      }),
       node("sibling", "root", u(10)),
       node("grandchild", "child", u(2)),
       node("other", null, u(50)),

@@ -29,14 +29,24 @@ const present = <K extends string, V>(key: K, value: V | null | undefined): { [P
 /** What a full session is built from. */
 export type SessionSource = Pick<
   SessionRow,
-  "id" | "title" | "computer_id" | "message_count" | "settings" | "created_at" | "updated_at" | "completed_at" | "status" | "lease_expires_at"
+  | "id"
+  | "title"
+  | "computer_id"
+  | "message_count"
+  | "settings"
+  | "created_at"
+  | "updated_at"
+  | "completed_at"
+  | "status"
+  | "lease_expires_at"
 >;
 /** A session row that carries what its own usage node needs. */
 type UsageSource = Pick<SessionRow, "id" | "parent_session_id" | "settings" | UsageColumns>;
 
 /** The status a client sees: a run whose lease expired is waiting for a runner again. */
 export function visibleStatus(row: Pick<SessionRow, "status" | "lease_expires_at">, nowMs = Date.now()): SessionStatus {
-  if (row.status === "running" && row.lease_expires_at !== null && row.lease_expires_at.getTime() <= nowMs) return "pending";
+  if (row.status === "running" && row.lease_expires_at !== null && row.lease_expires_at.getTime() <= nowMs)
+    return "pending";
   return row.status;
 }
 
@@ -52,17 +62,34 @@ function ownUsageOf(row: Pick<SessionRow, UsageColumns>): StoredTokenUsage {
 }
 
 function usageNodeOf(row: UsageSource): UsageNode {
-  return { id: row.id, parentId: row.parent_session_id, own: ownUsageOf(row), reported: row.settings.childInclusiveTokenUsageBySessionId ?? {} };
+  return {
+    id: row.id,
+    parentId: row.parent_session_id,
+    own: ownUsageOf(row),
+    reported: row.settings.childInclusiveTokenUsageBySessionId ?? {},
+  };
 }
 
 export function usageNodesOfJson(members: readonly TreeMemberJson[] | null): UsageNode[] {
   if (members === null) return [];
-  return members.map(([id, parentId, inputTokens, outputTokens, cacheCreationTokens, cacheReadTokens, thinkingTokens, factoryCredits, reported]) => ({
-    id,
-    parentId,
-    own: { inputTokens, outputTokens, cacheCreationTokens, cacheReadTokens, thinkingTokens, factoryCredits },
-    reported: reported ?? {},
-  }));
+  return members.map(
+    ([
+      id,
+      parentId,
+      inputTokens,
+      outputTokens,
+      cacheCreationTokens,
+      cacheReadTokens,
+      thinkingTokens,
+      factoryCredits,
+      reported,
+    ]) => ({
+      id,
+      parentId,
+      own: { inputTokens, outputTokens, cacheCreationTokens, cacheReadTokens, thinkingTokens, factoryCredits },
+      reported: reported ?? {},
+    }),
+  );
 }
 
 /** Usage of each of `rows`, given the rest of their trees; the rows' own copies win (e.g. just written). */
@@ -134,7 +161,11 @@ function toSessionListItem(row: SessionListRow, usage: SessionUsage): SessionLis
 }
 
 function toSession(row: SessionSource, usage: SessionUsage, nowMs = Date.now()): SessionInit {
-  const times = { created: row.created_at.getTime(), updated: row.updated_at.getTime(), completed: row.completed_at?.getTime() ?? null };
+  const times = {
+    created: row.created_at.getTime(),
+    updated: row.updated_at.getTime(),
+    completed: row.completed_at?.getTime() ?? null,
+  };
   const out: SessionInit = sessionFields(row, times, usage);
   out.status = visibleStatus(row, nowMs);
   return out;

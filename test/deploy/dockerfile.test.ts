@@ -22,7 +22,11 @@ interface Stage {
 
 /** Instructions grouped by stage, line continuations joined, ARG defaults substituted into FROM. */
 function parseDockerfile(text: string): Stage[] {
-  const joined = text.replace(/\\\n/g, " ").split("\n").map((l) => l.trim()).filter((l) => l !== "" && !l.startsWith("#"));
+  const joined = text
+    .replace(/\\\n/g, " ")
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "" && !l.startsWith("#"));
   const args = new Map<string, string>();
   const stages: Stage[] = [];
   for (const line of joined) {
@@ -46,9 +50,18 @@ function parseDockerfile(text: string): Stage[] {
 
 /** Docker's .dockerignore: the last matching pattern wins; a pattern matching a parent directory matches everything below it. */
 function ignored(file: string): boolean {
-  const patterns = dockerignore.split("\n").map((l) => l.trim()).filter((l) => l !== "" && !l.startsWith("#"));
+  const patterns = dockerignore
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "" && !l.startsWith("#"));
   const toRegex = (p: string) =>
-    new RegExp(`^${p.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*\*\//g, "(?:.*/)?").replace(/\*\*/g, ".*").replace(/(?<!\.)\*/g, "[^/]*")}$`);
+    new RegExp(
+      `^${p
+        .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+        .replace(/\*\*\//g, "(?:.*/)?")
+        .replace(/\*\*/g, ".*")
+        .replace(/(?<!\.)\*/g, "[^/]*")}$`,
+    );
   const parts = file.split("/");
   const candidates = parts.map((_p, i) => parts.slice(0, i + 1).join("/"));
   let out = false;
@@ -72,7 +85,9 @@ describe("Dockerfile", () => {
   it("compiles in the build stage where bin/agentplane.js looks for the compiled CLI", () => {
     const build = stages.find((s) => s.name === "build")!;
     expect(build.instructions.some((i) => i.op === "RUN" && /npx tsc -p \./.test(i.args))).toBe(true);
-    const tsconfig = JSON.parse(readFileSync(new URL("tsconfig.json", ROOT), "utf8")) as { compilerOptions: { outDir: string; rootDir: string } };
+    const tsconfig = JSON.parse(readFileSync(new URL("tsconfig.json", ROOT), "utf8")) as {
+      compilerOptions: { outDir: string; rootDir: string };
+    };
     expect(tsconfig.compilerOptions).toMatchObject({ outDir: "dist", rootDir: "." });
     const bin = readFileSync(new URL("bin/agentplane.js", ROOT), "utf8");
     expect(bin).toContain('"../dist/services/cli/main.js"');
@@ -101,12 +116,39 @@ describe("Dockerfile", () => {
   });
 
   it("has a build context (.dockerignore) holding what the stages copy and nothing else", () => {
-    const copied = stages.flatMap((s) => s.instructions.filter((i) => i.op === "COPY" && !i.args.startsWith("--from")).flatMap((i) => i.args.split(/\s+/).slice(0, -1)));
-    expect([...new Set(copied)].sort()).toEqual(["bin", "gen", "package-lock.json", "package.json", "services", "tsconfig.json"]);
-    for (const file of ["package.json", "package-lock.json", "tsconfig.json", "bin/agentplane.js", "gen/agentplane/sessions/v1alpha1/sessions_pb.ts", "services/cli/main.ts"]) {
+    const copied = stages.flatMap((s) =>
+      s.instructions
+        .filter((i) => i.op === "COPY" && !i.args.startsWith("--from"))
+        .flatMap((i) => i.args.split(/\s+/).slice(0, -1)),
+    );
+    expect([...new Set(copied)].sort()).toEqual([
+      "bin",
+      "gen",
+      "package-lock.json",
+      "package.json",
+      "services",
+      "tsconfig.json",
+    ]);
+    for (const file of [
+      "package.json",
+      "package-lock.json",
+      "tsconfig.json",
+      "bin/agentplane.js",
+      "gen/agentplane/sessions/v1alpha1/sessions_pb.ts",
+      "services/cli/main.ts",
+    ]) {
       expect(ignored(file), file).toBe(false);
     }
-    for (const file of ["node_modules/pg/package.json", ".data/pg/PG_VERSION", ".git/HEAD", "dist/services/cli/main.js", "test/deploy/envoy.test.ts", "services/edge/edge.test.ts", "deploy/envoy/api.binpb", "README.md"]) {
+    for (const file of [
+      "node_modules/pg/package.json",
+      ".data/pg/PG_VERSION",
+      ".git/HEAD",
+      "dist/services/cli/main.js",
+      "test/deploy/envoy.test.ts",
+      "services/edge/edge.test.ts",
+      "deploy/envoy/api.binpb",
+      "README.md",
+    ]) {
       expect(ignored(file), file).toBe(true);
     }
   });

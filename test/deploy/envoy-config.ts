@@ -18,7 +18,8 @@ export const LUA_MAPPER_PATH = new URL("../../deploy/envoy/error-mapper.lua", im
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Node = any;
 
-const HCM_TYPE = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
+const HCM_TYPE =
+  "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager";
 const LUA_TYPE = "type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua";
 const TRANSCODER_TYPE = "type.googleapis.com/envoy.extensions.filters.http.grpc_json_transcoder.v3.GrpcJsonTranscoder";
 const ROUTER_TYPE = "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router";
@@ -58,7 +59,8 @@ function connectionManagers(config: Node): { listener: string; hcm: Node; port: 
   for (const l of listeners(config)) {
     for (const chain of l.filter_chains ?? []) {
       for (const f of chain.filters ?? []) {
-        if (typeOf(f) === HCM_TYPE) out.push({ listener: l.name, hcm: f.typed_config, port: l.address?.socket_address?.port_value });
+        if (typeOf(f) === HCM_TYPE)
+          out.push({ listener: l.name, hcm: f.typed_config, port: l.address?.socket_address?.port_value });
       }
     }
   }
@@ -151,7 +153,8 @@ function routeMatches(match: Node, req: RouteRequest): boolean {
   let pathOk: boolean;
   if (match.prefix !== undefined) pathOk = path.startsWith(norm(match.prefix));
   else if (match.path !== undefined) pathOk = path === norm(match.path);
-  else if (match.path_separated_prefix !== undefined) pathOk = path === norm(match.path_separated_prefix) || path.startsWith(`${norm(match.path_separated_prefix)}/`);
+  else if (match.path_separated_prefix !== undefined)
+    pathOk = path === norm(match.path_separated_prefix) || path.startsWith(`${norm(match.path_separated_prefix)}/`);
   else if (match.safe_regex !== undefined) pathOk = new RegExp(`^(?:${match.safe_regex.regex})$`).test(req.path);
   else throw new Error(`route match ${JSON.stringify(match)} has no path matcher this check models`);
   if (!pathOk) return false;
@@ -175,7 +178,10 @@ export function matchRoute(config: Node, req: RouteRequest, host = "api.example.
 
 /** The request the transcoder hands the router for a REST call bound to Service/Method. */
 export function transcodedRequest(service: string, method: string, verb: string): RouteRequest {
-  return { path: `/${service}/${method}`, headers: { "content-type": "application/grpc", "x-envoy-original-method": verb, te: "trailers" } };
+  return {
+    path: `/${service}/${method}`,
+    headers: { "content-type": "application/grpc", "x-envoy-original-method": verb, te: "trailers" },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -208,9 +214,14 @@ export function checkEnvoyCrossReferences(
   const transcoder = transcoderOf(config);
   const listed: string[] = [...(transcoder?.services ?? [])].sort();
   if (JSON.stringify(listed) !== JSON.stringify(publicServices)) {
-    fail("grpc_json_transcoder.services", `must be exactly the public services [${publicServices.join(", ")}], got [${listed.join(", ")}]`);
+    fail(
+      "grpc_json_transcoder.services",
+      `must be exactly the public services [${publicServices.join(", ")}], got [${listed.join(", ")}]`,
+    );
   }
-  for (const s of listed) if (!services.has(s)) fail("grpc_json_transcoder.services", `${s} is not in the descriptor set (Envoy would not start)`);
+  for (const s of listed)
+    if (!services.has(s))
+      fail("grpc_json_transcoder.services", `${s} is not in the descriptor set (Envoy would not start)`);
   problems.push(...checkTranscoderOptions(transcoder));
 
   // Clusters: unique names, HTTP/2, gRPC health checks of a service the module serves, outlier detection.
@@ -231,13 +242,16 @@ export function checkEnvoyCrossReferences(
       const where = `route ${vh.name}[${i}] (${r.match?.prefix ?? r.match?.path ?? "?"})`;
       const action = r.route;
       if (!action) return fail(where, "is not a route to a cluster");
-      if (typeof action.cluster !== "string") return fail(where, "must name one cluster (weighted or header-chosen clusters are not checked here)");
+      if (typeof action.cluster !== "string")
+        return fail(where, "must name one cluster (weighted or header-chosen clusters are not checked here)");
       usedClusters.add(action.cluster);
-      if (!clusterByName.has(action.cluster)) fail(where, `routes to cluster "${action.cluster}", which does not exist`);
+      if (!clusterByName.has(action.cluster))
+        fail(where, `routes to cluster "${action.cluster}", which does not exist`);
       if (action.timeout === undefined || action.timeout === "0s") fail(where, "needs an explicit, non-zero timeout");
     });
   }
-  for (const name of clusterByName.keys()) if (!usedClusters.has(name)) fail(`cluster ${name}`, "is not used by any route");
+  for (const name of clusterByName.keys())
+    if (!usedClusters.has(name)) fail(`cluster ${name}`, "is not used by any route");
 
   // Every google.api.http binding of a transcoded service reaches the cluster of its module; writes
   // are never retried after reaching a pod.
@@ -254,10 +268,15 @@ export function checkEnvoyCrossReferences(
           continue;
         }
         const cluster = route.route?.cluster;
-        if (cluster !== module.name) fail(where, `routes to cluster "${cluster}", not to "${module.name}", the module serving ${name}`);
-        const retryOn = String(route.route?.retry_policy?.retry_on ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "");
+        if (cluster !== module.name)
+          fail(where, `routes to cluster "${cluster}", not to "${module.name}", the module serving ${name}`);
+        const retryOn = String(route.route?.retry_policy?.retry_on ?? "")
+          .split(",")
+          .map((s) => s.trim())
+          .filter((s) => s !== "");
         const unsafe = retryOn.filter((c) => !SAFE_RETRY_ON.has(c));
-        if (b.verb !== "GET" && unsafe.length > 0) fail(where, `a write is retried on ${unsafe.join(", ")}; only reads may be`);
+        if (b.verb !== "GET" && unsafe.length > 0)
+          fail(where, `a write is retried on ${unsafe.join(", ")}; only reads may be`);
       }
     }
   }
@@ -285,14 +304,18 @@ function checkFilterChain(filters: Node[]): string[] {
   const transcoder = types.indexOf(TRANSCODER_TYPE);
   const router = types.indexOf(ROUTER_TYPE);
   if (lua === -1) problems.push("http_filters: no Lua error mapper");
-  else if (lua > transcoder) problems.push("http_filters: the Lua filter must come before the transcoder, so that it sees the transcoder's responses");
+  else if (lua > transcoder)
+    problems.push(
+      "http_filters: the Lua filter must come before the transcoder, so that it sees the transcoder's responses",
+    );
   if (router !== types.length - 1) problems.push("http_filters: the router must be the last filter");
   const luaConfig = filters[lua]?.typed_config;
   if (luaConfig) {
     const source = luaConfig.default_source_code;
     if (source?.inline_string !== undefined) {
       // Inlined: it must be the mapper the tests run, byte for byte.
-      if (source.inline_string !== readFileSync(LUA_MAPPER_PATH, "utf8")) problems.push("lua: the inlined script differs from deploy/envoy/error-mapper.lua");
+      if (source.inline_string !== readFileSync(LUA_MAPPER_PATH, "utf8"))
+        problems.push("lua: the inlined script differs from deploy/envoy/error-mapper.lua");
     } else if (typeof source?.filename !== "string" || !source.filename.endsWith("/error-mapper.lua")) {
       problems.push("lua: default_source_code must be error-mapper.lua (by file name, or inlined)");
     }
@@ -303,15 +326,21 @@ function checkFilterChain(filters: Node[]): string[] {
 function checkConnectionManager(hcm: Node): string[] {
   const problems: string[] = [];
   if (hcm.generate_request_id === false) problems.push("http_connection_manager: generate_request_id must stay on");
-  if (hcm.preserve_external_request_id !== true) problems.push("http_connection_manager: preserve_external_request_id must be true (clients' X-Request-Id are kept)");
-  if (hcm.always_set_request_id_in_response !== true) problems.push("http_connection_manager: always_set_request_id_in_response must be true");
+  if (hcm.preserve_external_request_id !== true)
+    problems.push(
+      "http_connection_manager: preserve_external_request_id must be true (clients' X-Request-Id are kept)",
+    );
+  if (hcm.always_set_request_id_in_response !== true)
+    problems.push("http_connection_manager: always_set_request_id_in_response must be true");
   const jsonLogs = (hcm.access_log ?? []).some((l: Node) => l.typed_config?.log_format?.json_format !== undefined);
   if (!jsonLogs) problems.push("http_connection_manager: no JSON access log");
   for (const m of hcm.local_reply_config?.mappers ?? []) {
     const status = m.filter?.status_code_filter?.comparison?.value?.default_value;
     const title = m.body_format_override?.json_format?.title;
     if (typeof status === "number" && title !== reasonPhrase(status)) {
-      problems.push(`local_reply_config: the title for ${status} must be "${reasonPhrase(status)}", as the TypeScript edge writes it, not "${title}"`);
+      problems.push(
+        `local_reply_config: the title for ${status} must be "${reasonPhrase(status)}", as the TypeScript edge writes it, not "${title}"`,
+      );
     }
   }
   return problems;
@@ -322,18 +351,42 @@ function checkTranscoderOptions(t: Node): string[] {
   const problems: string[] = [];
   const want = (cond: boolean, what: string) => cond || problems.push(`grpc_json_transcoder: ${what}`);
   want(t.convert_grpc_status === true, "convert_grpc_status must be true");
-  want(t.request_validation_options?.reject_unknown_method === true, "request_validation_options.reject_unknown_method must be true");
-  want(t.request_validation_options?.reject_unknown_query_parameters === true, "request_validation_options.reject_unknown_query_parameters must be true");
-  want(t.request_validation_options?.reject_binding_body_field_collisions === true, "request_validation_options.reject_binding_body_field_collisions must be true (a body field may not override a path value)");
-  want(t.print_options?.always_print_primitive_fields === true, "print_options.always_print_primitive_fields must be true");
-  want(t.print_options?.preserve_proto_field_names !== true, "JSON names, not proto names (preserve_proto_field_names off)");
+  want(
+    t.request_validation_options?.reject_unknown_method === true,
+    "request_validation_options.reject_unknown_method must be true",
+  );
+  want(
+    t.request_validation_options?.reject_unknown_query_parameters === true,
+    "request_validation_options.reject_unknown_query_parameters must be true",
+  );
+  want(
+    t.request_validation_options?.reject_binding_body_field_collisions === true,
+    "request_validation_options.reject_binding_body_field_collisions must be true (a body field may not override a path value)",
+  );
+  want(
+    t.print_options?.always_print_primitive_fields === true,
+    "print_options.always_print_primitive_fields must be true",
+  );
+  want(
+    t.print_options?.preserve_proto_field_names !== true,
+    "JSON names, not proto names (preserve_proto_field_names off)",
+  );
   want(t.print_options?.always_print_enums_as_ints !== true, "enums print as names");
   want(t.print_options?.add_whitespace !== true, "compact JSON (add_whitespace off)");
-  want(t.url_unescape_spec === "ALL_CHARACTERS_EXCEPT_SLASH", "url_unescape_spec must be ALL_CHARACTERS_EXCEPT_SLASH (as the TypeScript edge decodes path variables)");
+  want(
+    t.url_unescape_spec === "ALL_CHARACTERS_EXCEPT_SLASH",
+    "url_unescape_spec must be ALL_CHARACTERS_EXCEPT_SLASH (as the TypeScript edge decodes path variables)",
+  );
   want(t.query_param_unescape_plus !== true, "'+' in a query value must stay '+'");
-  want(t.ignore_unknown_query_parameters !== true && !(t.ignored_query_parameters?.length > 0), "no query parameter may be ignored");
+  want(
+    t.ignore_unknown_query_parameters !== true && !(t.ignored_query_parameters?.length > 0),
+    "no query parameter may be ignored",
+  );
   want(t.match_incoming_request_route !== true, "routes match the transcoded gRPC path");
-  want(typeof t.proto_descriptor === "string", "proto_descriptor must name the descriptor file mounted from the ConfigMap");
+  want(
+    typeof t.proto_descriptor === "string",
+    "proto_descriptor must name the descriptor file mounted from the ConfigMap",
+  );
   return problems;
 }
 
@@ -353,7 +406,13 @@ function checkCluster(c: Node, modules: readonly ModuleFacts[]): string[] {
   for (const hc of checks) {
     const name = hc.grpc_health_check?.service_name;
     if (hc.grpc_health_check === undefined) fail("health checks must be grpc.health.v1 checks");
-    else if (module && name !== undefined && name !== "" && !module.publicServices.includes(name) && !module.internalServices.includes(name)) {
+    else if (
+      module &&
+      name !== undefined &&
+      name !== "" &&
+      !module.publicServices.includes(name) &&
+      !module.internalServices.includes(name)
+    ) {
       fail(`health-checks ${name}, which module ${module.name} does not serve (the check would fail)`);
     }
   }

@@ -13,8 +13,23 @@ import type { HeaderList, UpstreamResponse } from "./lua-mapper.js";
 
 /** Envoy's Grpc::Utility::grpcToHttpStatus, transcribed from Envoy (not from services/edge). */
 export const ENVOY_GRPC_TO_HTTP: Readonly<Record<number, number>> = {
-  0: 200, 1: 499, 2: 500, 3: 400, 4: 504, 5: 404, 6: 409, 7: 403, 8: 429,
-  9: 400, 10: 409, 11: 400, 12: 501, 13: 500, 14: 503, 15: 500, 16: 401,
+  0: 200,
+  1: 499,
+  2: 500,
+  3: 400,
+  4: 504,
+  5: 404,
+  6: 409,
+  7: 403,
+  8: 429,
+  9: 400,
+  10: 409,
+  11: 400,
+  12: 501,
+  13: 500,
+  14: 503,
+  15: 500,
+  16: 401,
 };
 
 /** protobuf's JSON writer: escapes quotes, backslashes, control characters, '<' and '>'. */
@@ -39,7 +54,8 @@ export function protobufJsonString(s: string): string {
 export function grpcPercentEncode(s: string): string {
   let out = "";
   for (const b of Buffer.from(s, "utf8")) {
-    out += b < 0x20 || b > 0x7e || b === 0x25 ? `%${b.toString(16).toUpperCase().padStart(2, "0")}` : String.fromCharCode(b);
+    out +=
+      b < 0x20 || b > 0x7e || b === 0x25 ? `%${b.toString(16).toUpperCase().padStart(2, "0")}` : String.fromCharCode(b);
   }
   return out;
 }
@@ -57,7 +73,12 @@ export function convertedGrpcError(code: number, message: string, metadata: Head
 export function unconvertedGrpcError(code: number, message: string, metadata: HeaderList = []): UpstreamResponse {
   return {
     status: ENVOY_GRPC_TO_HTTP[code] ?? 500,
-    headers: [["content-type", "application/grpc"], ["grpc-status", String(code)], ["grpc-message", grpcPercentEncode(message)], ...metadata],
+    headers: [
+      ["content-type", "application/grpc"],
+      ["grpc-status", String(code)],
+      ["grpc-message", grpcPercentEncode(message)],
+      ...metadata,
+    ],
   };
 }
 
@@ -66,7 +87,12 @@ interface LocalReplyMapper {
   body_format_override?: { json_format?: Record<string, unknown> };
 }
 
-function substitute(format: unknown, status: number, text: string, requestHeaders: ReadonlyMap<string, string>): unknown {
+function substitute(
+  format: unknown,
+  status: number,
+  text: string,
+  requestHeaders: ReadonlyMap<string, string>,
+): unknown {
   if (typeof format === "string") {
     if (format === "%RESPONSE_CODE%") return status; // a lone command keeps its type in json_format
     return format

@@ -181,26 +181,37 @@ class Checker {
     }
     for (const oneof of type.oneofsArray) {
       const set = oneof.fieldsArray.filter((f) => present.has(f));
-      if (set.length > 1) this.fail(where, `oneof ${oneof.name} of ${name} has more than one member: ${set.map((f) => f.name).join(", ")}`);
+      if (set.length > 1)
+        this.fail(
+          where,
+          `oneof ${oneof.name} of ${name} has more than one member: ${set.map((f) => f.name).join(", ")}`,
+        );
       if (set.length === 0 && optionsOf(oneof)["(validate.required)"] === true) {
-        this.fail(where, `oneof ${oneof.name} of ${name} requires one of: ${oneof.fieldsArray.map((f) => f.name).join(", ")}`);
+        this.fail(
+          where,
+          `oneof ${oneof.name} of ${name} requires one of: ${oneof.fieldsArray.map((f) => f.name).join(", ")}`,
+        );
       }
     }
     for (const field of type.fieldsArray) {
       // A rule on a oneof member applies only when that member is the one chosen.
       if (present.has(field) || field.partOf) continue;
       const rules = optionsOf(field)["(validate.rules)"] as Rules | undefined;
-      const required = (rules?.message as Rules | undefined)?.required ?? (rules?.duration as Rules | undefined)?.required;
-      if (required === true) this.fail(where ? `${where}.${field.name}` : field.name, `required field of ${name} is missing`);
+      const required =
+        (rules?.message as Rules | undefined)?.required ?? (rules?.duration as Rules | undefined)?.required;
+      if (required === true)
+        this.fail(where ? `${where}.${field.name}` : field.name, `required field of ${name} is missing`);
     }
   }
 
   private field(field: protobuf.Field, value: Json, where: string, options: Record<string, unknown>): void {
     const rules = options["(validate.rules)"] as Rules | undefined;
     if (field instanceof protobuf.MapField) {
-      if (value === null || typeof value !== "object" || Array.isArray(value)) return this.fail(where, "expected an object (map)");
+      if (value === null || typeof value !== "object" || Array.isArray(value))
+        return this.fail(where, "expected an object (map)");
       for (const [k, v] of Object.entries(value)) {
-        if (field.keyType !== "string" && !INT_RE.test(k) && field.keyType !== "bool") this.fail(`${where}[${k}]`, `map key must be ${field.keyType}`);
+        if (field.keyType !== "string" && !INT_RE.test(k) && field.keyType !== "bool")
+          this.fail(`${where}[${k}]`, `map key must be ${field.keyType}`);
         this.single(field, v, `${where}[${JSON.stringify(k)}]`, undefined);
       }
       return;
@@ -210,7 +221,9 @@ class Checker {
       const min = (rules?.repeated as Rules | undefined)?.min_items;
       if (typeof min === "number" && value.length < min) this.fail(where, `needs at least ${min} item(s)`);
       const itemRules = (rules?.repeated as Rules | undefined)?.items as Rules | undefined;
-      value.forEach((v, i) => (v === null ? this.fail(`${where}[${i}]`, "null in a list") : this.single(field, v, `${where}[${i}]`, itemRules)));
+      value.forEach((v, i) =>
+        v === null ? this.fail(`${where}[${i}]`, "null in a list") : this.single(field, v, `${where}[${i}]`, itemRules),
+      );
       return;
     }
     this.single(field, value, where, rules);
@@ -255,13 +268,18 @@ class Checker {
         return;
       case "double":
       case "float":
-        if (typeof value === "number" || (typeof value === "string" && (value === "NaN" || value === "Infinity" || value === "-Infinity" || Number.isFinite(Number(value))))) {
+        if (
+          typeof value === "number" ||
+          (typeof value === "string" &&
+            (value === "NaN" || value === "Infinity" || value === "-Infinity" || Number.isFinite(Number(value))))
+        ) {
           this.bounds(Number(value), where, r);
         } else this.fail(where, `expected a number (${kind})`);
         return;
       default: {
         // int32, uint32, sint32, fixed32, sfixed32 and their 64-bit kinds
-        const n = typeof value === "number" ? value : typeof value === "string" && INT_RE.test(value) ? Number(value) : NaN;
+        const n =
+          typeof value === "number" ? value : typeof value === "string" && INT_RE.test(value) ? Number(value) : NaN;
         if (!Number.isInteger(n)) return this.fail(where, `expected an integer (${kind})`);
         if (kind.startsWith("u") || kind.startsWith("fixed")) {
           if (n < 0) this.fail(where, `must not be negative (${kind})`);
@@ -304,7 +322,8 @@ class Checker {
     }
     switch (name) {
       case "google.protobuf.Duration":
-        if (typeof value !== "string" || durationSeconds(value) === undefined) this.fail(where, `expected a duration such as "1.5s", got ${JSON.stringify(value)}`);
+        if (typeof value !== "string" || durationSeconds(value) === undefined)
+          this.fail(where, `expected a duration such as "1.5s", got ${JSON.stringify(value)}`);
         return true;
       case "google.protobuf.Timestamp":
         if (typeof value !== "string" || !TIMESTAMP_RE.test(value)) this.fail(where, "expected an RFC 3339 timestamp");
@@ -313,7 +332,8 @@ class Checker {
         if (typeof value !== "string") this.fail(where, "expected a field mask string");
         return true;
       case "google.protobuf.Struct":
-        if (value === null || typeof value !== "object" || Array.isArray(value)) this.fail(where, "expected an object (Struct)");
+        if (value === null || typeof value !== "object" || Array.isArray(value))
+          this.fail(where, "expected an object (Struct)");
         return true;
       case "google.protobuf.ListValue":
         if (!Array.isArray(value)) this.fail(where, "expected a list (ListValue)");
@@ -321,7 +341,8 @@ class Checker {
       case "google.protobuf.Value":
         return true;
       case "google.protobuf.Empty":
-        if (value === null || typeof value !== "object" || Array.isArray(value) || Object.keys(value).length > 0) this.fail(where, "expected {}");
+        if (value === null || typeof value !== "object" || Array.isArray(value) || Object.keys(value).length > 0)
+          this.fail(where, "expected {}");
         return true;
       case "google.protobuf.Any":
         this.any(value, where);
@@ -332,7 +353,8 @@ class Checker {
   }
 
   private any(value: Json, where: string): void {
-    if (value === null || typeof value !== "object" || Array.isArray(value)) return this.fail(where, "expected an object with @type");
+    if (value === null || typeof value !== "object" || Array.isArray(value))
+      return this.fail(where, "expected an object with @type");
     const url = value["@type"];
     if (typeof url !== "string") return this.fail(where, "missing @type");
     const name = url.slice(url.lastIndexOf("/") + 1);

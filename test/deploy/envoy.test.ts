@@ -60,24 +60,76 @@ describe("envoy.yaml parses strictly as Envoy's Bootstrap", () => {
   });
 
   it.each([
-    ["a misspelled field", "connect_timeout: 2s", "conect_timeout: 2s", /clusters\[0\]\.conect_timeout: unknown field "conect_timeout" in envoy\.config\.cluster\.v3\.Cluster/],
-    ["a misspelled field inside a typed_config", "convert_grpc_status: true", "convert_grpc_statuses: true", /unknown field "convert_grpc_statuses" in envoy\.extensions\.filters\.http\.grpc_json_transcoder\.v3\.GrpcJsonTranscoder/],
-    ["an unknown enum value", "url_unescape_spec: ALL_CHARACTERS_EXCEPT_SLASH", "url_unescape_spec: ALL_BUT_SLASH", /unknown value "ALL_BUT_SLASH" of enum/],
-    ["a typed_config of an unknown type", "v3.UuidRequestIdConfig", "v3.UuidRequestIdConfg", /unknown type type\.googleapis\.com\/envoy\.extensions\.request_id\.uuid\.v3\.UuidRequestIdConfg/],
+    [
+      "a misspelled field",
+      "connect_timeout: 2s",
+      "conect_timeout: 2s",
+      /clusters\[0\]\.conect_timeout: unknown field "conect_timeout" in envoy\.config\.cluster\.v3\.Cluster/,
+    ],
+    [
+      "a misspelled field inside a typed_config",
+      "convert_grpc_status: true",
+      "convert_grpc_statuses: true",
+      /unknown field "convert_grpc_statuses" in envoy\.extensions\.filters\.http\.grpc_json_transcoder\.v3\.GrpcJsonTranscoder/,
+    ],
+    [
+      "an unknown enum value",
+      "url_unescape_spec: ALL_CHARACTERS_EXCEPT_SLASH",
+      "url_unescape_spec: ALL_BUT_SLASH",
+      /unknown value "ALL_BUT_SLASH" of enum/,
+    ],
+    [
+      "a typed_config of an unknown type",
+      "v3.UuidRequestIdConfig",
+      "v3.UuidRequestIdConfg",
+      /unknown type type\.googleapis\.com\/envoy\.extensions\.request_id\.uuid\.v3\.UuidRequestIdConfg/,
+    ],
     ["a value of the wrong type", "port_value: 8080", "port_value: http", /port_value: expected an integer/],
-    ["a malformed duration", "connect_timeout: 2s", "connect_timeout: 2 seconds", /connect_timeout: expected a duration/],
-    ["a deprecated field", "default_source_code:\n", "inline_code: \"function envoy_on_request() end\"\n              default_source_code:\n", /deprecated field inline_code of envoy\.extensions\.filters\.http\.lua\.v3\.Lua/],
-    ["two members of one oneof", "proto_descriptor: /etc/envoy/api.binpb", "proto_descriptor: /etc/envoy/api.binpb\n              proto_descriptor_bin: AAAA", /oneof descriptor_set of .*GrpcJsonTranscoder has more than one member/],
-    ["a broken validation rule (zero health-check timeout)", "{ timeout: 1s, interval: 5s", "{ timeout: 0s, interval: 5s", /health_checks\[0\]\.timeout: must be longer than 0s/],
-    ["a connection limit of 0", "max_active_downstream_connections: 1024", "max_active_downstream_connections: 0", /overload_manager\.resource_monitors\[0\]\.typed_config\.max_active_downstream_connections: must be > 0/],
-    ["a misspelled connection-manager timeout", "request_timeout: 30s", "request_timout: 30s", /unknown field "request_timout" in envoy\.extensions\.filters\.network\.http_connection_manager\.v3\.HttpConnectionManager/],
+    [
+      "a malformed duration",
+      "connect_timeout: 2s",
+      "connect_timeout: 2 seconds",
+      /connect_timeout: expected a duration/,
+    ],
+    [
+      "a deprecated field",
+      "default_source_code:\n",
+      'inline_code: "function envoy_on_request() end"\n              default_source_code:\n',
+      /deprecated field inline_code of envoy\.extensions\.filters\.http\.lua\.v3\.Lua/,
+    ],
+    [
+      "two members of one oneof",
+      "proto_descriptor: /etc/envoy/api.binpb",
+      "proto_descriptor: /etc/envoy/api.binpb\n              proto_descriptor_bin: AAAA",
+      /oneof descriptor_set of .*GrpcJsonTranscoder has more than one member/,
+    ],
+    [
+      "a broken validation rule (zero health-check timeout)",
+      "{ timeout: 1s, interval: 5s",
+      "{ timeout: 0s, interval: 5s",
+      /health_checks\[0\]\.timeout: must be longer than 0s/,
+    ],
+    [
+      "a connection limit of 0",
+      "max_active_downstream_connections: 1024",
+      "max_active_downstream_connections: 0",
+      /overload_manager\.resource_monitors\[0\]\.typed_config\.max_active_downstream_connections: must be > 0/,
+    ],
+    [
+      "a misspelled connection-manager timeout",
+      "request_timeout: 30s",
+      "request_timout: 30s",
+      /unknown field "request_timout" in envoy\.extensions\.filters\.network\.http_connection_manager\.v3\.HttpConnectionManager/,
+    ],
   ])("rejects a broken copy with %s", (_name, from, to, expected) => {
     const { errors } = checkEnvoyConfig(parseEnvoyYaml(brokenCopy(from, to)));
     expect(errors).toContainEqual(expect.stringMatching(expected));
   });
 
   it("rejects a duplicate key, as Envoy's YAML loader does", () => {
-    expect(() => parseEnvoyYaml(brokenCopy("    connect_timeout: 2s\n", "    connect_timeout: 2s\n    connect_timeout: 3s\n"))).toThrow(/unique/i);
+    expect(() =>
+      parseEnvoyYaml(brokenCopy("    connect_timeout: 2s\n", "    connect_timeout: 2s\n    connect_timeout: 3s\n")),
+    ).toThrow(/unique/i);
   });
 });
 
@@ -137,7 +189,8 @@ describe("envoy.yaml cross-references", () => {
       {
         name: "envoy.resource_monitors.global_downstream_max_connections",
         typed_config: {
-          "@type": "type.googleapis.com/envoy.extensions.resource_monitors.downstream_connections.v3.DownstreamConnectionsConfig",
+          "@type":
+            "type.googleapis.com/envoy.extensions.resource_monitors.downstream_connections.v3.DownstreamConnectionsConfig",
           max_active_downstream_connections: DEFAULT_EDGE_MAX_CONNECTIONS,
         },
       },
@@ -187,7 +240,8 @@ describe("envoy.yaml cross-references", () => {
     const internal = modules.flatMap((m) => m.internalServices);
     expect(internal).toContain("agentplane.sessions.v1alpha1.SessionRunnerService");
     for (const name of [...internal, "agentplane.edgetest.v1.EdgeTestService", "grpc.health.v1.Health"]) {
-      for (const verb of ["GET", "POST", "DELETE"]) expect(matchRoute(config, transcodedRequest(name, "Anything", verb))).toBeUndefined();
+      for (const verb of ["GET", "POST", "DELETE"])
+        expect(matchRoute(config, transcodedRequest(name, "Anything", verb))).toBeUndefined();
     }
   });
 
@@ -199,30 +253,136 @@ describe("envoy.yaml cross-references", () => {
   });
 
   it.each([
-    ["a route to a missing cluster", (c: Config) => { routesOf(c)[5].route.cluster = "sesions"; }, /routes to cluster "sesions", which does not exist/],
-    ["an internal service in the transcoder", (c: Config) => { transcoderOf(c).services.push("agentplane.sessions.v1alpha1.SessionRunnerService"); }, /must be exactly the public services/],
-    ["a public service missing from the transcoder", (c: Config) => { transcoderOf(c).services.splice(1, 1); }, /must be exactly the public services/],
-    ["a service the descriptor set lacks", (c: Config) => { transcoderOf(c).services.push("agentplane.nothing.v1.NoService"); }, /agentplane\.nothing\.v1\.NoService is not in the descriptor set/],
-    ["a route for an internal service", (c: Config) => { routesOf(c).push({ match: { prefix: "/agentplane.sessions.v1alpha1.SessionRunnerService/" }, route: { cluster: "sessions", timeout: "30s" } }); }, /SessionRunnerService\/\w+: is not public but routes to cluster "sessions"/],
-    ["a catch-all route", (c: Config) => { routesOf(c).push({ match: { prefix: "/" }, route: { cluster: "sessions", timeout: "30s" } }); }, /is not public but routes/],
-    ["a mistyped route prefix", (c: Config) => { for (const r of routesOf(c)) r.match.prefix = r.match.prefix.replace("SessionService", "SessionsService"); }, /\(agentplane\.sessions\.v1alpha1\.SessionService\/\w+\): matches no route/],
-    ["a route to another module's cluster", (c: Config) => { for (const r of routesOf(c)) if (r.route.cluster === "readiness") r.route.cluster = "analytics"; }, /routes to cluster "analytics", not to "readiness"/],
-    ["writes retried on 5xx", (c: Config) => { routesOf(c)[5].route.retry_policy = { retry_on: "5xx,connect-failure", num_retries: 2 }; }, /a write is retried on 5xx/],
-    ["the Lua filter after the transcoder", (c: Config) => {
-      const f = publicEdge(c)!.filters;
-      const lua = f.findIndex((x: Config) => x.name === "envoy.filters.http.lua");
-      const transcoder = f.findIndex((x: Config) => x.name === "envoy.filters.http.grpc_json_transcoder");
-      [f[lua], f[transcoder]] = [f[transcoder], f[lua]];
-    }, /the Lua filter must come before the transcoder/],
-    ["an admin listener on every interface", (c: Config) => { c.admin.address.socket_address.address = "0.0.0.0"; }, /admin: must listen on localhost only/],
-    ["HTTP/1.1 to the pods", (c: Config) => { c.static_resources.clusters[2].typed_extension_protocol_options = undefined; }, /cluster sessions: must speak HTTP\/2/],
-    ["a health check of a service the module does not serve", (c: Config) => { c.static_resources.clusters[0].health_checks[0].grpc_health_check.service_name = "agentplane.sessions.v1alpha1.SessionService"; }, /cluster analytics: health-checks agentplane\.sessions\.v1alpha1\.SessionService/],
-    ["proto field names in the JSON", (c: Config) => { transcoderOf(c).print_options.preserve_proto_field_names = true; }, /JSON names, not proto names/],
-    ["unknown query parameters let through", (c: Config) => { transcoderOf(c).request_validation_options.reject_unknown_query_parameters = false; }, /reject_unknown_query_parameters must be true/],
-    ["a body field overriding a path value", (c: Config) => { delete transcoderOf(c).request_validation_options.reject_binding_body_field_collisions; }, /reject_binding_body_field_collisions must be true/],
-    ["a local reply title that differs from the TypeScript edge", (c: Config) => { publicEdge(c)!.hcm.local_reply_config.mappers[0].body_format_override.json_format.title = "Bad request"; }, /the title for 400 must be "Bad Request"/],
+    [
+      "a route to a missing cluster",
+      (c: Config) => {
+        routesOf(c)[5].route.cluster = "sesions";
+      },
+      /routes to cluster "sesions", which does not exist/,
+    ],
+    [
+      "an internal service in the transcoder",
+      (c: Config) => {
+        transcoderOf(c).services.push("agentplane.sessions.v1alpha1.SessionRunnerService");
+      },
+      /must be exactly the public services/,
+    ],
+    [
+      "a public service missing from the transcoder",
+      (c: Config) => {
+        transcoderOf(c).services.splice(1, 1);
+      },
+      /must be exactly the public services/,
+    ],
+    [
+      "a service the descriptor set lacks",
+      (c: Config) => {
+        transcoderOf(c).services.push("agentplane.nothing.v1.NoService");
+      },
+      /agentplane\.nothing\.v1\.NoService is not in the descriptor set/,
+    ],
+    [
+      "a route for an internal service",
+      (c: Config) => {
+        routesOf(c).push({
+          match: { prefix: "/agentplane.sessions.v1alpha1.SessionRunnerService/" },
+          route: { cluster: "sessions", timeout: "30s" },
+        });
+      },
+      /SessionRunnerService\/\w+: is not public but routes to cluster "sessions"/,
+    ],
+    [
+      "a catch-all route",
+      (c: Config) => {
+        routesOf(c).push({ match: { prefix: "/" }, route: { cluster: "sessions", timeout: "30s" } });
+      },
+      /is not public but routes/,
+    ],
+    [
+      "a mistyped route prefix",
+      (c: Config) => {
+        for (const r of routesOf(c)) r.match.prefix = r.match.prefix.replace("SessionService", "SessionsService");
+      },
+      /\(agentplane\.sessions\.v1alpha1\.SessionService\/\w+\): matches no route/,
+    ],
+    [
+      "a route to another module's cluster",
+      (c: Config) => {
+        for (const r of routesOf(c)) if (r.route.cluster === "readiness") r.route.cluster = "analytics";
+      },
+      /routes to cluster "analytics", not to "readiness"/,
+    ],
+    [
+      "writes retried on 5xx",
+      (c: Config) => {
+        routesOf(c)[5].route.retry_policy = { retry_on: "5xx,connect-failure", num_retries: 2 };
+      },
+      /a write is retried on 5xx/,
+    ],
+    [
+      "the Lua filter after the transcoder",
+      (c: Config) => {
+        const f = publicEdge(c)!.filters;
+        const lua = f.findIndex((x: Config) => x.name === "envoy.filters.http.lua");
+        const transcoder = f.findIndex((x: Config) => x.name === "envoy.filters.http.grpc_json_transcoder");
+        [f[lua], f[transcoder]] = [f[transcoder], f[lua]];
+      },
+      /the Lua filter must come before the transcoder/,
+    ],
+    [
+      "an admin listener on every interface",
+      (c: Config) => {
+        c.admin.address.socket_address.address = "0.0.0.0";
+      },
+      /admin: must listen on localhost only/,
+    ],
+    [
+      "HTTP/1.1 to the pods",
+      (c: Config) => {
+        c.static_resources.clusters[2].typed_extension_protocol_options = undefined;
+      },
+      /cluster sessions: must speak HTTP\/2/,
+    ],
+    [
+      "a health check of a service the module does not serve",
+      (c: Config) => {
+        c.static_resources.clusters[0].health_checks[0].grpc_health_check.service_name =
+          "agentplane.sessions.v1alpha1.SessionService";
+      },
+      /cluster analytics: health-checks agentplane\.sessions\.v1alpha1\.SessionService/,
+    ],
+    [
+      "proto field names in the JSON",
+      (c: Config) => {
+        transcoderOf(c).print_options.preserve_proto_field_names = true;
+      },
+      /JSON names, not proto names/,
+    ],
+    [
+      "unknown query parameters let through",
+      (c: Config) => {
+        transcoderOf(c).request_validation_options.reject_unknown_query_parameters = false;
+      },
+      /reject_unknown_query_parameters must be true/,
+    ],
+    [
+      "a body field overriding a path value",
+      (c: Config) => {
+        delete transcoderOf(c).request_validation_options.reject_binding_body_field_collisions;
+      },
+      /reject_binding_body_field_collisions must be true/,
+    ],
+    [
+      "a local reply title that differs from the TypeScript edge",
+      (c: Config) => {
+        publicEdge(c)!.hcm.local_reply_config.mappers[0].body_format_override.json_format.title = "Bad request";
+      },
+      /the title for 400 must be "Bad Request"/,
+    ],
   ])("fail on a broken copy with %s", (_name, change, expected) => {
-    expect(checkEnvoyCrossReferences(brokenConfig(change), services, modules)).toContainEqual(expect.stringMatching(expected));
+    expect(checkEnvoyCrossReferences(brokenConfig(change), services, modules)).toContainEqual(
+      expect.stringMatching(expected),
+    );
   });
 });
 

@@ -15,7 +15,13 @@ import { errorBody } from "../../services/edge/errors.js";
 import { redactCredentials } from "../../services/platform/logger.js";
 import { GRPC_TO_HTTP_STATUS, reasonPhrase } from "../../services/edge/status.js";
 import { parseEnvoyYaml, publicEdge, readEnvoyYaml } from "./envoy-config.js";
-import { convertedGrpcError, ENVOY_GRPC_TO_HTTP, grpcPercentEncode, localReply, unconvertedGrpcError } from "./envoy-model.js";
+import {
+  convertedGrpcError,
+  ENVOY_GRPC_TO_HTTP,
+  grpcPercentEncode,
+  localReply,
+  unconvertedGrpcError,
+} from "./envoy-model.js";
 import {
   errorMapperSource,
   loadErrorMapper,
@@ -110,7 +116,8 @@ function viaTypeScriptEdge(req: RestRequest): Promise<Answer> {
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("end", () => {
         const out = new Map<string, string>();
-        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) out.set(k, Array.isArray(v) ? v.join(", ") : v);
+        for (const [k, v] of Object.entries(res.headers))
+          if (v !== undefined) out.set(k, Array.isArray(v) ? v.join(", ") : v);
         resolve({ status: res.statusCode ?? 0, headers: out, body: Buffer.concat(chunks).toString("utf8") });
       });
     });
@@ -124,7 +131,11 @@ function viaTypeScriptEdge(req: RestRequest): Promise<Answer> {
  * the client's headers (plus the X-Request-Id Envoy's connection manager generates when the client
  * sent none), then envoy_on_response on what the transcoder/router produced.
  */
-function viaLuaMapper(req: RestRequest, upstream: UpstreamResponse | undefined, generatedId = "5b0fd4e4-4a8b-4a53-9f4c-3c4b8e1f2a10"): LuaResult {
+function viaLuaMapper(
+  req: RestRequest,
+  upstream: UpstreamResponse | undefined,
+  generatedId = "5b0fd4e4-4a8b-4a53-9f4c-3c4b8e1f2a10",
+): LuaResult {
   const headers: [string, string][] = (req.headers ?? []).map(([k, v]) => [k.toLowerCase(), v]);
   if (!headers.some(([k]) => k === "x-request-id")) headers.push(["x-request-id", generatedId]);
   if (req.body !== undefined) headers.push(["content-length", String(Buffer.byteLength(req.body))]);
@@ -147,18 +158,28 @@ const TRICKY = 'went wrong: "quoted" \\ back <b>&amp; é 😀 100% +plus\nsecond
 // ---------------------------------------------------------------------------------------------
 
 describe("the Lua error mapper answers as the TypeScript edge", () => {
-  const codes = Object.keys(ENVOY_GRPC_TO_HTTP).map(Number).filter((c) => c !== 0);
+  const codes = Object.keys(ENVOY_GRPC_TO_HTTP)
+    .map(Number)
+    .filter((c) => c !== 0);
 
   it.each(codes)("gRPC code %i from a service: same status and error body", async (code) => {
     const message = `${TRICKY} (${code})`;
-    const req: RestRequest = { method: "GET", path: `/v1/fail/${code}?message=${encodeURIComponent(message)}`, headers: [["X-Request-Id", `fail-${code}`]] };
+    const req: RestRequest = {
+      method: "GET",
+      path: `/v1/fail/${code}?message=${encodeURIComponent(message)}`,
+      headers: [["X-Request-Id", `fail-${code}`]],
+    };
     const ts = await viaTypeScriptEdge(req);
     expect(ts.status).toBe(ENVOY_GRPC_TO_HTTP[code]);
     expectSameAnswer(ts, viaLuaMapper(req, convertedGrpcError(code, message)));
   });
 
   it("a gRPC error Envoy could not print (grpc-status/grpc-message headers, no body): same answer", async () => {
-    const req: RestRequest = { method: "GET", path: `/v1/fail/${Code.NotFound}?message=${encodeURIComponent(TRICKY)}`, headers: [["x-request-id", "unconverted"]] };
+    const req: RestRequest = {
+      method: "GET",
+      path: `/v1/fail/${Code.NotFound}?message=${encodeURIComponent(TRICKY)}`,
+      headers: [["x-request-id", "unconverted"]],
+    };
     const ts = await viaTypeScriptEdge(req);
     const lua = viaLuaMapper(req, unconvertedGrpcError(Code.NotFound, TRICKY));
     expectSameAnswer(ts, lua);
@@ -167,27 +188,41 @@ describe("the Lua error mapper answers as the TypeScript edge", () => {
   });
 
   it("a 429 keeps the service's Retry-After and rate-limit headers", async () => {
-    const req: RestRequest = { method: "GET", path: `/v1/fail/${Code.ResourceExhausted}?message=slow+down&retryAfter=7`, headers: [["x-request-id", "rl-1"]] };
+    const req: RestRequest = {
+      method: "GET",
+      path: `/v1/fail/${Code.ResourceExhausted}?message=slow+down&retryAfter=7`,
+      headers: [["x-request-id", "rl-1"]],
+    };
     const ts = await viaTypeScriptEdge(req);
-    const metadata: HeaderList = [["retry-after", "7"], ["ratelimit-remaining", "0"]];
+    const metadata: HeaderList = [
+      ["retry-after", "7"],
+      ["ratelimit-remaining", "0"],
+    ];
     const lua = viaLuaMapper(req, convertedGrpcError(Code.ResourceExhausted, "slow+down", metadata));
     expectSameAnswer(ts, lua);
     expect(lua.headers.get("retry-after")).toBe(ts.headers.get("retry-after"));
     expect(lua.headers.get("ratelimit-remaining")).toBe(ts.headers.get("ratelimit-remaining"));
   });
 
-  it.each(["/v1/nope", "/v1/nope?x=1", "/v1/things/t1/extra"])("an unknown path (%s): the transcoder's 404, reshaped", async (path) => {
-    const req: RestRequest = { method: "GET", path, headers: [["x-request-id", "nope-1"]] };
-    const ts = await viaTypeScriptEdge(req);
-    const text = `Could not resolve ${path.split("?")[0]} to a method.`;
-    expectSameAnswer(ts, viaLuaMapper(req, localReply(hcm, 404, text, new Map([["x-request-id", "nope-1"]]))));
-  });
+  it.each(["/v1/nope", "/v1/nope?x=1", "/v1/things/t1/extra"])(
+    "an unknown path (%s): the transcoder's 404, reshaped",
+    async (path) => {
+      const req: RestRequest = { method: "GET", path, headers: [["x-request-id", "nope-1"]] };
+      const ts = await viaTypeScriptEdge(req);
+      const text = `Could not resolve ${path.split("?")[0]} to a method.`;
+      expectSameAnswer(ts, viaLuaMapper(req, localReply(hcm, 404, text, new Map([["x-request-id", "nope-1"]]))));
+    },
+  );
 
   it("a raw gRPC request: refused with 404 on the request path, never proxied", async () => {
     const req: RestRequest = {
       method: "POST",
       path: "/agentplane.edgetest.v1.EdgeTestService/GetThing",
-      headers: [["content-type", "application/grpc"], ["te", "trailers"], ["x-request-id", "grpc-1"]],
+      headers: [
+        ["content-type", "application/grpc"],
+        ["te", "trailers"],
+        ["x-request-id", "grpc-1"],
+      ],
       body: "\u0001\u0001\u0001\u0001\u0001",
     };
     const ts = await viaTypeScriptEdge(req);
@@ -199,20 +234,42 @@ describe("the Lua error mapper answers as the TypeScript edge", () => {
   it.each([
     ["text/plain", [["content-type", "text/plain"]]],
     ["no content type", []],
-    ["a compressed body", [["content-type", "application/json"], ["content-encoding", "gzip"]]],
-  ] as [string, [string, string][]][])("a request body that is not plain JSON (%s): the same 415", async (_name, headers) => {
-    const req: RestRequest = { method: "POST", path: "/v1/shelves/s1/things", headers: [...headers, ["x-request-id", "media-1"]], body: '{"thing":{}}' };
-    const ts = await viaTypeScriptEdge(req);
-    expect(ts.status).toBe(415);
-    const lua = viaLuaMapper(req, undefined);
-    expect(lua.responded).toBe(true);
-    expectSameAnswer(ts, lua);
-  });
+    [
+      "a compressed body",
+      [
+        ["content-type", "application/json"],
+        ["content-encoding", "gzip"],
+      ],
+    ],
+  ] as [string, [string, string][]][])(
+    "a request body that is not plain JSON (%s): the same 415",
+    async (_name, headers) => {
+      const req: RestRequest = {
+        method: "POST",
+        path: "/v1/shelves/s1/things",
+        headers: [...headers, ["x-request-id", "media-1"]],
+        body: '{"thing":{}}',
+      };
+      const ts = await viaTypeScriptEdge(req);
+      expect(ts.status).toBe(415);
+      const lua = viaLuaMapper(req, undefined);
+      expect(lua.responded).toBe(true);
+      expectSameAnswer(ts, lua);
+    },
+  );
 
   it("a body nested deeper than 100 levels: the transcoder's JSON parser refuses it, reshaped; the same 400", async () => {
     let deep: unknown = {};
     for (let i = 0; i < 100; i++) deep = { deep };
-    const req: RestRequest = { method: "POST", path: "/v1/shelves/s1/things", headers: [["content-type", "application/json"], ["x-request-id", "deep-1"]], body: JSON.stringify({ thing: deep }) };
+    const req: RestRequest = {
+      method: "POST",
+      path: "/v1/shelves/s1/things",
+      headers: [
+        ["content-type", "application/json"],
+        ["x-request-id", "deep-1"],
+      ],
+      body: JSON.stringify({ thing: deep }),
+    };
     const ts = await viaTypeScriptEdge(req);
     expect(ts.status).toBe(400);
     // JsonStreamParser::IncrementRecursionDepth, through sendLocalReply and local_reply_config.
@@ -221,7 +278,15 @@ describe("the Lua error mapper answers as the TypeScript edge", () => {
   });
 
   it("a body field naming the field a path variable binds, with another value: the transcoder's 400, reshaped", async () => {
-    const req: RestRequest = { method: "POST", path: "/v1/shelves/s%201/things", headers: [["content-type", "application/json"], ["x-request-id", "collide-1"]], body: '{"shelf_id":"s2 \\"x\\"","thing":{}}' };
+    const req: RestRequest = {
+      method: "POST",
+      path: "/v1/shelves/s%201/things",
+      headers: [
+        ["content-type", "application/json"],
+        ["x-request-id", "collide-1"],
+      ],
+      body: '{"shelf_id":"s2 \\"x\\"","thing":{}}',
+    };
     const ts = await viaTypeScriptEdge(req);
     expect(ts.status).toBe(400);
     // RequestWeaver::CollisionCheck (grpc-httpjson-transcoding): both values quoted as they are,
@@ -231,18 +296,48 @@ describe("the Lua error mapper answers as the TypeScript edge", () => {
   });
 
   it("a JSON body with a charset parameter goes on to the transcoder", async () => {
-    const req: RestRequest = { method: "POST", path: "/v1/shelves/s1/things", headers: [["content-type", "Application/JSON; charset=utf-8"], ["x-request-id", "ok-1"]], body: '{"thing":{"id":"n1"}}' };
+    const req: RestRequest = {
+      method: "POST",
+      path: "/v1/shelves/s1/things",
+      headers: [
+        ["content-type", "Application/JSON; charset=utf-8"],
+        ["x-request-id", "ok-1"],
+      ],
+      body: '{"thing":{"id":"n1"}}',
+    };
     const ts = await viaTypeScriptEdge(req);
     expect(ts.status).toBe(201);
-    expect(viaLuaMapper(req, { status: 200, headers: [["content-type", "application/json"]], body: "{}" }).responded).toBe(false);
+    expect(
+      viaLuaMapper(req, { status: 200, headers: [["content-type", "application/json"]], body: "{}" }).responded,
+    ).toBe(false);
   });
 
   it("x-http-code 201 becomes the status and is removed; the body and other headers pass", async () => {
-    const req: RestRequest = { method: "POST", path: "/v1/shelves/s1/things", headers: [["content-type", "application/json"], ["x-request-id", "created-1"]], body: '{"thing":{"id":"n1"}}' };
+    const req: RestRequest = {
+      method: "POST",
+      path: "/v1/shelves/s1/things",
+      headers: [
+        ["content-type", "application/json"],
+        ["x-request-id", "created-1"],
+      ],
+      body: '{"thing":{"id":"n1"}}',
+    };
     const ts = await viaTypeScriptEdge(req);
     // The transcoder prints the response with always_print_primitive_fields and JSON names.
-    const printed = toJsonString(CreateThingResponseSchema, create(CreateThingResponseSchema, { thing: { id: "n1" }, shelfId: "s1" }), { alwaysEmitImplicit: true });
-    const lua = viaLuaMapper(req, { status: 200, headers: [["content-type", "application/json"], ["x-http-code", "201"], ["location", "/v1/things/n1"]], body: printed });
+    const printed = toJsonString(
+      CreateThingResponseSchema,
+      create(CreateThingResponseSchema, { thing: { id: "n1" }, shelfId: "s1" }),
+      { alwaysEmitImplicit: true },
+    );
+    const lua = viaLuaMapper(req, {
+      status: 200,
+      headers: [
+        ["content-type", "application/json"],
+        ["x-http-code", "201"],
+        ["location", "/v1/things/n1"],
+      ],
+      body: printed,
+    });
     expectSameAnswer(ts, lua);
     expect(ts.headers.has("x-http-code")).toBe(false);
     expect(lua.headers.has("x-http-code")).toBe(false);
@@ -250,18 +345,41 @@ describe("the Lua error mapper answers as the TypeScript edge", () => {
   });
 
   it("x-http-code 304: no body, no content type", async () => {
-    const req: RestRequest = { method: "GET", path: "/v1/echo/headers?httpCode=304", headers: [["x-request-id", "nm-1"]] };
+    const req: RestRequest = {
+      method: "GET",
+      path: "/v1/echo/headers?httpCode=304",
+      headers: [["x-request-id", "nm-1"]],
+    };
     const ts = await viaTypeScriptEdge(req);
-    const lua = viaLuaMapper(req, { status: 200, headers: [["content-type", "application/json"], ["x-http-code", "304"], ["etag", '"v1"']], body: '{"headers":{}}' });
+    const lua = viaLuaMapper(req, {
+      status: 200,
+      headers: [
+        ["content-type", "application/json"],
+        ["x-http-code", "304"],
+        ["etag", '"v1"'],
+      ],
+      body: '{"headers":{}}',
+    });
     expectSameAnswer(ts, lua);
     expect(lua.body).toBe("");
     expect(lua.headers.get("etag")).toBe(ts.headers.get("etag"));
   });
 
   it("an invalid x-http-code is ignored, with a warning", async () => {
-    const req: RestRequest = { method: "GET", path: "/v1/echo/headers?httpCode=abc", headers: [["x-request-id", "bad-code-1"]] };
+    const req: RestRequest = {
+      method: "GET",
+      path: "/v1/echo/headers?httpCode=abc",
+      headers: [["x-request-id", "bad-code-1"]],
+    };
     const ts = await viaTypeScriptEdge(req);
-    const lua = viaLuaMapper(req, { status: 200, headers: [["content-type", "application/json"], ["x-http-code", "abc"]], body: ts.body });
+    const lua = viaLuaMapper(req, {
+      status: 200,
+      headers: [
+        ["content-type", "application/json"],
+        ["x-http-code", "abc"],
+      ],
+      body: ts.body,
+    });
     expectSameAnswer(ts, lua);
     expect(lua.headers.has("x-http-code")).toBe(false);
     expect(lua.logs).toContainEqual(expect.stringContaining("ignoring invalid x-http-code"));
@@ -274,7 +392,11 @@ describe("the Lua error mapper answers as the TypeScript edge", () => {
     ["with a space", "has space"],
     ["with a non-ASCII character", "idé"],
   ])("a client X-Request-Id %s is replaced by a new UUID on both edges", async (_name, id) => {
-    const req: RestRequest = { method: "GET", path: `/v1/fail/${Code.NotFound}?message=gone`, headers: [["x-request-id", id]] };
+    const req: RestRequest = {
+      method: "GET",
+      path: `/v1/fail/${Code.NotFound}?message=gone`,
+      headers: [["x-request-id", id]],
+    };
     const ts = await viaTypeScriptEdge(req);
     const lua = viaLuaMapper(req, convertedGrpcError(Code.NotFound, "gone"));
     for (const answer of [ts, { ...lua, headers: lua.headers }]) {
@@ -284,13 +406,24 @@ describe("the Lua error mapper answers as the TypeScript edge", () => {
     }
     expect(lua.requestHeaders.get("x-request-id")).toBe(lua.headers.get("x-request-id"));
     // Apart from the fresh id, the answers are the same.
-    expect(lua.body.replace(lua.headers.get("x-request-id")!, "ID")).toBe(ts.body.replace(ts.headers.get("x-request-id")!, "ID"));
+    expect(lua.body.replace(lua.headers.get("x-request-id")!, "ID")).toBe(
+      ts.body.replace(ts.headers.get("x-request-id")!, "ID"),
+    );
   });
 
   it("a request without X-Request-Id answers with the one Envoy generated", () => {
-    const lua = viaLuaMapper({ method: "GET", path: "/v1/fail/5" }, convertedGrpcError(Code.NotFound, "gone"), "0f8fad5b-d9cb-469f-a165-70867728950e");
+    const lua = viaLuaMapper(
+      { method: "GET", path: "/v1/fail/5" },
+      convertedGrpcError(Code.NotFound, "gone"),
+      "0f8fad5b-d9cb-469f-a165-70867728950e",
+    );
     expect(lua.headers.get("x-request-id")).toBe("0f8fad5b-d9cb-469f-a165-70867728950e");
-    expect(JSON.parse(lua.body)).toEqual({ title: "Not Found", detail: "gone", status: 404, requestId: "0f8fad5b-d9cb-469f-a165-70867728950e" });
+    expect(JSON.parse(lua.body)).toEqual({
+      title: "Not Found",
+      detail: "gone",
+      status: 404,
+      requestId: "0f8fad5b-d9cb-469f-a165-70867728950e",
+    });
   });
 });
 
@@ -306,7 +439,10 @@ describe("the access log's path", () => {
     ["two credentials", `/api/v0/computers/name/${KEY}?x=${JWT}`],
     ["nothing to hide", "/api/v1/analytics/tokens?startDate=2026-02-01&endDate=2026-02-02"],
   ])("has %s redacted as the TypeScript edge's logger redacts it", (_what, path) => {
-    const lua = viaLuaMapper({ method: "GET", path }, { status: 200, headers: [["content-type", "application/json"]], body: "{}" });
+    const lua = viaLuaMapper(
+      { method: "GET", path },
+      { status: 200, headers: [["content-type", "application/json"]], body: "{}" },
+    );
     expect(lua.loggedPath).toBe(redactCredentials(path));
     for (const secret of [KEY, WORKLOAD, JWT]) expect(lua.loggedPath).not.toContain(secret.slice(4, 20));
   });
@@ -315,7 +451,8 @@ describe("the access log's path", () => {
     const log = hcm.access_log[0].typed_config.log_format.json_format;
     expect(log.path).toBe("%DYNAMIC_METADATA(envoy.filters.http.lua:path)%");
     // No other field prints the client's path or query.
-    for (const [field, format] of Object.entries(log)) if (field !== "path") expect(String(format), field).not.toMatch(/ORIGINAL-PATH|REQ\(:PATH\)|%PATH%/);
+    for (const [field, format] of Object.entries(log))
+      if (field !== "path") expect(String(format), field).not.toMatch(/ORIGINAL-PATH|REQ\(:PATH\)|%PATH%/);
   });
 });
 
@@ -325,7 +462,16 @@ describe("the Lua error mapper's tables and encoder", () => {
     for (const [code, status] of Object.entries(ENVOY_GRPC_TO_HTTP)) {
       if (code === "0") continue;
       // A gRPC status left in the headers of a 200 response is mapped by the script itself.
-      const lua = mapper.exchange({ method: "GET", path: "/x", headers: [["x-request-id", "t"]] }, { status: 200, headers: [["grpc-status", code], ["grpc-message", "m"]] });
+      const lua = mapper.exchange(
+        { method: "GET", path: "/x", headers: [["x-request-id", "t"]] },
+        {
+          status: 200,
+          headers: [
+            ["grpc-status", code],
+            ["grpc-message", "m"],
+          ],
+        },
+      );
       expect(lua.status).toBe(status);
     }
   });
@@ -334,7 +480,12 @@ describe("the Lua error mapper's tables and encoder", () => {
     const source = errorMapperSource();
     expect(luaConstantTable(source, "GRPC_TO_HTTP")).toEqual(GRPC_TO_HTTP_STATUS);
     const reasons = luaConstantTable(source, "REASON");
-    const errorStatuses = [...Object.keys(STATUS_CODES).map(Number).filter((s) => s >= 400), 499];
+    const errorStatuses = [
+      ...Object.keys(STATUS_CODES)
+        .map(Number)
+        .filter((s) => s >= 400),
+      499,
+    ];
     expect(Object.keys(reasons).map(Number)).toEqual(errorStatuses.sort((a, b) => a - b));
     for (const [status, title] of Object.entries(reasons)) expect(title, status).toBe(reasonPhrase(Number(status)));
     // A copy that drifts is caught.
@@ -344,9 +495,19 @@ describe("the Lua error mapper's tables and encoder", () => {
   });
 
   it("titles every error status as the TypeScript edge does (Node's reason phrases, 499, unknown ones)", () => {
-    const statuses = [...Object.keys(STATUS_CODES).map(Number).filter((s) => s >= 400), 499, 419, 599];
+    const statuses = [
+      ...Object.keys(STATUS_CODES)
+        .map(Number)
+        .filter((s) => s >= 400),
+      499,
+      419,
+      599,
+    ];
     for (const status of statuses) {
-      const lua = mapper.exchange({ method: "GET", path: "/x", headers: [["x-request-id", "t"]] }, { status, headers: [["content-type", "text/plain"]], body: "why" });
+      const lua = mapper.exchange(
+        { method: "GET", path: "/x", headers: [["x-request-id", "t"]] },
+        { status, headers: [["content-type", "text/plain"]], body: "why" },
+      );
       expect(lua.body).toBe(errorBody(status, "why", "t"));
       expect(JSON.parse(lua.body).title).toBe(reasonPhrase(status));
     }
@@ -358,51 +519,115 @@ describe("the Lua error mapper's tables and encoder", () => {
     ["non-ASCII", "Grüße, 世界, 😀"],
     ["an empty detail", ""],
   ])("writes %s exactly as JSON.stringify does", (_name, detail) => {
-    const lua = mapper.exchange({ method: "GET", path: "/x", headers: [["x-request-id", "t"]] }, convertedGrpcError(Code.InvalidArgument, detail));
+    const lua = mapper.exchange(
+      { method: "GET", path: "/x", headers: [["x-request-id", "t"]] },
+      convertedGrpcError(Code.InvalidArgument, detail),
+    );
     expect(lua.body).toBe(errorBody(400, detail, "t"));
   });
 
   it("decodes the \\u escapes (surrogate pairs included) of the transcoder's JSON", () => {
-    const body = '{"code":5,"message":"smile \\ud83d\\ude00 \\u00e9\\/\\u003c","details":[{"@type":"type.googleapis.com/x.Y","n":[1,2.5e3,null,true]}]}';
-    const lua = mapper.exchange({ method: "GET", path: "/x", headers: [["x-request-id", "t"]] }, { status: 404, headers: [["content-type", "application/json"]], body });
+    const body =
+      '{"code":5,"message":"smile \\ud83d\\ude00 \\u00e9\\/\\u003c","details":[{"@type":"type.googleapis.com/x.Y","n":[1,2.5e3,null,true]}]}';
+    const lua = mapper.exchange(
+      { method: "GET", path: "/x", headers: [["x-request-id", "t"]] },
+      { status: 404, headers: [["content-type", "application/json"]], body },
+    );
     expect(JSON.parse(lua.body)).toEqual({ title: "Not Found", detail: "smile 😀 é/<", status: 404, requestId: "t" });
   });
 
   it("reshapes Envoy's own replies: router text, local_reply_config JSON, and a gRPC local reply carrying it", () => {
     const headers = new Map([["x-request-id", "t"]]);
-    const text = mapper.exchange({ method: "GET", path: "/x", headers: [["x-request-id", "t"]] }, { status: 503, headers: [["content-type", "text/plain"]], body: "no healthy upstream" });
+    const text = mapper.exchange(
+      { method: "GET", path: "/x", headers: [["x-request-id", "t"]] },
+      { status: 503, headers: [["content-type", "text/plain"]], body: "no healthy upstream" },
+    );
     expect(text.body).toBe(errorBody(503, "no healthy upstream", "t"));
-    const formatted = mapper.exchange({ method: "GET", path: "/x", headers: [["x-request-id", "t"]] }, localReply(hcm, 504, "upstream request timeout", headers));
+    const formatted = mapper.exchange(
+      { method: "GET", path: "/x", headers: [["x-request-id", "t"]] },
+      localReply(hcm, 504, "upstream request timeout", headers),
+    );
     expect(formatted.body).toBe(errorBody(504, "upstream request timeout", "t"));
     // For a gRPC request Envoy puts the formatted local reply into grpc-message; the transcoder
     // then prints it as the message of a google.rpc.Status.
     const inner = localReply(hcm, 503, "no healthy upstream", headers).body!.trimEnd();
-    const grpc = mapper.exchange({ method: "GET", path: "/x", headers: [["x-request-id", "t"]] }, convertedGrpcError(Code.Unavailable, inner));
+    const grpc = mapper.exchange(
+      { method: "GET", path: "/x", headers: [["x-request-id", "t"]] },
+      convertedGrpcError(Code.Unavailable, inner),
+    );
     expect(grpc.body).toBe(errorBody(503, "no healthy upstream", "t"));
-    const undecoded = mapper.exchange({ method: "GET", path: "/x", headers: [["x-request-id", "t"]] }, { status: 200, headers: [["grpc-status", "14"], ["grpc-message", grpcPercentEncode(inner)]] });
+    const undecoded = mapper.exchange(
+      { method: "GET", path: "/x", headers: [["x-request-id", "t"]] },
+      {
+        status: 200,
+        headers: [
+          ["grpc-status", "14"],
+          ["grpc-message", grpcPercentEncode(inner)],
+        ],
+      },
+    );
     expect(undecoded.body).toBe(errorBody(503, "no healthy upstream", "t"));
   });
 
   it("leaves a plain success alone apart from X-Request-Id", () => {
-    const lua = mapper.exchange({ method: "GET", path: "/v1/things/t1", headers: [["x-request-id", "t"]] }, { status: 200, headers: [["content-type", "application/json"], ["etag", '"1"']], body: '{"thing":{}}' });
+    const lua = mapper.exchange(
+      { method: "GET", path: "/v1/things/t1", headers: [["x-request-id", "t"]] },
+      {
+        status: 200,
+        headers: [
+          ["content-type", "application/json"],
+          ["etag", '"1"'],
+        ],
+        body: '{"thing":{}}',
+      },
+    );
     expect(lua.status).toBe(200);
     expect(lua.body).toBe('{"thing":{}}');
-    expect([...lua.headers]).toEqual([["content-type", "application/json"], ["etag", '"1"'], ["x-request-id", "t"]]);
+    expect([...lua.headers]).toEqual([
+      ["content-type", "application/json"],
+      ["etag", '"1"'],
+      ["x-request-id", "t"],
+    ]);
   });
 
   it("applies x-http-code only to a 200 success, like the TypeScript edge", () => {
-    const lua = mapper.exchange({ method: "POST", path: "/x", headers: [["x-request-id", "t"], ["content-type", "application/json"], ["content-length", "2"]] }, { status: 200, headers: [["x-http-code", "404"], ["content-type", "application/json"]], body: '{"a":1}' });
+    const lua = mapper.exchange(
+      {
+        method: "POST",
+        path: "/x",
+        headers: [
+          ["x-request-id", "t"],
+          ["content-type", "application/json"],
+          ["content-length", "2"],
+        ],
+      },
+      {
+        status: 200,
+        headers: [
+          ["x-http-code", "404"],
+          ["content-type", "application/json"],
+        ],
+        body: '{"a":1}',
+      },
+    );
     // A service asking for 404 on a success keeps its own body, as in services/edge/respond.ts.
     expect(lua.status).toBe(404);
     expect(lua.body).toBe('{"a":1}');
-    const low = mapper.exchange({ method: "GET", path: "/x", headers: [["x-request-id", "t"]] }, { status: 200, headers: [["x-http-code", "199"]], body: "{}" });
+    const low = mapper.exchange(
+      { method: "GET", path: "/x", headers: [["x-request-id", "t"]] },
+      { status: 200, headers: [["x-http-code", "199"]], body: "{}" },
+    );
     expect(low.status).toBe(200);
   });
 });
 
 describe("under LuaJIT, the Lua that Envoy embeds", () => {
   const UUID_ANYWHERE = /[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/g;
-  const normalise = (r: LuaResult) => JSON.stringify({ ...r, headers: [...r.headers], requestHeaders: [...r.requestHeaders] }).replace(UUID_ANYWHERE, "UUID");
+  const normalise = (r: LuaResult) =>
+    JSON.stringify({ ...r, headers: [...r.headers], requestHeaders: [...r.requestHeaders] }).replace(
+      UUID_ANYWHERE,
+      "UUID",
+    );
 
   // Skipped where no luajit binary is installed (CI); wasmoon (Lua 5.4) ran every case above.
   it.skipIf(!luajitAvailable())("every exchange above gives the same answer", () => {

@@ -16,7 +16,18 @@
 import path from "node:path";
 import { parseServices } from "../../services/platform/config.js";
 import { clusterEndpoints, envoyFiles, parseEnvoyYaml } from "./envoy-config.js";
-import { admits, ingressPoliciesOf, labelSelectorMatches, podOf, podSource, requiresLabel, resolvePort, rulePortsCover, type Pod, type Source } from "./k8s-network.js";
+import {
+  admits,
+  ingressPoliciesOf,
+  labelSelectorMatches,
+  podOf,
+  podSource,
+  requiresLabel,
+  resolvePort,
+  rulePortsCover,
+  type Pod,
+  type Source,
+} from "./k8s-network.js";
 import type { K8sObject } from "./kustomize.js";
 import type { ModuleFacts } from "./service-modules.js";
 
@@ -42,7 +53,8 @@ function selects(selector: Record<string, string> | undefined, labels: Record<st
 
 /** A workload's own selector: an empty one is invalid for apps/v1, so it matches nothing here. */
 function workloadSelectorMatches(sel: Any, labels: Record<string, string> | undefined): boolean {
-  if (!sel || (Object.keys(sel.matchLabels ?? {}).length === 0 && (sel.matchExpressions ?? []).length === 0)) return false;
+  if (!sel || (Object.keys(sel.matchLabels ?? {}).length === 0 && (sel.matchExpressions ?? []).length === 0))
+    return false;
   return labelSelectorMatches(sel, labels ?? {});
 }
 
@@ -86,22 +98,36 @@ function literalEnv(c: Any, objects: readonly K8sObject[], namespace: string | u
   return env;
 }
 
-function find(objects: readonly K8sObject[], kind: string, name: string, namespace: string | undefined): K8sObject | undefined {
+function find(
+  objects: readonly K8sObject[],
+  kind: string,
+  name: string,
+  namespace: string | undefined,
+): K8sObject | undefined {
   return objects.find((o) => o.kind === kind && o.metadata.name === name && o.metadata.namespace === namespace);
 }
 
 function dataKeys(o: K8sObject | undefined): Set<string> {
-  return new Set([...Object.keys(o?.data ?? {}), ...Object.keys(o?.stringData ?? {}), ...Object.keys(o?.binaryData ?? {})]);
+  return new Set([
+    ...Object.keys(o?.data ?? {}),
+    ...Object.keys(o?.stringData ?? {}),
+    ...Object.keys(o?.binaryData ?? {}),
+  ]);
 }
 
-export function checkKubernetesCrossReferences(objects: readonly K8sObject[], modules: readonly ModuleFacts[], repo: RepositoryFiles): string[] {
+export function checkKubernetesCrossReferences(
+  objects: readonly K8sObject[],
+  modules: readonly ModuleFacts[],
+  repo: RepositoryFiles,
+): string[] {
   const problems: string[] = [];
   const fail = (where: string, what: string) => problems.push(`${where}: ${what}`);
   const workloads = objects.filter((o) => WORKLOADS.has(o.kind));
 
   for (const w of workloads) {
     const ns = w.metadata.namespace;
-    if (w.kind !== "Job" && !workloadSelectorMatches(w.spec?.selector, podLabels(w))) fail(id(w), "its selector does not match its own pod template labels");
+    if (w.kind !== "Job" && !workloadSelectorMatches(w.spec?.selector, podLabels(w)))
+      fail(id(w), "its selector does not match its own pod template labels");
     problems.push(...checkReferences(w, objects));
     problems.push(...checkHardening(w));
     for (const c of containers(w)) {
@@ -109,7 +135,8 @@ export function checkKubernetesCrossReferences(objects: readonly K8sObject[], mo
         const p = c[probe];
         if (!p) continue;
         const port = p.grpc?.port ?? p.httpGet?.port ?? p.tcpSocket?.port;
-        if (port !== undefined && !portExists(c, port)) fail(`${id(w)} ${c.name}.${probe}`, `probes port ${port}, which the container does not expose`);
+        if (port !== undefined && !portExists(c, port))
+          fail(`${id(w)} ${c.name}.${probe}`, `probes port ${port}, which the container does not expose`);
       }
       if (!runsAgentplane(c)) continue;
       const env = literalEnv(c, objects, ns);
@@ -121,7 +148,8 @@ export function checkKubernetesCrossReferences(objects: readonly K8sObject[], mo
           fail(`${id(w)} ${c.name}`, `SERVICES=${services}: ${(e as Error).message}`);
         }
       }
-      if ((c.args ?? [])[0] === "serve" && env.get("HOST") !== "0.0.0.0") fail(`${id(w)} ${c.name}`, "HOST must be 0.0.0.0 in a pod (else nothing outside the pod reaches it)");
+      if ((c.args ?? [])[0] === "serve" && env.get("HOST") !== "0.0.0.0")
+        fail(`${id(w)} ${c.name}`, "HOST must be 0.0.0.0 in a pod (else nothing outside the pod reaches it)");
     }
   }
 
@@ -136,21 +164,28 @@ export function checkKubernetesCrossReferences(objects: readonly K8sObject[], mo
     for (const port of svc.spec?.ports ?? []) {
       const target = port.targetPort ?? port.port;
       for (const w of selected) {
-        if (!containers(w).some((c) => portExists(c, target))) fail(`${id(svc)} port ${port.name ?? port.port}`, `targets ${target}, which ${id(w)} does not expose`);
+        if (!containers(w).some((c) => portExists(c, target)))
+          fail(`${id(svc)} port ${port.name ?? port.port}`, `targets ${target}, which ${id(w)} does not expose`);
       }
     }
   }
 
   // PodDisruptionBudgets and autoscalers point at something.
   for (const pdb of objects.filter((o) => o.kind === "PodDisruptionBudget")) {
-    const matched = workloads.filter((w) => w.kind !== "Job" && w.metadata.namespace === pdb.metadata.namespace && selects(pdb.spec?.selector?.matchLabels, podLabels(w)));
+    const matched = workloads.filter(
+      (w) =>
+        w.kind !== "Job" &&
+        w.metadata.namespace === pdb.metadata.namespace &&
+        selects(pdb.spec?.selector?.matchLabels, podLabels(w)),
+    );
     if (matched.length === 0) fail(id(pdb), "its selector matches no pod");
   }
   for (const hpa of objects.filter((o) => o.kind === "HorizontalPodAutoscaler")) {
     const ref = hpa.spec?.scaleTargetRef ?? {};
     const target = find(objects, ref.kind, ref.name, hpa.metadata.namespace);
     if (!target) fail(id(hpa), `scales ${ref.kind}/${ref.name}, which does not exist`);
-    else if (target.spec?.replicas !== undefined) fail(id(hpa), `${id(target)} sets spec.replicas, which fights the autoscaler on every apply`);
+    else if (target.spec?.replicas !== undefined)
+      fail(id(hpa), `${id(target)} sets spec.replicas, which fights the autoscaler on every apply`);
     if (hpa.spec?.minReplicas > hpa.spec?.maxReplicas) fail(id(hpa), "minReplicas exceeds maxReplicas");
   }
 
@@ -169,7 +204,8 @@ function checkReferences(w: K8sObject, objects: readonly K8sObject[]): string[] 
     if (optional === true) return;
     const o = find(objects, kind, name, ns);
     if (!o) problems.push(`${id(w)} ${where}: ${kind} ${name} does not exist`);
-    else if (key !== undefined && !dataKeys(o).has(key)) problems.push(`${id(w)} ${where}: ${kind} ${name} has no key ${key}`);
+    else if (key !== undefined && !dataKeys(o).has(key))
+      problems.push(`${id(w)} ${where}: ${kind} ${name} has no key ${key}`);
   };
   for (const v of podSpec(w)?.volumes ?? []) {
     if (v.configMap) need("ConfigMap", v.configMap.name, undefined, v.configMap.optional, `volume ${v.name}`);
@@ -177,7 +213,8 @@ function checkReferences(w: K8sObject, objects: readonly K8sObject[]): string[] 
   }
   for (const c of containers(w)) {
     for (const from of c.envFrom ?? []) {
-      if (from.configMapRef) need("ConfigMap", from.configMapRef.name, undefined, from.configMapRef.optional, `${c.name}.envFrom`);
+      if (from.configMapRef)
+        need("ConfigMap", from.configMapRef.name, undefined, from.configMapRef.optional, `${c.name}.envFrom`);
       if (from.secretRef) need("Secret", from.secretRef.name, undefined, from.secretRef.optional, `${c.name}.envFrom`);
     }
     for (const e of c.env ?? []) {
@@ -187,7 +224,10 @@ function checkReferences(w: K8sObject, objects: readonly K8sObject[]): string[] 
       if (sec) need("Secret", sec.name, sec.key, sec.optional, `${c.name}.env ${e.name}`);
     }
     for (const m of c.volumeMounts ?? []) {
-      if (!(podSpec(w)?.volumes ?? []).some((v: Any) => v.name === m.name) && !(w.spec?.volumeClaimTemplates ?? []).some((t: Any) => t.metadata?.name === m.name)) {
+      if (
+        !(podSpec(w)?.volumes ?? []).some((v: Any) => v.name === m.name) &&
+        !(w.spec?.volumeClaimTemplates ?? []).some((t: Any) => t.metadata?.name === m.name)
+      ) {
         problems.push(`${id(w)} ${c.name}: mounts volume ${m.name}, which the pod does not define`);
       }
     }
@@ -202,19 +242,24 @@ export function checkHardening(w: K8sObject): string[] {
   for (const c of containers(w)) {
     const where = `${id(w)} ${c.name}`;
     const sc = c.securityContext ?? {};
-    if ((sc.runAsNonRoot ?? pod.securityContext?.runAsNonRoot) !== true) problems.push(`${where}: must run as non-root (runAsNonRoot)`);
+    if ((sc.runAsNonRoot ?? pod.securityContext?.runAsNonRoot) !== true)
+      problems.push(`${where}: must run as non-root (runAsNonRoot)`);
     if ((sc.runAsUser ?? pod.securityContext?.runAsUser) === 0) problems.push(`${where}: runs as uid 0`);
     if (sc.readOnlyRootFilesystem !== true) problems.push(`${where}: needs readOnlyRootFilesystem: true`);
     if (sc.allowPrivilegeEscalation !== false) problems.push(`${where}: needs allowPrivilegeEscalation: false`);
-    if (!(sc.capabilities?.drop ?? []).includes("ALL") || (sc.capabilities?.add ?? []).length > 0) problems.push(`${where}: must drop ALL capabilities and add none`);
+    if (!(sc.capabilities?.drop ?? []).includes("ALL") || (sc.capabilities?.add ?? []).length > 0)
+      problems.push(`${where}: must drop ALL capabilities and add none`);
     if (sc.privileged === true) problems.push(`${where}: privileged`);
     for (const kind of ["requests", "limits"]) {
-      for (const r of ["cpu", "memory"]) if (c.resources?.[kind]?.[r] === undefined) problems.push(`${where}: no ${r} ${kind}`);
+      for (const r of ["cpu", "memory"])
+        if (c.resources?.[kind]?.[r] === undefined) problems.push(`${where}: no ${r} ${kind}`);
     }
     const image = String(c.image);
-    if (!/[:@]/.test(image.slice(image.lastIndexOf("/") + 1)) || image.endsWith(":latest")) problems.push(`${where}: image ${image} needs a fixed tag or digest`);
+    if (!/[:@]/.test(image.slice(image.lastIndexOf("/") + 1)) || image.endsWith(":latest"))
+      problems.push(`${where}: image ${image} needs a fixed tag or digest`);
   }
-  if ((pod.securityContext?.seccompProfile?.type ?? "") !== "RuntimeDefault") problems.push(`${id(w)}: needs seccompProfile RuntimeDefault`);
+  if ((pod.securityContext?.seccompProfile?.type ?? "") !== "RuntimeDefault")
+    problems.push(`${id(w)}: needs seccompProfile RuntimeDefault`);
   if (pod.automountServiceAccountToken !== false) problems.push(`${id(w)}: needs automountServiceAccountToken: false`);
   return problems;
 }
@@ -246,20 +291,44 @@ function checkModules(objects: readonly K8sObject[], modules: readonly ModuleFac
       }
       const readiness = c.readinessProbe?.grpc;
       if (!readiness) problems.push(`${id(d)}: needs a gRPC readiness probe (grpc.health.v1)`);
-      else if (readiness.service && !module.publicServices.includes(readiness.service) && !module.internalServices.includes(readiness.service)) {
-        problems.push(`${id(d)}: the readiness probe asks for ${readiness.service}, which ${module.name} does not serve`);
+      else if (
+        readiness.service &&
+        !module.publicServices.includes(readiness.service) &&
+        !module.internalServices.includes(readiness.service)
+      ) {
+        problems.push(
+          `${id(d)}: the readiness probe asks for ${readiness.service}, which ${module.name} does not serve`,
+        );
       }
       if (!c.livenessProbe?.grpc) problems.push(`${id(d)}: needs a gRPC liveness probe (grpc.health.v1)`);
       const ns = d.metadata.namespace;
-      if (!objects.some((o) => o.kind === "PodDisruptionBudget" && o.metadata.namespace === ns && selects(o.spec?.selector?.matchLabels, podLabels(d)))) problems.push(`${id(d)}: no PodDisruptionBudget`);
-      if (!objects.some((o) => o.kind === "HorizontalPodAutoscaler" && o.metadata.namespace === ns && o.spec?.scaleTargetRef?.name === d.metadata.name)) problems.push(`${id(d)}: no HorizontalPodAutoscaler`);
+      if (
+        !objects.some(
+          (o) =>
+            o.kind === "PodDisruptionBudget" &&
+            o.metadata.namespace === ns &&
+            selects(o.spec?.selector?.matchLabels, podLabels(d)),
+        )
+      )
+        problems.push(`${id(d)}: no PodDisruptionBudget`);
+      if (
+        !objects.some(
+          (o) =>
+            o.kind === "HorizontalPodAutoscaler" &&
+            o.metadata.namespace === ns &&
+            o.spec?.scaleTargetRef?.name === d.metadata.name,
+        )
+      )
+        problems.push(`${id(d)}: no HorizontalPodAutoscaler`);
     }
   }
   for (const m of modules) {
     const runs = servedBy.get(m.name) ?? [];
     if (runs.length !== 1) problems.push(`module ${m.name}: ${runs.length} Deployments serve it (want exactly one)`);
   }
-  const migrate = objects.filter((o) => o.kind === "Job" && containers(o).some((c) => runsAgentplane(c) && (c.args ?? [])[0] === "migrate"));
+  const migrate = objects.filter(
+    (o) => o.kind === "Job" && containers(o).some((c) => runsAgentplane(c) && (c.args ?? [])[0] === "migrate"),
+  );
   if (migrate.length !== 1) problems.push(`${migrate.length} migration Jobs (want one running \`agentplane migrate\`)`);
   return problems;
 }
@@ -269,7 +338,11 @@ const WORKLOAD_LABEL = { key: "agentplane.dev/workload", value: "true" } as cons
 
 /** A workload pod in a namespace of its own, as a runner, a host or an ingest client runs. */
 const WORKLOAD_ELSEWHERE: Source = {
-  pod: { namespace: "workloads", namespaceLabels: { "kubernetes.io/metadata.name": "workloads" }, labels: { [WORKLOAD_LABEL.key]: WORKLOAD_LABEL.value } },
+  pod: {
+    namespace: "workloads",
+    namespaceLabels: { "kubernetes.io/metadata.name": "workloads" },
+    labels: { [WORKLOAD_LABEL.key]: WORKLOAD_LABEL.value },
+  },
 };
 
 interface ModuleContainer {
@@ -290,7 +363,13 @@ function moduleContainers(objects: readonly K8sObject[], modules: readonly Modul
       const module = modules.find((m) => m.name === env.get("SERVICES"));
       if (!module) continue; // reported by checkModules
       const internal = env.get("INTERNAL_GRPC_PORT");
-      out.push({ d, c, module, grpcPort: Number(env.get("GRPC_PORT") ?? 8081), internalPort: internal === undefined ? undefined : Number(internal) });
+      out.push({
+        d,
+        c,
+        module,
+        grpcPort: Number(env.get("GRPC_PORT") ?? 8081),
+        internalPort: internal === undefined ? undefined : Number(internal),
+      });
     }
   }
   return out;
@@ -298,7 +377,10 @@ function moduleContainers(objects: readonly K8sObject[], modules: readonly Modul
 
 /** The Services (same namespace) whose selector picks the workload's pods. */
 function servicesOf(w: K8sObject, objects: readonly K8sObject[]): K8sObject[] {
-  return objects.filter((o) => o.kind === "Service" && o.metadata.namespace === w.metadata.namespace && selects(o.spec?.selector, podLabels(w)));
+  return objects.filter(
+    (o) =>
+      o.kind === "Service" && o.metadata.namespace === w.metadata.namespace && selects(o.spec?.selector, podLabels(w)),
+  );
 }
 
 /** The container port number a Service port reaches on the container (undefined if none). */
@@ -311,10 +393,14 @@ function reachedPort(servicePort: Any, c: Any): number | undefined {
 function checkModulePorts(objects: readonly K8sObject[], modules: readonly ModuleFacts[]): string[] {
   const problems: string[] = [];
   for (const { d, c, module, grpcPort, internalPort } of moduleContainers(objects, modules)) {
-    const exposed = servicesOf(d, objects).flatMap((s) => (s.spec?.ports ?? []).map((p: Any) => ({ s, p, to: reachedPort(p, c) })));
+    const exposed = servicesOf(d, objects).flatMap((s) =>
+      (s.spec?.ports ?? []).map((p: Any) => ({ s, p, to: reachedPort(p, c) })),
+    );
     if (module.internalServices.length === 0) {
       for (const { s, p } of exposed.filter((e) => internalPort !== undefined && e.to === internalPort)) {
-        problems.push(`${id(s)} port ${p.name ?? p.port}: exposes the internal gRPC port ${internalPort} of ${id(d)}, whose module ${module.name} serves no internal service`);
+        problems.push(
+          `${id(s)} port ${p.name ?? p.port}: exposes the internal gRPC port ${internalPort} of ${id(d)}, whose module ${module.name} serves no internal service`,
+        );
       }
       continue;
     }
@@ -322,9 +408,16 @@ function checkModulePorts(objects: readonly K8sObject[], modules: readonly Modul
       problems.push(`${id(d)}: needs INTERNAL_GRPC_PORT (${module.name} serves ${module.internalServices.join(", ")})`);
       continue;
     }
-    if (internalPort === grpcPort) problems.push(`${id(d)}: INTERNAL_GRPC_PORT and GRPC_PORT are both ${grpcPort}; the internal services need a port of their own`);
-    if (!(c.ports ?? []).some((p: Any) => p.containerPort === internalPort)) problems.push(`${id(d)} ${c.name}: does not declare its internal gRPC port ${internalPort}`);
-    else if (!exposed.some((e) => e.to === internalPort)) problems.push(`${id(d)}: no Service exposes its internal gRPC port ${internalPort} (${module.internalServices.join(", ")})`);
+    if (internalPort === grpcPort)
+      problems.push(
+        `${id(d)}: INTERNAL_GRPC_PORT and GRPC_PORT are both ${grpcPort}; the internal services need a port of their own`,
+      );
+    if (!(c.ports ?? []).some((p: Any) => p.containerPort === internalPort))
+      problems.push(`${id(d)} ${c.name}: does not declare its internal gRPC port ${internalPort}`);
+    else if (!exposed.some((e) => e.to === internalPort))
+      problems.push(
+        `${id(d)}: no Service exposes its internal gRPC port ${internalPort} (${module.internalServices.join(", ")})`,
+      );
   }
   return problems;
 }
@@ -342,14 +435,24 @@ function peersRequire(rule: Any, required: Record<string, string>, anyNamespace:
 }
 
 /** Rules of the policies selecting `pod` that admit something to `port`. */
-function rulesAdmittingPort(policies: readonly K8sObject[], pod: Pod, port: number): { policy: K8sObject; index: number; rule: Any }[] {
+function rulesAdmittingPort(
+  policies: readonly K8sObject[],
+  pod: Pod,
+  port: number,
+): { policy: K8sObject; index: number; rule: Any }[] {
   return ingressPoliciesOf(policies, pod).flatMap((policy) =>
-    (policy.spec?.ingress ?? []).map((rule: Any, index: number) => ({ policy, index, rule })).filter(({ rule }: Any) => rulePortsCover(rule.ports, pod, port)),
+    (policy.spec?.ingress ?? [])
+      .map((rule: Any, index: number) => ({ policy, index, rule }))
+      .filter(({ rule }: Any) => rulePortsCover(rule.ports, pod, port)),
   );
 }
 
 /** The Service and target pods a datastore URL (postgres://host:port, redis://host:port) names inside the namespace. */
-function datastoreOf(url: string, objects: readonly K8sObject[], namespace: string | undefined): { svc: K8sObject; port: number; pods: K8sObject[] } | undefined {
+function datastoreOf(
+  url: string,
+  objects: readonly K8sObject[],
+  namespace: string | undefined,
+): { svc: K8sObject; port: number; pods: K8sObject[] } | undefined {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -360,8 +463,15 @@ function datastoreOf(url: string, objects: readonly K8sObject[], namespace: stri
   if (!svc) return undefined; // outside the cluster (a managed service): no policy of ours applies
   const defaultPort = parsed.protocol.startsWith("redis") ? 6379 : 5432;
   const servicePort = (svc.spec?.ports ?? []).find((p: Any) => p.port === Number(parsed.port || defaultPort));
-  const pods = objects.filter((o) => WORKLOADS.has(o.kind) && o.metadata.namespace === namespace && selects(svc.spec?.selector, podLabels(o)));
-  const port = servicePort && pods.length > 0 ? containers(pods[0]!).map((c) => reachedPort(servicePort, c)).find((p) => p !== undefined) : undefined;
+  const pods = objects.filter(
+    (o) => WORKLOADS.has(o.kind) && o.metadata.namespace === namespace && selects(svc.spec?.selector, podLabels(o)),
+  );
+  const port =
+    servicePort && pods.length > 0
+      ? containers(pods[0]!)
+          .map((c) => reachedPort(servicePort, c))
+          .find((p) => p !== undefined)
+      : undefined;
   return port === undefined ? undefined : { svc, port, pods };
 }
 
@@ -388,17 +498,27 @@ function checkNetworkPolicies(objects: readonly K8sObject[], modules: readonly M
   for (const np of policies) {
     const where = id(np);
     if ((np.spec?.egress ?? []).length > 0) problems.push(`${where}: egress rules are not modelled by these checks`);
-    const selected = workloads.filter((w) => w.metadata.namespace === np.metadata.namespace && labelSelectorMatches(np.spec?.podSelector ?? {}, podLabels(w) ?? {}));
+    const selected = workloads.filter(
+      (w) =>
+        w.metadata.namespace === np.metadata.namespace &&
+        labelSelectorMatches(np.spec?.podSelector ?? {}, podLabels(w) ?? {}),
+    );
     if (selected.length === 0) problems.push(`${where}: its podSelector matches no pod`);
     for (const [i, rule] of (np.spec?.ingress ?? []).entries()) {
       for (const p of rule.ports ?? []) {
         if (p.port === undefined) continue;
-        for (const w of selected) if (resolvePort(p.port, podOf(w)) === undefined) problems.push(`${where} ingress[${i}]: port ${p.port} is not a port of ${id(w)}`);
+        for (const w of selected)
+          if (resolvePort(p.port, podOf(w)) === undefined)
+            problems.push(`${where} ingress[${i}]: port ${p.port} is not a port of ${id(w)}`);
       }
       for (const [j, peer] of (rule.from ?? []).entries()) {
         // A peer with a namespaceSelector names pods elsewhere (workloads), which this rendering does not hold.
         if (!peer.podSelector || peer.namespaceSelector) continue;
-        const matched = workloads.some((w) => w.metadata.namespace === np.metadata.namespace && labelSelectorMatches(peer.podSelector, podLabels(w) ?? {}));
+        const matched = workloads.some(
+          (w) =>
+            w.metadata.namespace === np.metadata.namespace &&
+            labelSelectorMatches(peer.podSelector, podLabels(w) ?? {}),
+        );
         if (!matched) problems.push(`${where} ingress[${i}].from[${j}]: its podSelector matches no pod`);
       }
     }
@@ -406,25 +526,39 @@ function checkNetworkPolicies(objects: readonly K8sObject[], modules: readonly M
 
   // Default deny: a pod no Ingress policy selects admits every connection.
   for (const w of workloads) {
-    if (ingressPoliciesOf(policies, podOf(w)).length === 0) problems.push(`${id(w)}: no NetworkPolicy isolates its pods for ingress (want a default deny)`);
+    if (ingressPoliciesOf(policies, podOf(w)).length === 0)
+      problems.push(`${id(w)}: no NetworkPolicy isolates its pods for ingress (want a default deny)`);
   }
 
   // The modules: the public port from Envoy only, the internal port from workload pods only.
-  const envoy = objects.find((o) => o.kind === "Deployment" && containers(o).some((c) => imageName(String(c.image)) === "envoyproxy/envoy"));
+  const envoy = objects.find(
+    (o) => o.kind === "Deployment" && containers(o).some((c) => imageName(String(c.image)) === "envoyproxy/envoy"),
+  );
   const envoyLabels = podLabels(envoy ?? ({} as K8sObject)) ?? {};
-  const edge = { "app.kubernetes.io/name": envoyLabels["app.kubernetes.io/name"] ?? "", "app.kubernetes.io/component": envoyLabels["app.kubernetes.io/component"] ?? "" };
+  const edge = {
+    "app.kubernetes.io/name": envoyLabels["app.kubernetes.io/name"] ?? "",
+    "app.kubernetes.io/component": envoyLabels["app.kubernetes.io/component"] ?? "",
+  };
   for (const { d, module, grpcPort, internalPort } of moduleContainers(objects, modules)) {
     const pod = podOf(d);
     for (const { policy, index, rule } of rulesAdmittingPort(policies, pod, grpcPort)) {
-      if (!envoy || !peersRequire(rule, edge, false)) problems.push(`${id(policy)} ingress[${index}]: admits the public gRPC port ${grpcPort} of ${id(d)} from more than the Envoy pods`);
+      if (!envoy || !peersRequire(rule, edge, false))
+        problems.push(
+          `${id(policy)} ingress[${index}]: admits the public gRPC port ${grpcPort} of ${id(d)} from more than the Envoy pods`,
+        );
     }
     if (internalPort === undefined || module.internalServices.length === 0) continue;
     for (const { policy, index, rule } of rulesAdmittingPort(policies, pod, internalPort)) {
       if (!peersRequire(rule, { [WORKLOAD_LABEL.key]: WORKLOAD_LABEL.value }, true)) {
-        problems.push(`${id(policy)} ingress[${index}]: admits the internal gRPC port ${internalPort} of ${id(d)} from pods not labelled ${WORKLOAD_LABEL.key}=${WORKLOAD_LABEL.value}`);
+        problems.push(
+          `${id(policy)} ingress[${index}]: admits the internal gRPC port ${internalPort} of ${id(d)} from pods not labelled ${WORKLOAD_LABEL.key}=${WORKLOAD_LABEL.value}`,
+        );
       }
     }
-    if (!admits(policies, WORKLOAD_ELSEWHERE, pod, internalPort)) problems.push(`${id(d)}: a pod labelled ${WORKLOAD_LABEL.key}=${WORKLOAD_LABEL.value} in another namespace cannot reach the internal gRPC port ${internalPort}`);
+    if (!admits(policies, WORKLOAD_ELSEWHERE, pod, internalPort))
+      problems.push(
+        `${id(d)}: a pod labelled ${WORKLOAD_LABEL.key}=${WORKLOAD_LABEL.value} in another namespace cannot reach the internal gRPC port ${internalPort}`,
+      );
   }
 
   // In-cluster datastores: exactly the agentplane pods whose DATABASE_URL / REDIS_URL name them.
@@ -439,12 +573,18 @@ function checkNetworkPolicies(objects: readonly K8sObject[], modules: readonly M
   for (const { svc, port, pods } of stores.values()) {
     for (const target of pods) {
       for (const { policy, index, rule } of rulesAdmittingPort(policies, podOf(target), port)) {
-        if (!peersRequire(rule, { "app.kubernetes.io/name": "agentplane" }, false)) problems.push(`${id(policy)} ingress[${index}]: admits port ${port} of ${id(target)} from pods other than agentplane's`);
+        if (!peersRequire(rule, { "app.kubernetes.io/name": "agentplane" }, false))
+          problems.push(
+            `${id(policy)} ingress[${index}]: admits port ${port} of ${id(target)} from pods other than agentplane's`,
+          );
       }
       for (const w of agentplanePods) {
-        const uses = [...datastoreUrls(w, objects).values()].some((url) => datastoreOf(url, objects, w.metadata.namespace)?.svc === svc);
+        const uses = [...datastoreUrls(w, objects).values()].some(
+          (url) => datastoreOf(url, objects, w.metadata.namespace)?.svc === svc,
+        );
         const admitted = admits(policies, podSource(w, objects), podOf(target), port);
-        if (uses && !admitted) problems.push(`${id(w)}: uses ${id(svc)}, but ${id(target)} does not admit it on port ${port}`);
+        if (uses && !admitted)
+          problems.push(`${id(w)}: uses ${id(svc)}, but ${id(target)} does not admit it on port ${port}`);
         if (!uses && admitted) problems.push(`${id(target)}: admits ${id(w)} on port ${port}, which it does not use`);
       }
     }
@@ -455,7 +595,9 @@ function checkNetworkPolicies(objects: readonly K8sObject[], modules: readonly M
 /** Envoy: its ConfigMap holds the repository's files where envoy.yaml reads them; its clusters reach the module Services. */
 function checkEnvoy(objects: readonly K8sObject[], modules: readonly ModuleFacts[], repo: RepositoryFiles): string[] {
   const problems: string[] = [];
-  const envoys = objects.filter((o) => o.kind === "Deployment" && containers(o).some((c) => imageName(String(c.image)) === "envoyproxy/envoy"));
+  const envoys = objects.filter(
+    (o) => o.kind === "Deployment" && containers(o).some((c) => imageName(String(c.image)) === "envoyproxy/envoy"),
+  );
   if (envoys.length !== 1) return [`${envoys.length} Envoy Deployments (want one)`];
   const envoy = envoys[0]!;
   const ns = envoy.metadata.namespace;
@@ -482,15 +624,19 @@ function checkEnvoy(objects: readonly K8sObject[], modules: readonly ModuleFacts
 
   const mounted = fileAt(configPath);
   if (!mounted) return [`${id(envoy)}: ${configPath} is not provided by any ConfigMap mount`];
-  if (mounted.toString("utf8") !== repo.envoyYaml) problems.push(`${id(envoy)}: ${configPath} differs from the repository's envoy.yaml`);
+  if (mounted.toString("utf8") !== repo.envoyYaml)
+    problems.push(`${id(envoy)}: ${configPath} differs from the repository's envoy.yaml`);
   const config = parseEnvoyYaml(mounted.toString("utf8"));
   const { descriptor, lua } = envoyFiles(config);
   const descriptorBytes = descriptor ? fileAt(descriptor) : undefined;
-  if (!descriptorBytes) problems.push(`${id(envoy)}: the descriptor set ${descriptor} that envoy.yaml reads is not mounted`);
-  else if (!descriptorBytes.equals(repo.descriptor)) problems.push(`${id(envoy)}: ${descriptor} differs from deploy/envoy/api.binpb`);
+  if (!descriptorBytes)
+    problems.push(`${id(envoy)}: the descriptor set ${descriptor} that envoy.yaml reads is not mounted`);
+  else if (!descriptorBytes.equals(repo.descriptor))
+    problems.push(`${id(envoy)}: ${descriptor} differs from deploy/envoy/api.binpb`);
   const luaBytes = lua ? fileAt(lua) : undefined;
   if (!luaBytes) problems.push(`${id(envoy)}: the Lua script ${lua} that envoy.yaml reads is not mounted`);
-  else if (luaBytes.toString("utf8") !== repo.luaMapper) problems.push(`${id(envoy)}: ${lua} differs from deploy/envoy/error-mapper.lua`);
+  else if (luaBytes.toString("utf8") !== repo.luaMapper)
+    problems.push(`${id(envoy)}: ${lua} differs from deploy/envoy/error-mapper.lua`);
 
   // Every cluster endpoint is a Service of the module the cluster is named after, on a port that
   // reaches the module's public gRPC port and that the NetworkPolicies admit the Envoy pods to.
@@ -504,20 +650,35 @@ function checkEnvoy(objects: readonly K8sObject[], modules: readonly ModuleFacts
     }
     const port = (svc.spec?.ports ?? []).find((p: Any) => p.port === ep.port);
     if (!port) problems.push(`${where}: Service ${ep.address} has no port ${ep.port}`);
-    if (svc.spec?.clusterIP !== "None") problems.push(`${where}: Service ${ep.address} must be headless, so Envoy sees every pod`);
+    if (svc.spec?.clusterIP !== "None")
+      problems.push(`${where}: Service ${ep.address} must be headless, so Envoy sees every pod`);
     const module = modules.find((m) => m.name === ep.cluster);
-    const backing = objects.filter((o) => o.kind === "Deployment" && o.metadata.namespace === ns && selects(svc.spec?.selector, podLabels(o)));
+    const backing = objects.filter(
+      (o) => o.kind === "Deployment" && o.metadata.namespace === ns && selects(svc.spec?.selector, podLabels(o)),
+    );
     for (const d of backing) {
-      const services = containers(d).map((c) => literalEnv(c, objects, ns).get("SERVICES")).find((s) => s !== undefined);
-      if (!module || services !== module.name) problems.push(`${where}: Service ${ep.address} selects ${id(d)} (SERVICES=${services}), not the ${ep.cluster} module`);
+      const services = containers(d)
+        .map((c) => literalEnv(c, objects, ns).get("SERVICES"))
+        .find((s) => s !== undefined);
+      if (!module || services !== module.name)
+        problems.push(
+          `${where}: Service ${ep.address} selects ${id(d)} (SERVICES=${services}), not the ${ep.cluster} module`,
+        );
       const target = port?.targetPort ?? port?.port;
       for (const c of containers(d).filter(runsAgentplane)) {
         const grpcPort = Number(literalEnv(c, objects, ns).get("GRPC_PORT") ?? 8081);
         const exposed = (c.ports ?? []).find((p: Any) => p.name === target || p.containerPort === target);
-        if (port && exposed?.containerPort !== grpcPort) problems.push(`${where}: Service ${ep.address} port ${ep.port} does not reach the gRPC port ${grpcPort} of ${id(d)}`);
+        if (port && exposed?.containerPort !== grpcPort)
+          problems.push(
+            `${where}: Service ${ep.address} port ${ep.port} does not reach the gRPC port ${grpcPort} of ${id(d)}`,
+          );
         // Headless: DNS gives the pod IPs and Envoy dials them on the cluster's port, untranslated.
-        if (exposed && exposed.containerPort !== ep.port) problems.push(`${where}: Envoy dials the pods of the headless Service ${ep.address} on ${ep.port}, but that Service port targets container port ${exposed.containerPort}`);
-        if (!admits(policies, podSource(envoy, objects), podOf(d), ep.port)) problems.push(`${where}: no NetworkPolicy admits the Envoy pods to port ${ep.port} of ${id(d)}`);
+        if (exposed && exposed.containerPort !== ep.port)
+          problems.push(
+            `${where}: Envoy dials the pods of the headless Service ${ep.address} on ${ep.port}, but that Service port targets container port ${exposed.containerPort}`,
+          );
+        if (!admits(policies, podSource(envoy, objects), podOf(d), ep.port))
+          problems.push(`${where}: no NetworkPolicy admits the Envoy pods to port ${ep.port} of ${id(d)}`);
       }
     }
   }

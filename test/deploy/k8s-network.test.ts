@@ -5,7 +5,14 @@ import { admits, labelSelectorMatches, requiresLabel, type Pod, type Source } fr
 import type { K8sObject } from "./kustomize.js";
 
 const NS = "app";
-const server: Pod = { namespace: NS, labels: { role: "server" }, ports: [{ name: "api", containerPort: 8081 }, { name: "admin", containerPort: 9000 }] };
+const server: Pod = {
+  namespace: NS,
+  labels: { role: "server" },
+  ports: [
+    { name: "api", containerPort: 8081 },
+    { name: "admin", containerPort: 9000 },
+  ],
+};
 const other: Pod = { namespace: NS, labels: { role: "other" }, ports: [{ name: "api", containerPort: 7000 }] };
 
 function policy(name: string, spec: object): K8sObject {
@@ -13,7 +20,9 @@ function policy(name: string, spec: object): K8sObject {
 }
 
 function pod(namespace: string, labels: Record<string, string>, namespaceLabels: Record<string, string> = {}): Source {
-  return { pod: { namespace, labels, namespaceLabels: { ...namespaceLabels, "kubernetes.io/metadata.name": namespace } } };
+  return {
+    pod: { namespace, labels, namespaceLabels: { ...namespaceLabels, "kubernetes.io/metadata.name": namespace } },
+  };
 }
 
 const DENY = policy("deny", { podSelector: {}, policyTypes: ["Ingress"] });
@@ -26,19 +35,30 @@ describe("NetworkPolicy ingress", () => {
   });
 
   it("an Egress-only policy does not isolate ingress", () => {
-    expect(admits([policy("out", { podSelector: {}, policyTypes: ["Egress"] })], pod("x", {}), server, 8081)).toBe(true);
+    expect(admits([policy("out", { podSelector: {}, policyTypes: ["Egress"] })], pod("x", {}), server, 8081)).toBe(
+      true,
+    );
   });
 
   it("one peer with both selectors is AND; two peers are OR", () => {
-    const and = policy("and", { podSelector: {}, ingress: [{ from: [{ namespaceSelector: {}, podSelector: { matchLabels: { w: "true" } } }] }] });
-    const or = policy("or", { podSelector: {}, ingress: [{ from: [{ namespaceSelector: {} }, { podSelector: { matchLabels: { w: "true" } } }] }] });
+    const and = policy("and", {
+      podSelector: {},
+      ingress: [{ from: [{ namespaceSelector: {}, podSelector: { matchLabels: { w: "true" } } }] }],
+    });
+    const or = policy("or", {
+      podSelector: {},
+      ingress: [{ from: [{ namespaceSelector: {} }, { podSelector: { matchLabels: { w: "true" } } }] }],
+    });
     expect(admits([and], pod("elsewhere", { w: "true" }), server, 8081)).toBe(true);
     expect(admits([and], pod("elsewhere", {}), server, 8081)).toBe(false);
     expect(admits([or], pod("elsewhere", {}), server, 8081)).toBe(true);
   });
 
   it("a podSelector without a namespaceSelector means the policy's own namespace", () => {
-    const p = policy("same", { podSelector: {}, ingress: [{ from: [{ podSelector: { matchLabels: { role: "edge" } } }] }] });
+    const p = policy("same", {
+      podSelector: {},
+      ingress: [{ from: [{ podSelector: { matchLabels: { role: "edge" } } }] }],
+    });
     expect(admits([p], pod(NS, { role: "edge" }), server, 8081)).toBe(true);
     expect(admits([p], pod("elsewhere", { role: "edge" }), server, 8081)).toBe(false);
   });
@@ -53,13 +73,19 @@ describe("NetworkPolicy ingress", () => {
   });
 
   it("numbered ports and endPort ranges", () => {
-    const p = policy("range", { podSelector: {}, ingress: [{ ports: [{ port: 8000, endPort: 8100, protocol: "TCP" }] }] });
+    const p = policy("range", {
+      podSelector: {},
+      ingress: [{ ports: [{ port: 8000, endPort: 8100, protocol: "TCP" }] }],
+    });
     expect(admits([p], pod("x", {}), server, 8081)).toBe(true);
     expect(admits([p], pod("x", {}), server, 9000)).toBe(false);
   });
 
   it("ipBlock with except matches addresses, never pods", () => {
-    const p = policy("ip", { podSelector: {}, ingress: [{ from: [{ ipBlock: { cidr: "10.0.0.0/8", except: ["10.1.0.0/16"] } }] }] });
+    const p = policy("ip", {
+      podSelector: {},
+      ingress: [{ from: [{ ipBlock: { cidr: "10.0.0.0/8", except: ["10.1.0.0/16"] } }] }],
+    });
     expect(admits([p], { ip: "10.2.3.4" }, server, 8081)).toBe(true);
     expect(admits([p], { ip: "10.1.3.4" }, server, 8081)).toBe(false);
     expect(admits([p], { ip: "192.0.2.1" }, server, 8081)).toBe(false);
@@ -81,7 +107,13 @@ describe("NetworkPolicy ingress", () => {
 describe("label selectors", () => {
   it("match labels and expressions; {} selects everything", () => {
     expect(labelSelectorMatches({}, {})).toBe(true);
-    const sel = { matchLabels: { a: "1" }, matchExpressions: [{ key: "b", operator: "In", values: ["x", "y"] }, { key: "c", operator: "DoesNotExist" }] };
+    const sel = {
+      matchLabels: { a: "1" },
+      matchExpressions: [
+        { key: "b", operator: "In", values: ["x", "y"] },
+        { key: "c", operator: "DoesNotExist" },
+      ],
+    };
     expect(labelSelectorMatches(sel, { a: "1", b: "y" })).toBe(true);
     expect(labelSelectorMatches(sel, { a: "1", b: "z" })).toBe(false);
     expect(labelSelectorMatches(sel, { a: "1", b: "x", c: "" })).toBe(false);
@@ -90,8 +122,12 @@ describe("label selectors", () => {
 
   it("requiresLabel: only when every matching label set carries the pair", () => {
     expect(requiresLabel({ matchLabels: { w: "true" } }, "w", "true")).toBe(true);
-    expect(requiresLabel({ matchExpressions: [{ key: "w", operator: "In", values: ["true"] }] }, "w", "true")).toBe(true);
-    expect(requiresLabel({ matchExpressions: [{ key: "w", operator: "In", values: ["true", "yes"] }] }, "w", "true")).toBe(false);
+    expect(requiresLabel({ matchExpressions: [{ key: "w", operator: "In", values: ["true"] }] }, "w", "true")).toBe(
+      true,
+    );
+    expect(
+      requiresLabel({ matchExpressions: [{ key: "w", operator: "In", values: ["true", "yes"] }] }, "w", "true"),
+    ).toBe(false);
     expect(requiresLabel({ matchExpressions: [{ key: "w", operator: "Exists" }] }, "w", "true")).toBe(false);
     expect(requiresLabel({}, "w", "true")).toBe(false);
     expect(requiresLabel(undefined, "w", "true")).toBe(false);

@@ -57,7 +57,9 @@ export function labelSelectorMatches(selector: Any, labels: Labels): boolean {
 export function requiresLabel(selector: Any, key: string, value: string): boolean {
   if (!selector) return false;
   if (selector.matchLabels?.[key] === value) return true;
-  return (selector.matchExpressions ?? []).some((e: Any) => e.key === key && e.operator === "In" && e.values?.length === 1 && e.values[0] === value);
+  return (selector.matchExpressions ?? []).some(
+    (e: Any) => e.key === key && e.operator === "In" && e.values?.length === 1 && e.values[0] === value,
+  );
 }
 
 export function policyTypes(policy: K8sObject): string[] {
@@ -69,7 +71,12 @@ export function policyTypes(policy: K8sObject): string[] {
 
 /** Ingress policies that select the pod (same namespace, podSelector matches). */
 export function ingressPoliciesOf(policies: readonly K8sObject[], pod: Pod): K8sObject[] {
-  return policies.filter((p) => p.metadata.namespace === pod.namespace && policyTypes(p).includes("Ingress") && labelSelectorMatches(p.spec?.podSelector ?? {}, pod.labels));
+  return policies.filter(
+    (p) =>
+      p.metadata.namespace === pod.namespace &&
+      policyTypes(p).includes("Ingress") &&
+      labelSelectorMatches(p.spec?.podSelector ?? {}, pod.labels),
+  );
 }
 
 /** The pod's port number a NetworkPolicyPort names (a number, or a container port's name); undefined if it has none. */
@@ -84,14 +91,16 @@ export function rulePortsCover(ports: readonly Any[] | undefined, pod: Pod, port
   return ports.some((p) => {
     if ((p.protocol ?? "TCP") !== protocol) return false;
     if (p.port === undefined) return true;
-    if (typeof p.port === "string") return pod.ports.some((c) => c.name === p.port && c.containerPort === port && (c.protocol ?? "TCP") === protocol);
+    if (typeof p.port === "string")
+      return pod.ports.some((c) => c.name === p.port && c.containerPort === port && (c.protocol ?? "TCP") === protocol);
     return p.endPort !== undefined ? port >= p.port && port <= p.endPort : port === p.port;
   });
 }
 
 function ipv4(ip: string): number {
   const parts = ip.split(".").map(Number);
-  if (parts.length !== 4 || parts.some((n) => !Number.isInteger(n) || n < 0 || n > 255)) throw new Error(`${ip} is not an IPv4 address (only IPv4 is modelled)`);
+  if (parts.length !== 4 || parts.some((n) => !Number.isInteger(n) || n < 0 || n > 255))
+    throw new Error(`${ip} is not an IPv4 address (only IPv4 is modelled)`);
   return ((parts[0]! << 24) | (parts[1]! << 16) | (parts[2]! << 8) | parts[3]!) >>> 0;
 }
 
@@ -107,17 +116,27 @@ export function peerMatches(peer: Any, namespace: string, source: Source): boole
   if (peer.ipBlock) {
     // Pod IPs are ephemeral; the API means ipBlock for addresses outside the cluster's pods.
     if (!("ip" in source)) return false;
-    return inCidr(source.ip, peer.ipBlock.cidr) && !(peer.ipBlock.except ?? []).some((c: string) => inCidr(source.ip, c));
+    return (
+      inCidr(source.ip, peer.ipBlock.cidr) && !(peer.ipBlock.except ?? []).some((c: string) => inCidr(source.ip, c))
+    );
   }
   if (!("pod" in source)) return false;
   const { pod } = source;
-  const namespaceOk = peer.namespaceSelector ? labelSelectorMatches(peer.namespaceSelector, pod.namespaceLabels) : pod.namespace === namespace;
+  const namespaceOk = peer.namespaceSelector
+    ? labelSelectorMatches(peer.namespaceSelector, pod.namespaceLabels)
+    : pod.namespace === namespace;
   const podOk = peer.podSelector ? labelSelectorMatches(peer.podSelector, pod.labels) : true;
   return namespaceOk && podOk;
 }
 
 /** Is a TCP connection from `source` to `port` of `pod` admitted by the policies? */
-export function admits(policies: readonly K8sObject[], source: Source, pod: Pod, port: number, protocol = "TCP"): boolean {
+export function admits(
+  policies: readonly K8sObject[],
+  source: Source,
+  pod: Pod,
+  port: number,
+  protocol = "TCP",
+): boolean {
   for (const p of policies) {
     if (p.spec?.egress?.length) throw new Error(`NetworkPolicy/${p.metadata.name}: egress rules are not modelled`);
   }
@@ -142,11 +161,21 @@ export function namespaceLabels(objects: readonly K8sObject[], namespace: string
 export function podOf(w: K8sObject): Pod {
   const spec = w.spec?.template?.spec;
   const containers: Any[] = [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])];
-  return { namespace: w.metadata.namespace ?? "", labels: w.spec?.template?.metadata?.labels ?? {}, ports: containers.flatMap((c) => c.ports ?? []) };
+  return {
+    namespace: w.metadata.namespace ?? "",
+    labels: w.spec?.template?.metadata?.labels ?? {},
+    ports: containers.flatMap((c) => c.ports ?? []),
+  };
 }
 
 /** A workload's pods as the source of a connection; `objects` holds its Namespace, if rendered. */
 export function podSource(w: K8sObject, objects: readonly K8sObject[]): Source {
   const namespace = w.metadata.namespace ?? "";
-  return { pod: { namespace, namespaceLabels: namespaceLabels(objects, namespace), labels: w.spec?.template?.metadata?.labels ?? {} } };
+  return {
+    pod: {
+      namespace,
+      namespaceLabels: namespaceLabels(objects, namespace),
+      labels: w.spec?.template?.metadata?.labels ?? {},
+    },
+  };
 }

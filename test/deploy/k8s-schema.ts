@@ -77,10 +77,13 @@ class FieldWalker {
       return;
     }
     if (value === null || typeof value !== "object") return; // scalars: the schema validators check them
-    const candidates = this.withoutNullish(type).filter((t) => t.flags & ts.TypeFlags.Object && this.elementType(t) === undefined);
+    const candidates = this.withoutNullish(type).filter(
+      (t) => t.flags & ts.TypeFlags.Object && this.elementType(t) === undefined,
+    );
     if (candidates.length === 0) return;
     // The first object type that knows every key, else the first one (for the error message).
-    const fits = (t: ts.Type) => Object.keys(value).every((k) => t.getProperty(k) || this.checker.getIndexInfoOfType(t, ts.IndexKind.String));
+    const fits = (t: ts.Type) =>
+      Object.keys(value).every((k) => t.getProperty(k) || this.checker.getIndexInfoOfType(t, ts.IndexKind.String));
     const chosen = candidates.find(fits) ?? candidates[0]!;
     const index = this.checker.getIndexInfoOfType(chosen, ts.IndexKind.String);
     for (const [key, v] of Object.entries(value)) {
@@ -96,7 +99,10 @@ class FieldWalker {
 /** Fields no API schema of the object's kind defines, as "Kind/name: path: unknown field" lines. */
 export function unknownFieldErrors(objects: readonly K8sObject[]): string[] {
   const kinds = [...new Map(objects.map((o) => [kindKey(o), o])).values()];
-  const lines = kinds.map((o, i) => `import type { I${o.kind} as T${i} } from "${modelPath(o.apiVersion)}";\nexport declare const t${i}: T${i};`);
+  const lines = kinds.map(
+    (o, i) =>
+      `import type { I${o.kind} as T${i} } from "${modelPath(o.apiVersion)}";\nexport declare const t${i}: T${i};`,
+  );
   const source = lines.join("\n");
   const { checker, typeOf } = modelTypes(source, kinds);
   const errors: string[] = [];
@@ -131,12 +137,15 @@ function modelTypes(source: string, kinds: readonly K8sObject[]): ModelTypes {
   const host = ts.createCompilerHost(options);
   const getSourceFile = host.getSourceFile.bind(host);
   const fileExists = host.fileExists.bind(host);
-  host.getSourceFile = (file, lang, ...rest) => (path.resolve(file) === VIRTUAL_FILE ? ts.createSourceFile(file, source, lang) : getSourceFile(file, lang, ...rest));
+  host.getSourceFile = (file, lang, ...rest) =>
+    path.resolve(file) === VIRTUAL_FILE ? ts.createSourceFile(file, source, lang) : getSourceFile(file, lang, ...rest);
   host.fileExists = (file) => path.resolve(file) === VIRTUAL_FILE || fileExists(file);
   const program = ts.createProgram([VIRTUAL_FILE], options, host);
   const checker = program.getTypeChecker();
   const file = program.getSourceFile(VIRTUAL_FILE)!;
-  const problems = ts.getPreEmitDiagnostics(program, file).map((d) => ts.flattenDiagnosticMessageText(d.messageText, " "));
+  const problems = ts
+    .getPreEmitDiagnostics(program, file)
+    .map((d) => ts.flattenDiagnosticMessageText(d.messageText, " "));
   // An unknown apiVersion or kind: schemaErrors names it; here it would only hide every other error.
   if (problems.length > 0) throw new Error(`kubernetes-models has no type for some kind: ${problems.join("; ")}`);
   const typeByKind = new Map<string, ts.Type>();

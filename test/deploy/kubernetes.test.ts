@@ -30,7 +30,9 @@ function renderOptions(root: string): RenderOptions {
   const production = path.join(root, "deploy/overlays/production");
   return {
     loadRestrictor: "LoadRestrictionsNone",
-    files: new Map([[path.join(production, "secrets.env"), readFileSync(path.join(production, "secrets.env.example"))]]),
+    files: new Map([
+      [path.join(production, "secrets.env"), readFileSync(path.join(production, "secrets.env.example"))],
+    ]),
   };
 }
 
@@ -40,7 +42,11 @@ function render(root: string, overlay: string): K8sObject[] {
 
 beforeAll(() => {
   modules = serviceModules();
-  repo = { envoyYaml: readEnvoyYaml(), descriptor: Buffer.from(readDescriptor()), luaMapper: readFileSync(LUA_MAPPER_PATH, "utf8") };
+  repo = {
+    envoyYaml: readEnvoyYaml(),
+    descriptor: Buffer.from(readDescriptor()),
+    luaMapper: readFileSync(LUA_MAPPER_PATH, "utf8"),
+  };
   for (const overlay of OVERLAYS) rendered.set(overlay, render(REPO, overlay));
 });
 
@@ -49,7 +55,9 @@ function objectsOf(overlay: string): K8sObject[] {
 }
 
 function get(objects: K8sObject[], kind: string, name: string): K8sObject {
-  const o = objects.find((x) => x.kind === kind && (x.metadata.name === name || x.metadata.name.startsWith(`${name}-`)));
+  const o = objects.find(
+    (x) => x.kind === kind && (x.metadata.name === name || x.metadata.name.startsWith(`${name}-`)),
+  );
   if (!o) throw new Error(`${kind}/${name} not rendered`);
   return o;
 }
@@ -73,7 +81,11 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
       const c = d.spec.template.spec.containers[0];
       expect(c.env.find((e: { name: string }) => e.name === "SERVICES").value).toBe(m.name);
       expect(c.readinessProbe.grpc).toEqual({ port: 8081, service: m.publicServices[0] });
-      expect(c.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } });
+      expect(c.securityContext).toMatchObject({
+        readOnlyRootFilesystem: true,
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ["ALL"] },
+      });
       expect(get(objects, "Service", m.name).spec.clusterIP).toBe("None");
     }
     // The secrets every module needs are in the overlay's Secret.
@@ -91,12 +103,17 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
     // A ConfigMap holds at most 1 MiB.
     expect(JSON.stringify(cm).length).toBeLessThan(1024 * 1024);
     const envoy = get(objects, "Deployment", "envoy");
-    expect(envoy.spec.template.spec.volumes.find((v: { name: string }) => v.name === "config").configMap.name).toBe(cm.metadata.name);
+    expect(envoy.spec.template.spec.volumes.find((v: { name: string }) => v.name === "config").configMap.name).toBe(
+      cm.metadata.name,
+    );
   });
 
   it("serves internal services on 8082 beside the public 8081; probes stay on 8081; the Service exposes both", () => {
     const objects = objectsOf(overlay);
-    expect(get(objects, "ConfigMap", "agentplane-config").data).toMatchObject({ GRPC_PORT: "8081", INTERNAL_GRPC_PORT: "8082" });
+    expect(get(objects, "ConfigMap", "agentplane-config").data).toMatchObject({
+      GRPC_PORT: "8081",
+      INTERNAL_GRPC_PORT: "8082",
+    });
     for (const m of modules) {
       expect(m.internalServices.length).toBeGreaterThan(0); // every module has one today; the checks handle one without
       const c = get(objects, "Deployment", m.name).spec.template.spec.containers[0];
@@ -105,8 +122,13 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
         { name: "grpc-internal", containerPort: 8082, protocol: "TCP" },
       ]);
       for (const probe of [c.startupProbe, c.readinessProbe, c.livenessProbe]) expect(probe.grpc.port).toBe(8081);
-      const ports = get(objects, "Service", m.name).spec.ports.map((p: { name: string; port: number; targetPort: string }) => [p.name, p.port, p.targetPort]);
-      expect(ports).toEqual([["grpc", 8081, "grpc"], ["grpc-internal", 8082, "grpc-internal"]]);
+      const ports = get(objects, "Service", m.name).spec.ports.map(
+        (p: { name: string; port: number; targetPort: string }) => [p.name, p.port, p.targetPort],
+      );
+      expect(ports).toEqual([
+        ["grpc", 8081, "grpc"],
+        ["grpc-internal", 8082, "grpc-internal"],
+      ]);
     }
   });
 
@@ -114,10 +136,20 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
     const objects = objectsOf(overlay);
     const policies = objects.filter((o) => o.kind === "NetworkPolicy");
     expect(policies.map((p) => p.metadata.name).sort()).toEqual(
-      ["default-deny-ingress", "envoy-from-anywhere", "services-internal-from-workloads", "services-public-from-envoy", ...(overlay === "local" ? ["postgres-from-agentplane", "redis-from-agentplane"] : [])].sort(),
+      [
+        "default-deny-ingress",
+        "envoy-from-anywhere",
+        "services-internal-from-workloads",
+        "services-public-from-envoy",
+        ...(overlay === "local" ? ["postgres-from-agentplane", "redis-from-agentplane"] : []),
+      ].sort(),
     );
-    const elsewhere = (labels: Record<string, string>): Source => ({ pod: { namespace: "runners", namespaceLabels: { "kubernetes.io/metadata.name": "runners" }, labels } });
-    const here = (labels: Record<string, string>): Source => ({ pod: { namespace: "agentplane", namespaceLabels: namespaceLabels(objects, "agentplane"), labels } });
+    const elsewhere = (labels: Record<string, string>): Source => ({
+      pod: { namespace: "runners", namespaceLabels: { "kubernetes.io/metadata.name": "runners" }, labels },
+    });
+    const here = (labels: Record<string, string>): Source => ({
+      pod: { namespace: "agentplane", namespaceLabels: namespaceLabels(objects, "agentplane"), labels },
+    });
     const workload = { "agentplane.dev/workload": "true" };
     const sources: [string, Source][] = [
       ["envoy", podSource(get(objects, "Deployment", "envoy"), objects)],
@@ -132,7 +164,9 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
     // Every declared port of every pod rendered.
     const targets = objects
       .filter((o) => ["Deployment", "StatefulSet", "Job"].includes(o.kind))
-      .flatMap((w) => podOf(w).ports.map((p) => ({ name: `${w.metadata.name}:${p.containerPort}`, w, port: p.containerPort })));
+      .flatMap((w) =>
+        podOf(w).ports.map((p) => ({ name: `${w.metadata.name}:${p.containerPort}`, w, port: p.containerPort })),
+      );
     const isModule = (name: string) => modules.some((m) => m.name === name);
     const expected = (source: string, target: string, port: number): boolean => {
       if (target === "envoy" && port === 8080) return true;
@@ -162,28 +196,44 @@ describe("overlay differences", () => {
     expect(get(local, "StatefulSet", "postgres")).toBeDefined();
     expect(get(local, "Deployment", "redis")).toBeDefined();
     expect(production.some((o) => o.metadata.name === "postgres" || o.metadata.name === "redis")).toBe(false);
-    const url = (objects: K8sObject[]) => Buffer.from(get(objects, "Secret", "agentplane-secrets").data.DATABASE_URL, "base64").toString();
+    const url = (objects: K8sObject[]) =>
+      Buffer.from(get(objects, "Secret", "agentplane-secrets").data.DATABASE_URL, "base64").toString();
     expect(url(local)).toBe("postgres://agentplane:agentplane-local@postgres:5432/agentplane");
     expect(url(production)).toMatch(/^postgres:\/\/.*sslmode=require$/);
   });
 
   it("production scales further and spreads over zones; local runs one pod of each", () => {
     for (const m of modules) {
-      expect(get(objectsOf("production"), "HorizontalPodAutoscaler", m.name).spec).toMatchObject({ minReplicas: 3, maxReplicas: 20 });
-      expect(get(objectsOf("local"), "HorizontalPodAutoscaler", m.name).spec).toMatchObject({ minReplicas: 1, maxReplicas: 2 });
+      expect(get(objectsOf("production"), "HorizontalPodAutoscaler", m.name).spec).toMatchObject({
+        minReplicas: 3,
+        maxReplicas: 20,
+      });
+      expect(get(objectsOf("local"), "HorizontalPodAutoscaler", m.name).spec).toMatchObject({
+        minReplicas: 1,
+        maxReplicas: 2,
+      });
       const spread = get(objectsOf("production"), "Deployment", m.name).spec.template.spec.topologySpreadConstraints;
-      expect(spread.map((s: { topologyKey: string }) => s.topologyKey)).toEqual(["kubernetes.io/hostname", "topology.kubernetes.io/zone"]);
+      expect(spread.map((s: { topologyKey: string }) => s.topologyKey)).toEqual([
+        "kubernetes.io/hostname",
+        "topology.kubernetes.io/zone",
+      ]);
     }
     expect(get(objectsOf("production"), "Service", "envoy").spec.type).toBe("LoadBalancer");
   });
 
   it("pins the images: the binary's tag comes from the overlay", () => {
-    expect(get(objectsOf("local"), "Deployment", "sessions").spec.template.spec.containers[0].image).toBe("agentplane:dev");
-    expect(get(objectsOf("production"), "Job", "agentplane-migrate").spec.template.spec.containers[0].image).toBe("registry.example.com/agentplane:0.1.0");
+    expect(get(objectsOf("local"), "Deployment", "sessions").spec.template.spec.containers[0].image).toBe(
+      "agentplane:dev",
+    );
+    expect(get(objectsOf("production"), "Job", "agentplane-migrate").spec.template.spec.containers[0].image).toBe(
+      "registry.example.com/agentplane:0.1.0",
+    );
   });
 
   it("fails to render production without its secrets file, naming it", () => {
-    expect(() => kustomizeBuild(path.join(REPO, "deploy/overlays/production"), { loadRestrictor: "LoadRestrictionsNone" })).toThrow(/secrets\.env: no such file/);
+    expect(() =>
+      kustomizeBuild(path.join(REPO, "deploy/overlays/production"), { loadRestrictor: "LoadRestrictionsNone" }),
+    ).toThrow(/secrets\.env: no such file/);
   });
 
   it("needs --load-restrictor LoadRestrictionsNone, for envoy.yaml at the repository root", () => {
@@ -205,37 +255,56 @@ describe("the example runner (deploy/examples/session-runner.yaml), which no ove
     expect(await schemaErrors(example)).toEqual([]);
     expect(unknownFieldErrors(example)).toEqual([]);
     expect(checkHardening(runner)).toEqual([]);
-    for (const overlay of OVERLAYS) expect(objectsOf(overlay).some((o) => o.metadata.name === runner.metadata.name)).toBe(false);
+    for (const overlay of OVERLAYS)
+      expect(objectsOf(overlay).some((o) => o.metadata.name === runner.metadata.name)).toBe(false);
   });
 
-  it.each(OVERLAYS)("in overlay %s, reaches the internal port of the module its URL names, and nothing else of agentplane's", (overlay) => {
-    const objects = objectsOf(overlay);
-    const policies = objects.filter((o) => o.kind === "NetworkPolicy");
-    const c = runner.spec.template.spec.containers[0];
-    const url = new URL(c.env.find((e: { name: string }) => e.name === "AGENTPLANE_SESSIONS_URL").value);
-    const [service, namespace] = url.hostname.split(".");
-    expect(url.hostname).toBe(`${service}.${namespace}.svc.cluster.local`);
-    expect(namespace).toBe(get(objects, "Namespace", "agentplane").metadata.name);
-    // The URL's port is the Service port that reaches the module's INTERNAL_GRPC_PORT.
-    const servicePort = get(objects, "Service", service!).spec.ports.find((p: { port: number }) => p.port === Number(url.port));
-    const module = get(objects, "Deployment", service!);
-    const reached = podOf(module).ports.find((p) => p.name === servicePort.targetPort)!.containerPort;
-    expect(String(reached)).toBe(get(objects, "ConfigMap", "agentplane-config").data.INTERNAL_GRPC_PORT);
+  it.each(OVERLAYS)(
+    "in overlay %s, reaches the internal port of the module its URL names, and nothing else of agentplane's",
+    (overlay) => {
+      const objects = objectsOf(overlay);
+      const policies = objects.filter((o) => o.kind === "NetworkPolicy");
+      const c = runner.spec.template.spec.containers[0];
+      const url = new URL(c.env.find((e: { name: string }) => e.name === "AGENTPLANE_SESSIONS_URL").value);
+      const [service, namespace] = url.hostname.split(".");
+      expect(url.hostname).toBe(`${service}.${namespace}.svc.cluster.local`);
+      expect(namespace).toBe(get(objects, "Namespace", "agentplane").metadata.name);
+      // The URL's port is the Service port that reaches the module's INTERNAL_GRPC_PORT.
+      const servicePort = get(objects, "Service", service!).spec.ports.find(
+        (p: { port: number }) => p.port === Number(url.port),
+      );
+      const module = get(objects, "Deployment", service!);
+      const reached = podOf(module).ports.find((p) => p.name === servicePort.targetPort)!.containerPort;
+      expect(String(reached)).toBe(get(objects, "ConfigMap", "agentplane-config").data.INTERNAL_GRPC_PORT);
 
-    const source = { pod: { namespace: runner.metadata.namespace!, namespaceLabels: namespaceLabels(example, runner.metadata.namespace!), labels: runner.spec.template.metadata.labels } };
-    const reachable = objects
-      .filter((o) => ["Deployment", "StatefulSet", "Job"].includes(o.kind))
-      .flatMap((w) => podOf(w).ports.filter((p) => admits(policies, source, podOf(w), p.containerPort)).map((p) => `${w.metadata.name}:${p.name}`));
-    expect(reachable.sort()).toEqual(["envoy:http", ...modules.map((m) => `${m.name}:grpc-internal`)].sort());
-    // Its label is what lets it in.
-    const unlabelled = { pod: { ...source.pod, labels: { "app.kubernetes.io/name": "session-runner" } } };
-    expect(admits(policies, unlabelled, podOf(module), reached)).toBe(false);
-  });
+      const source = {
+        pod: {
+          namespace: runner.metadata.namespace!,
+          namespaceLabels: namespaceLabels(example, runner.metadata.namespace!),
+          labels: runner.spec.template.metadata.labels,
+        },
+      };
+      const reachable = objects
+        .filter((o) => ["Deployment", "StatefulSet", "Job"].includes(o.kind))
+        .flatMap((w) =>
+          podOf(w)
+            .ports.filter((p) => admits(policies, source, podOf(w), p.containerPort))
+            .map((p) => `${w.metadata.name}:${p.name}`),
+        );
+      expect(reachable.sort()).toEqual(["envoy:http", ...modules.map((m) => `${m.name}:grpc-internal`)].sort());
+      // Its label is what lets it in.
+      const unlabelled = { pod: { ...source.pod, labels: { "app.kubernetes.io/name": "session-runner" } } };
+      expect(admits(policies, unlabelled, podOf(module), reached)).toBe(false);
+    },
+  );
 
   it("uses the Secret and key that deploy/README.md's commands create", () => {
-    const ref = runner.spec.template.spec.containers[0].env.find((e: { name: string }) => e.name === "AGENTPLANE_TOKEN").valueFrom.secretKeyRef;
+    const ref = runner.spec.template.spec.containers[0].env.find((e: { name: string }) => e.name === "AGENTPLANE_TOKEN")
+      .valueFrom.secretKeyRef;
     const readme = readFileSync(path.join(REPO, "deploy/README.md"), "utf8");
-    expect(readme).toContain(`kubectl -n ${runner.metadata.namespace} create secret generic ${ref.name} --from-file=${ref.key}=/dev/stdin`);
+    expect(readme).toContain(
+      `kubectl -n ${runner.metadata.namespace} create secret generic ${ref.name} --from-file=${ref.key}=/dev/stdin`,
+    );
     expect(readme).toContain("service-account create --name runner-eu-1 --scopes sessions.runner");
   });
 });
@@ -264,109 +333,207 @@ describe("a deliberately broken copy of deploy/ fails", () => {
   }
 
   it("a misspelled field in a Deployment", () => {
-    const objects = renderBroken("deploy/base/services/sessions.yaml", "readOnlyRootFilesystem: true", "readOnlyRootFileSystem: true");
+    const objects = renderBroken(
+      "deploy/base/services/sessions.yaml",
+      "readOnlyRootFilesystem: true",
+      "readOnlyRootFileSystem: true",
+    );
     expect(unknownFieldErrors(objects)).toContainEqual(
-      "Deployment/sessions: spec.template.spec.containers[0].securityContext.readOnlyRootFileSystem: unknown field \"readOnlyRootFileSystem\"",
+      'Deployment/sessions: spec.template.spec.containers[0].securityContext.readOnlyRootFileSystem: unknown field "readOnlyRootFileSystem"',
     );
     // ... which the hardening check reports too: the real field is now missing.
-    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual(expect.stringMatching(/Deployment\/sessions sessions: needs readOnlyRootFilesystem: true/));
+    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual(
+      expect.stringMatching(/Deployment\/sessions sessions: needs readOnlyRootFilesystem: true/),
+    );
   });
 
   it("a value of the wrong type", async () => {
     const objects = renderBroken("deploy/base/services/readiness.yaml", "containerPort: 8081", 'containerPort: "8081"');
-    expect(await schemaErrors(objects)).toContainEqual(expect.stringMatching(/Deployment\/readiness: .*containerPort must be integer/));
+    expect(await schemaErrors(objects)).toContainEqual(
+      expect.stringMatching(/Deployment\/readiness: .*containerPort must be integer/),
+    );
   });
 
   it("a Service selector that matches nothing", () => {
-    const objects = renderBroken("deploy/base/services/computers.yaml", /(kind: Service[\s\S]*?selector:[\s\S]*?app\.kubernetes\.io\/component: )computers/, "$1computer");
-    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual(expect.stringMatching(/^Service\/computers: its selector .* matches no pod$/));
+    const objects = renderBroken(
+      "deploy/base/services/computers.yaml",
+      /(kind: Service[\s\S]*?selector:[\s\S]*?app\.kubernetes\.io\/component: )computers/,
+      "$1computer",
+    );
+    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual(
+      expect.stringMatching(/^Service\/computers: its selector .* matches no pod$/),
+    );
   });
 
   it("a probe on a port the container does not expose", () => {
-    const objects = renderBroken("deploy/base/services/analytics.yaml", "livenessProbe:\n          grpc: { port: 8081 }", "livenessProbe:\n          grpc: { port: 9090 }");
-    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual("Deployment/analytics analytics.livenessProbe: probes port 9090, which the container does not expose");
+    const objects = renderBroken(
+      "deploy/base/services/analytics.yaml",
+      "livenessProbe:\n          grpc: { port: 8081 }",
+      "livenessProbe:\n          grpc: { port: 9090 }",
+    );
+    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual(
+      "Deployment/analytics analytics.livenessProbe: probes port 9090, which the container does not expose",
+    );
   });
 
   it("a SERVICES value that names no service module", () => {
     const objects = renderBroken("deploy/base/services/sessions.yaml", "value: sessions", "value: session");
     const problems = checkKubernetesCrossReferences(objects, modules, repo);
-    expect(problems).toContainEqual(expect.stringMatching(/Deployment\/sessions sessions: SERVICES=session: .*unknown service "session"/));
+    expect(problems).toContainEqual(
+      expect.stringMatching(/Deployment\/sessions sessions: SERVICES=session: .*unknown service "session"/),
+    );
     expect(problems).toContainEqual("module sessions: 0 Deployments serve it (want exactly one)");
   });
 
   it("an Envoy cluster whose Service does not exist", () => {
-    const objects = renderBroken("envoy.yaml", "socket_address: { address: readiness, port_value: 8081 }", "socket_address: { address: readyness, port_value: 8081 }");
-    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual("envoy cluster readiness (readyness:8081): no Service readyness in namespace agentplane");
+    const objects = renderBroken(
+      "envoy.yaml",
+      "socket_address: { address: readiness, port_value: 8081 }",
+      "socket_address: { address: readyness, port_value: 8081 }",
+    );
+    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual(
+      "envoy cluster readiness (readyness:8081): no Service readyness in namespace agentplane",
+    );
   });
 
   it("an Envoy cluster on the wrong port", () => {
-    const objects = renderBroken("envoy.yaml", "socket_address: { address: sessions, port_value: 8081 }", "socket_address: { address: sessions, port_value: 8080 }");
-    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual("envoy cluster sessions (sessions:8080): Service sessions has no port 8080");
+    const objects = renderBroken(
+      "envoy.yaml",
+      "socket_address: { address: sessions, port_value: 8081 }",
+      "socket_address: { address: sessions, port_value: 8080 }",
+    );
+    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual(
+      "envoy cluster sessions (sessions:8080): Service sessions has no port 8080",
+    );
   });
 
   it("a ConfigMap mounted where envoy.yaml does not look for the Lua mapper", () => {
-    const objects = renderBroken("deploy/base/kustomization.yaml", "- error-mapper.lua=../envoy/error-mapper.lua", "- lua-mapper.lua=../envoy/error-mapper.lua");
-    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual("Deployment/envoy: the Lua script /etc/envoy/error-mapper.lua that envoy.yaml reads is not mounted");
+    const objects = renderBroken(
+      "deploy/base/kustomization.yaml",
+      "- error-mapper.lua=../envoy/error-mapper.lua",
+      "- lua-mapper.lua=../envoy/error-mapper.lua",
+    );
+    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual(
+      "Deployment/envoy: the Lua script /etc/envoy/error-mapper.lua that envoy.yaml reads is not mounted",
+    );
   });
 
   it("a Secret key that no generator provides", () => {
-    const objects = renderBroken("deploy/components/in-cluster-datastores/kustomization.yaml", "- REDIS_URL=redis://redis:6379", "- REDIS=redis://redis:6379");
-    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual(expect.stringMatching(/^Deployment\/sessions sessions\.env REDIS_URL: Secret agentplane-secrets-\w+ has no key REDIS_URL$/));
+    const objects = renderBroken(
+      "deploy/components/in-cluster-datastores/kustomization.yaml",
+      "- REDIS_URL=redis://redis:6379",
+      "- REDIS=redis://redis:6379",
+    );
+    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual(
+      expect.stringMatching(
+        /^Deployment\/sessions sessions\.env REDIS_URL: Secret agentplane-secrets-\w+ has no key REDIS_URL$/,
+      ),
+    );
   });
 
   it("a pod that may run as root", () => {
     const objects = renderBroken("deploy/base/migrate-job.yaml", /^ *runAsNonRoot: true\n/gm, "");
-    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual("Job/agentplane-migrate migrate: must run as non-root (runAsNonRoot)");
+    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual(
+      "Job/agentplane-migrate migrate: must run as non-root (runAsNonRoot)",
+    );
   });
 
   it("a misspelled field in a NetworkPolicy", () => {
-    const objects = renderBroken("deploy/base/network-policies.yaml", "  podSelector: {}\n  policyTypes", "  podSelecter: {}\n  policyTypes");
-    expect(unknownFieldErrors(objects)).toContainEqual('NetworkPolicy/default-deny-ingress: spec.podSelecter: unknown field "podSelecter"');
+    const objects = renderBroken(
+      "deploy/base/network-policies.yaml",
+      "  podSelector: {}\n  policyTypes",
+      "  podSelecter: {}\n  policyTypes",
+    );
+    expect(unknownFieldErrors(objects)).toContainEqual(
+      'NetworkPolicy/default-deny-ingress: spec.podSelecter: unknown field "podSelecter"',
+    );
   });
 
   it("a NetworkPolicy value of the wrong type", async () => {
-    const objects = renderBroken("deploy/base/network-policies.yaml", /(name: envoy-from-anywhere[\s\S]*?)policyTypes: \["Ingress"\]/, "$1policyTypes: Ingress");
-    expect(await schemaErrors(objects)).toContainEqual(expect.stringMatching(/^NetworkPolicy\/envoy-from-anywhere: .*policyTypes must be array/));
+    const objects = renderBroken(
+      "deploy/base/network-policies.yaml",
+      /(name: envoy-from-anywhere[\s\S]*?)policyTypes: \["Ingress"\]/,
+      "$1policyTypes: Ingress",
+    );
+    expect(await schemaErrors(objects)).toContainEqual(
+      expect.stringMatching(/^NetworkPolicy\/envoy-from-anywhere: .*policyTypes must be array/),
+    );
   });
 
   it("a NetworkPolicy naming a port the selected pods lack", () => {
     const objects = renderBroken("deploy/base/network-policies.yaml", "port: grpc-internal,", "port: grpc-intern,");
     const problems = checkKubernetesCrossReferences(objects, modules, repo);
-    expect(problems).toContainEqual("NetworkPolicy/services-internal-from-workloads ingress[0]: port grpc-intern is not a port of Deployment/sessions");
+    expect(problems).toContainEqual(
+      "NetworkPolicy/services-internal-from-workloads ingress[0]: port grpc-intern is not a port of Deployment/sessions",
+    );
     // ... and workloads no longer get in.
-    expect(problems).toContainEqual("Deployment/sessions: a pod labelled agentplane.dev/workload=true in another namespace cannot reach the internal gRPC port 8082");
+    expect(problems).toContainEqual(
+      "Deployment/sessions: a pod labelled agentplane.dev/workload=true in another namespace cannot reach the internal gRPC port 8082",
+    );
   });
 
   it("a NetworkPolicy pod selector that matches no pod", () => {
-    const objects = renderBroken("deploy/base/network-policies.yaml", /(name: services-public-from-envoy[\s\S]*?component: )envoy/, "$1edge");
+    const objects = renderBroken(
+      "deploy/base/network-policies.yaml",
+      /(name: services-public-from-envoy[\s\S]*?component: )envoy/,
+      "$1edge",
+    );
     const problems = checkKubernetesCrossReferences(objects, modules, repo);
-    expect(problems).toContainEqual("NetworkPolicy/services-public-from-envoy ingress[0].from[0]: its podSelector matches no pod");
-    expect(problems).toContainEqual("envoy cluster sessions (sessions:8081): no NetworkPolicy admits the Envoy pods to port 8081 of Deployment/sessions");
+    expect(problems).toContainEqual(
+      "NetworkPolicy/services-public-from-envoy ingress[0].from[0]: its podSelector matches no pod",
+    );
+    expect(problems).toContainEqual(
+      "envoy cluster sessions (sessions:8081): no NetworkPolicy admits the Envoy pods to port 8081 of Deployment/sessions",
+    );
   });
 
   it("a NetworkPolicy selecting no pod", () => {
-    const objects = renderBroken("deploy/components/in-cluster-datastores/network-policies.yaml", "app.kubernetes.io/component: cache", "app.kubernetes.io/component: caches");
+    const objects = renderBroken(
+      "deploy/components/in-cluster-datastores/network-policies.yaml",
+      "app.kubernetes.io/component: cache",
+      "app.kubernetes.io/component: caches",
+    );
     const problems = checkKubernetesCrossReferences(objects, modules, repo);
     expect(problems).toContainEqual("NetworkPolicy/redis-from-agentplane: its podSelector matches no pod");
-    expect(problems).toContainEqual("Deployment/sessions: uses Service/redis, but Deployment/redis does not admit it on port 6379");
+    expect(problems).toContainEqual(
+      "Deployment/sessions: uses Service/redis, but Deployment/redis does not admit it on port 6379",
+    );
   });
 
   it("the internal port open to every pod: the namespace and pod selectors as two peers instead of one", () => {
-    const objects = renderBroken("deploy/base/network-policies.yaml", "    - namespaceSelector: {}\n      podSelector:", "    - namespaceSelector: {}\n    - podSelector:");
+    const objects = renderBroken(
+      "deploy/base/network-policies.yaml",
+      "    - namespaceSelector: {}\n      podSelector:",
+      "    - namespaceSelector: {}\n    - podSelector:",
+    );
     expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual(
       "NetworkPolicy/services-internal-from-workloads ingress[0]: admits the internal gRPC port 8082 of Deployment/analytics from pods not labelled agentplane.dev/workload=true",
     );
   });
 
   it("the internal port admitted by another label", () => {
-    const objects = renderBroken("deploy/base/network-policies.yaml", 'matchLabels:\n          agentplane.dev/workload: "true"', 'matchLabels:\n          agentplane.dev/runner: "true"');
+    const objects = renderBroken(
+      "deploy/base/network-policies.yaml",
+      'matchLabels:\n          agentplane.dev/workload: "true"',
+      'matchLabels:\n          agentplane.dev/runner: "true"',
+    );
     const problems = checkKubernetesCrossReferences(objects, modules, repo);
-    expect(problems).toContainEqual(expect.stringMatching(/^NetworkPolicy\/services-internal-from-workloads ingress\[0\]: admits the internal gRPC port 8082 of Deployment\/computers from pods not labelled/));
-    expect(problems).toContainEqual("Deployment/computers: a pod labelled agentplane.dev/workload=true in another namespace cannot reach the internal gRPC port 8082");
+    expect(problems).toContainEqual(
+      expect.stringMatching(
+        /^NetworkPolicy\/services-internal-from-workloads ingress\[0\]: admits the internal gRPC port 8082 of Deployment\/computers from pods not labelled/,
+      ),
+    );
+    expect(problems).toContainEqual(
+      "Deployment/computers: a pod labelled agentplane.dev/workload=true in another namespace cannot reach the internal gRPC port 8082",
+    );
   });
 
   it("the public port open beyond Envoy", () => {
-    const objects = renderBroken("deploy/base/network-policies.yaml", /(name: services-public-from-envoy[\s\S]*?)- podSelector:/, "$1- namespaceSelector: {}\n      podSelector:");
+    const objects = renderBroken(
+      "deploy/base/network-policies.yaml",
+      /(name: services-public-from-envoy[\s\S]*?)- podSelector:/,
+      "$1- namespaceSelector: {}\n      podSelector:",
+    );
     expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual(
       "NetworkPolicy/services-public-from-envoy ingress[0]: admits the public gRPC port 8081 of Deployment/readiness from more than the Envoy pods",
     );
@@ -375,33 +542,65 @@ describe("a deliberately broken copy of deploy/ fails", () => {
   it("no default deny", () => {
     const objects = renderBroken("deploy/base/kustomization.yaml", "- network-policies.yaml\n", "");
     const problems = checkKubernetesCrossReferences(objects, modules, repo);
-    expect(problems).toContainEqual("Job/agentplane-migrate: no NetworkPolicy isolates its pods for ingress (want a default deny)");
-    expect(problems).toContainEqual("Deployment/organization: no NetworkPolicy isolates its pods for ingress (want a default deny)");
+    expect(problems).toContainEqual(
+      "Job/agentplane-migrate: no NetworkPolicy isolates its pods for ingress (want a default deny)",
+    );
+    expect(problems).toContainEqual(
+      "Deployment/organization: no NetworkPolicy isolates its pods for ingress (want a default deny)",
+    );
   });
 
   it("a datastore admitting a pod that does not use it", () => {
-    const objects = renderBroken("deploy/components/in-cluster-datastores/network-policies.yaml", /(name: redis-from-agentplane[\s\S]*?organization)\]/, "$1, migrate]");
-    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual("Deployment/redis: admits Job/agentplane-migrate on port 6379, which it does not use");
+    const objects = renderBroken(
+      "deploy/components/in-cluster-datastores/network-policies.yaml",
+      /(name: redis-from-agentplane[\s\S]*?organization)\]/,
+      "$1, migrate]",
+    );
+    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual(
+      "Deployment/redis: admits Job/agentplane-migrate on port 6379, which it does not use",
+    );
   });
 
   it("a datastore refusing a pod that uses it", () => {
-    const objects = renderBroken("deploy/components/in-cluster-datastores/network-policies.yaml", "organization, migrate]", "organization]");
-    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual("Job/agentplane-migrate: uses Service/postgres, but StatefulSet/postgres does not admit it on port 5432");
+    const objects = renderBroken(
+      "deploy/components/in-cluster-datastores/network-policies.yaml",
+      "organization, migrate]",
+      "organization]",
+    );
+    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual(
+      "Job/agentplane-migrate: uses Service/postgres, but StatefulSet/postgres does not admit it on port 5432",
+    );
   });
 
   it("an Envoy cluster on the internal port", () => {
-    const objects = renderBroken("envoy.yaml", "socket_address: { address: sessions, port_value: 8081 }", "socket_address: { address: sessions, port_value: 8082 }");
+    const objects = renderBroken(
+      "envoy.yaml",
+      "socket_address: { address: sessions, port_value: 8081 }",
+      "socket_address: { address: sessions, port_value: 8082 }",
+    );
     const problems = checkKubernetesCrossReferences(objects, modules, repo);
-    expect(problems).toContainEqual("envoy cluster sessions (sessions:8082): Service sessions port 8082 does not reach the gRPC port 8081 of Deployment/sessions");
-    expect(problems).toContainEqual("envoy cluster sessions (sessions:8082): no NetworkPolicy admits the Envoy pods to port 8082 of Deployment/sessions");
+    expect(problems).toContainEqual(
+      "envoy cluster sessions (sessions:8082): Service sessions port 8082 does not reach the gRPC port 8081 of Deployment/sessions",
+    );
+    expect(problems).toContainEqual(
+      "envoy cluster sessions (sessions:8082): no NetworkPolicy admits the Envoy pods to port 8082 of Deployment/sessions",
+    );
   });
 
   it("a Service whose public port targets the internal one", () => {
-    const objects = renderBroken("deploy/base/services/sessions.yaml", "port: 8081\n    targetPort: grpc\n", "port: 8081\n    targetPort: grpc-internal\n");
+    const objects = renderBroken(
+      "deploy/base/services/sessions.yaml",
+      "port: 8081\n    targetPort: grpc\n",
+      "port: 8081\n    targetPort: grpc-internal\n",
+    );
     const problems = checkKubernetesCrossReferences(objects, modules, repo);
-    expect(problems).toContainEqual("envoy cluster sessions (sessions:8081): Service sessions port 8081 does not reach the gRPC port 8081 of Deployment/sessions");
+    expect(problems).toContainEqual(
+      "envoy cluster sessions (sessions:8081): Service sessions port 8081 does not reach the gRPC port 8081 of Deployment/sessions",
+    );
     // A headless Service translates no port: Envoy would still dial 8081, the Service claims 8082.
-    expect(problems).toContainEqual("envoy cluster sessions (sessions:8081): Envoy dials the pods of the headless Service sessions on 8081, but that Service port targets container port 8082");
+    expect(problems).toContainEqual(
+      "envoy cluster sessions (sessions:8081): Envoy dials the pods of the headless Service sessions on 8081, but that Service port targets container port 8082",
+    );
   });
 
   it("no INTERNAL_GRPC_PORT", () => {
@@ -412,18 +611,34 @@ describe("a deliberately broken copy of deploy/ fails", () => {
   });
 
   it("INTERNAL_GRPC_PORT equal to GRPC_PORT", () => {
-    const objects = renderBroken("deploy/base/kustomization.yaml", "  - INTERNAL_GRPC_PORT=8082\n", "  - INTERNAL_GRPC_PORT=8081\n");
+    const objects = renderBroken(
+      "deploy/base/kustomization.yaml",
+      "  - INTERNAL_GRPC_PORT=8082\n",
+      "  - INTERNAL_GRPC_PORT=8081\n",
+    );
     const problems = checkKubernetesCrossReferences(objects, modules, repo);
-    expect(problems).toContainEqual("Deployment/analytics: INTERNAL_GRPC_PORT and GRPC_PORT are both 8081; the internal services need a port of their own");
+    expect(problems).toContainEqual(
+      "Deployment/analytics: INTERNAL_GRPC_PORT and GRPC_PORT are both 8081; the internal services need a port of their own",
+    );
   });
 
   it("a container that does not declare the internal port", () => {
-    const objects = renderBroken("deploy/base/services/organization.yaml", "containerPort: 8082", "containerPort: 8083");
-    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual("Deployment/organization organization: does not declare its internal gRPC port 8082");
+    const objects = renderBroken(
+      "deploy/base/services/organization.yaml",
+      "containerPort: 8082",
+      "containerPort: 8083",
+    );
+    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual(
+      "Deployment/organization organization: does not declare its internal gRPC port 8082",
+    );
   });
 
   it("a Service without the internal port", () => {
-    const objects = renderBroken("deploy/base/services/computers.yaml", /  - name: grpc-internal\n    port: 8082\n[\s\S]*?appProtocol: kubernetes.io\/h2c\n/, "");
+    const objects = renderBroken(
+      "deploy/base/services/computers.yaml",
+      /  - name: grpc-internal\n    port: 8082\n[\s\S]*?appProtocol: kubernetes.io\/h2c\n/,
+      "",
+    );
     expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual(
       "Deployment/computers: no Service exposes its internal gRPC port 8082 (agentplane.computers.v1alpha1.HostService)",
     );
@@ -437,7 +652,12 @@ describe("a deliberately broken copy of deploy/ fails", () => {
   });
 
   it("a kustomization field this renderer does not model", () => {
-    expect(() => renderBroken("deploy/overlays/local/kustomization.yaml", "namespace: agentplane", "namespace: agentplane\nnamePrefix: x-")).toThrow(KustomizeError);
+    expect(() =>
+      renderBroken(
+        "deploy/overlays/local/kustomization.yaml",
+        "namespace: agentplane",
+        "namespace: agentplane\nnamePrefix: x-",
+      ),
+    ).toThrow(KustomizeError);
   });
-
 });

@@ -15,7 +15,12 @@ import path from "node:path";
 import YAML from "yaml";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; [k: string]: unknown }; [k: string]: any };
+export type K8sObject = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; [k: string]: unknown };
+  [k: string]: any;
+};
 
 export interface RenderOptions {
   /** Content to use instead of a file on disk, by absolute path (e.g. a secrets file kept out of git). */
@@ -31,11 +36,28 @@ interface Resource {
 }
 
 const KUSTOMIZATION_FIELDS = new Set([
-  "apiVersion", "kind", "resources", "components", "namespace", "labels", "images",
-  "configMapGenerator", "secretGenerator", "generatorOptions", "patches",
+  "apiVersion",
+  "kind",
+  "resources",
+  "components",
+  "namespace",
+  "labels",
+  "images",
+  "configMapGenerator",
+  "secretGenerator",
+  "generatorOptions",
+  "patches",
 ]);
 const GENERATOR_FIELDS = new Set(["name", "behavior", "files", "literals", "envs", "options", "type"]);
-const CLUSTER_SCOPED = new Set(["Namespace", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "PersistentVolume", "StorageClass", "PriorityClass"]);
+const CLUSTER_SCOPED = new Set([
+  "Namespace",
+  "ClusterRole",
+  "ClusterRoleBinding",
+  "CustomResourceDefinition",
+  "PersistentVolume",
+  "StorageClass",
+  "PriorityClass",
+]);
 
 export class KustomizeError extends Error {
   override name = "KustomizeError";
@@ -50,12 +72,20 @@ class Loader {
   /** A file referenced from the kustomization in `dir`, honouring the load restrictor. */
   read(dir: string, file: string): Buffer {
     const full = path.resolve(dir, file);
-    if ((this.options.loadRestrictor ?? "LoadRestrictionsRootOnly") === "LoadRestrictionsRootOnly" && !full.startsWith(`${dir}${path.sep}`)) {
-      throw new KustomizeError(`security; file '${full}' is not in or below '${dir}' (kustomize's default load restrictor)`);
+    if (
+      (this.options.loadRestrictor ?? "LoadRestrictionsRootOnly") === "LoadRestrictionsRootOnly" &&
+      !full.startsWith(`${dir}${path.sep}`)
+    ) {
+      throw new KustomizeError(
+        `security; file '${full}' is not in or below '${dir}' (kustomize's default load restrictor)`,
+      );
     }
     const override = this.options.files?.get(full);
     if (override !== undefined) return Buffer.from(override);
-    if (!existsSync(full)) throw new KustomizeError(`${path.relative(process.cwd(), full)}: no such file (referenced from ${path.relative(process.cwd(), dir)})`);
+    if (!existsSync(full))
+      throw new KustomizeError(
+        `${path.relative(process.cwd(), full)}: no such file (referenced from ${path.relative(process.cwd(), dir)})`,
+      );
     return readFileSync(full);
   }
 
@@ -84,7 +114,8 @@ function readKustomization(dir: string, loader: Loader): any {
   if (!file) throw new KustomizeError(`${dir}: no kustomization.yaml`);
   const k = YAML.parse(loader.text(dir, file), { uniqueKeys: true, strict: true });
   for (const key of Object.keys(k ?? {})) {
-    if (!KUSTOMIZATION_FIELDS.has(key)) throw new KustomizeError(`${path.join(dir, file)}: field "${key}" is not supported by this renderer`);
+    if (!KUSTOMIZATION_FIELDS.has(key))
+      throw new KustomizeError(`${path.join(dir, file)}: field "${key}" is not supported by this renderer`);
   }
   return k;
 }
@@ -115,11 +146,14 @@ function isUtf8Text(b: Buffer): boolean {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 function generate(kind: "ConfigMap" | "Secret", g: any, dir: string, loader: Loader, defaults: any): Resource {
-  for (const key of Object.keys(g)) if (!GENERATOR_FIELDS.has(key)) throw new KustomizeError(`${kind} generator ${g.name}: field "${key}" is not supported`);
+  for (const key of Object.keys(g))
+    if (!GENERATOR_FIELDS.has(key))
+      throw new KustomizeError(`${kind} generator ${g.name}: field "${key}" is not supported`);
   const data: Record<string, string> = {};
   const binaryData: Record<string, string> = {};
   const put = (key: string, value: Buffer, where: string) => {
-    if (key in data || key in binaryData) throw new KustomizeError(`${kind} ${g.name}: key ${key} given twice (${where})`);
+    if (key in data || key in binaryData)
+      throw new KustomizeError(`${kind} ${g.name}: key ${key} given twice (${where})`);
     if (kind === "Secret") data[key] = value.toString("base64");
     else if (isUtf8Text(value)) data[key] = value.toString("utf8");
     else binaryData[key] = value.toString("base64");
@@ -153,7 +187,8 @@ function applyGenerator(resources: Resource[], made: Resource, behavior: string 
   const existing = resources.find((r) => r.obj.kind === kind && r.obj.metadata.name === metadata.name);
   switch (behavior ?? "create") {
     case "create":
-      if (existing) throw new KustomizeError(`${where}: ${kind} ${metadata.name} already exists; use behavior: merge or replace`);
+      if (existing)
+        throw new KustomizeError(`${where}: ${kind} ${metadata.name} already exists; use behavior: merge or replace`);
       resources.push(made);
       return;
     case "merge":
@@ -202,7 +237,10 @@ function containersOf(podSpec: any): any[] {
 function decodePointer(pointer: string): string[] {
   if (pointer === "") return [];
   if (!pointer.startsWith("/")) throw new KustomizeError(`JSON pointer ${pointer} must start with /`);
-  return pointer.slice(1).split("/").map((s) => s.replaceAll("~1", "/").replaceAll("~0", "~"));
+  return pointer
+    .slice(1)
+    .split("/")
+    .map((s) => s.replaceAll("~1", "/").replaceAll("~0", "~"));
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -214,7 +252,8 @@ function applyJson6902(obj: any, ops: any[], where: string): void {
     let parent = obj;
     for (const p of parts) {
       parent = Array.isArray(parent) ? parent[Number(p)] : parent?.[p];
-      if (parent === undefined || parent === null) throw new KustomizeError(`${where}: path ${op.path} does not exist (${op.op})`);
+      if (parent === undefined || parent === null)
+        throw new KustomizeError(`${where}: path ${op.path} does not exist (${op.op})`);
     }
     const isIndex = Array.isArray(parent);
     const exists = isIndex ? last === "-" || Number(last) < parent.length : Object.hasOwn(parent, last);
@@ -233,7 +272,8 @@ function applyJson6902(obj: any, ops: any[], where: string): void {
         else delete parent[last];
         break;
       case "test":
-        if (JSON.stringify(parent[isIndex ? Number(last) : last]) !== JSON.stringify(op.value)) throw new KustomizeError(`${where}: test failed at ${op.path}`);
+        if (JSON.stringify(parent[isIndex ? Number(last) : last]) !== JSON.stringify(op.value))
+          throw new KustomizeError(`${where}: test failed at ${op.path}`);
         break;
       default:
         throw new KustomizeError(`${where}: JSON patch op ${op.op} is not supported by this renderer`);
@@ -244,7 +284,8 @@ function applyJson6902(obj: any, ops: any[], where: string): void {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 function targetMatches(target: any, obj: K8sObject): boolean {
   const known = new Set(["group", "version", "kind", "name", "namespace", "labelSelector"]);
-  for (const key of Object.keys(target)) if (!known.has(key)) throw new KustomizeError(`patch target field ${key} is not supported by this renderer`);
+  for (const key of Object.keys(target))
+    if (!known.has(key)) throw new KustomizeError(`patch target field ${key} is not supported by this renderer`);
   const [group, version] = obj.apiVersion.includes("/") ? obj.apiVersion.split("/") : ["", obj.apiVersion];
   const anchored = (re: string, value: string | undefined) => new RegExp(`^(?:${re})$`).test(value ?? "");
   if (target.group !== undefined && target.group !== group) return false;
@@ -255,7 +296,8 @@ function targetMatches(target: any, obj: K8sObject): boolean {
   if (target.labelSelector !== undefined) {
     for (const term of String(target.labelSelector).split(",")) {
       const m = /^\s*([^=!\s]+)\s*=\s*([^\s]*)\s*$/.exec(term);
-      if (!m) throw new KustomizeError(`labelSelector term "${term}" is not supported by this renderer (only key=value)`);
+      if (!m)
+        throw new KustomizeError(`labelSelector term "${term}" is not supported by this renderer (only key=value)`);
       if (obj.metadata.labels?.[m[1]!] !== m[2]) return false;
     }
   }
@@ -266,13 +308,19 @@ function targetMatches(target: any, obj: K8sObject): boolean {
 function applyPatches(resources: Resource[], patches: any[], dir: string, loader: Loader): void {
   for (const [i, p] of patches.entries()) {
     const where = `${dir}: patches[${i}]`;
-    for (const key of Object.keys(p)) if (!["path", "patch", "target"].includes(key)) throw new KustomizeError(`${where}: field ${key} is not supported`);
+    for (const key of Object.keys(p))
+      if (!["path", "patch", "target"].includes(key))
+        throw new KustomizeError(`${where}: field ${key} is not supported`);
     const text = p.patch ?? loader.text(dir, p.path);
     const parsed = YAML.parse(text, { uniqueKeys: true, strict: true });
-    if (!Array.isArray(parsed)) throw new KustomizeError(`${where}: strategic-merge patches are not supported by this renderer; write a JSON 6902 patch`);
+    if (!Array.isArray(parsed))
+      throw new KustomizeError(
+        `${where}: strategic-merge patches are not supported by this renderer; write a JSON 6902 patch`,
+      );
     if (!p.target) throw new KustomizeError(`${where}: a JSON 6902 patch needs a target`);
     const matched = resources.filter((r) => targetMatches(p.target, r.obj));
-    if (matched.length === 0) throw new KustomizeError(`${where}: target ${JSON.stringify(p.target)} matches no resource`);
+    if (matched.length === 0)
+      throw new KustomizeError(`${where}: target ${JSON.stringify(p.target)} matches no resource`);
     for (const r of matched) applyJson6902(r.obj, parsed, `${where} on ${r.obj.kind}/${r.obj.metadata.name}`);
   }
 }
@@ -280,11 +328,13 @@ function applyPatches(resources: Resource[], patches: any[], dir: string, loader
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 function applyLabels(resources: Resource[], labels: any[], where: string): void {
   for (const l of labels) {
-    if (l.includeSelectors === true) throw new KustomizeError(`${where}: labels with includeSelectors are not supported by this renderer`);
+    if (l.includeSelectors === true)
+      throw new KustomizeError(`${where}: labels with includeSelectors are not supported by this renderer`);
     for (const r of resources) {
       r.obj.metadata.labels = { ...(r.obj.metadata.labels ?? {}), ...l.pairs };
       if (l.includeTemplates === true) {
-        for (const t of podTemplates(r.obj)) t.metadata = { ...(t.metadata ?? {}), labels: { ...(t.metadata?.labels ?? {}), ...l.pairs } };
+        for (const t of podTemplates(r.obj))
+          t.metadata = { ...(t.metadata ?? {}), labels: { ...(t.metadata?.labels ?? {}), ...l.pairs } };
       }
     }
   }
@@ -324,16 +374,22 @@ function applyImages(resources: Resource[], images: any[]): void {
 /** Go's encoding/json for a map[string]any: sorted keys, HTML characters escaped. */
 function goJson(value: unknown): string {
   if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-    const entries = Object.keys(value).sort().map((k) => `${goJson(k)}:${goJson((value as Record<string, unknown>)[k])}`);
+    const entries = Object.keys(value)
+      .sort()
+      .map((k) => `${goJson(k)}:${goJson((value as Record<string, unknown>)[k])}`);
     return `{${entries.join(",")}}`;
   }
-  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return JSON.stringify(value).replace(
+    /[<>&\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 /** kustomize's content hash of a generated ConfigMap or Secret (api/hasher). */
 export function kustomizeHash(obj: K8sObject): string {
   const encoded: Record<string, unknown> = { kind: obj.kind, name: obj.metadata.name, data: obj.data ?? {} };
-  if (obj.kind === "ConfigMap" && obj.binaryData && Object.keys(obj.binaryData).length > 0) encoded.binaryData = obj.binaryData;
+  if (obj.kind === "ConfigMap" && obj.binaryData && Object.keys(obj.binaryData).length > 0)
+    encoded.binaryData = obj.binaryData;
   if (obj.kind === "Secret") encoded.type = obj.type;
   const hex = createHash("sha256").update(goJson(encoded)).digest("hex");
   const map: Record<string, string> = { "0": "g", "1": "h", "3": "k", a: "m", e: "t" };
@@ -342,7 +398,8 @@ export function kustomizeHash(obj: K8sObject): string {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 function renameReferences(podSpec: any, renamed: Map<string, string>): void {
-  const ref = (kind: string, holder: any, field: string) => { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const ref = (kind: string, holder: any, field: string) => {
+    // eslint-disable-line @typescript-eslint/no-explicit-any
     const to = holder?.[field] !== undefined ? renamed.get(`${kind}/${holder[field]}`) : undefined;
     if (to) holder[field] = to;
   };
@@ -382,8 +439,20 @@ function build(dir: string, loader: Loader, kind: "Kustomization" | "Component",
   }
   let all = resources;
   for (const c of k.components ?? []) all = build(path.resolve(dir, c), loader, "Component", all);
-  for (const g of k.configMapGenerator ?? []) applyGenerator(all, generate("ConfigMap", g, dir, loader, k.generatorOptions), g.behavior, `${dir}: configMapGenerator ${g.name}`);
-  for (const g of k.secretGenerator ?? []) applyGenerator(all, generate("Secret", g, dir, loader, k.generatorOptions), g.behavior, `${dir}: secretGenerator ${g.name}`);
+  for (const g of k.configMapGenerator ?? [])
+    applyGenerator(
+      all,
+      generate("ConfigMap", g, dir, loader, k.generatorOptions),
+      g.behavior,
+      `${dir}: configMapGenerator ${g.name}`,
+    );
+  for (const g of k.secretGenerator ?? [])
+    applyGenerator(
+      all,
+      generate("Secret", g, dir, loader, k.generatorOptions),
+      g.behavior,
+      `${dir}: secretGenerator ${g.name}`,
+    );
   if (k.patches) applyPatches(all, k.patches, dir, loader);
   if (k.namespace) for (const r of all) if (!CLUSTER_SCOPED.has(r.obj.kind)) r.obj.metadata.namespace = k.namespace;
   if (k.labels) applyLabels(all, k.labels, dir);

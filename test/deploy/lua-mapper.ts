@@ -162,7 +162,10 @@ export function runUnderLuajit(exchanges: readonly [LuaRequest, UpstreamResponse
     .flatMap(([req, res]) => harnessInput(req, res))
     .map((s) => `${Buffer.byteLength(s)}\n${s}`)
     .join("");
-  const proc = spawnSync("luajit", [fileURLToPath(DRIVER), fileURLToPath(REPO_ROOT)], { input, maxBuffer: 64 * 1024 * 1024 });
+  const proc = spawnSync("luajit", [fileURLToPath(DRIVER), fileURLToPath(REPO_ROOT)], {
+    input,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   if (proc.status !== 0) throw new Error(`luajit failed: ${proc.stderr.toString("utf8")}`);
   const out = proc.stdout;
   const strings: string[] = [];
@@ -175,7 +178,16 @@ export function runUnderLuajit(exchanges: readonly [LuaRequest, UpstreamResponse
   }
   const results: LuaResult[] = [];
   for (let i = 0; i < strings.length; i += 6) {
-    results.push(toResult({ responded: strings[i] === "true", headers: strings[i + 1]!, body: strings[i + 2]!, logs: strings[i + 3]!, requestHeaders: strings[i + 4]!, loggedPath: strings[i + 5]! }));
+    results.push(
+      toResult({
+        responded: strings[i] === "true",
+        headers: strings[i + 1]!,
+        body: strings[i + 2]!,
+        logs: strings[i + 3]!,
+        requestHeaders: strings[i + 4]!,
+        loggedPath: strings[i + 5]!,
+      }),
+    );
   }
   return results;
 }

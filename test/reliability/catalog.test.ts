@@ -14,14 +14,24 @@ import { RPC_METHODS, RPC_SERVICES } from "./support/rpc-catalog.js";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import type { Org } from "./support/world.js";
 
-const placeholder = new Proxy({}, { get: (_t, p) => (p === "members" || p === "sessions" || p === "messages" ? new Proxy({}, { get: () => ({ userId: "u", email: "e@x.test" }) }) : { id: "x", name: "x", repoId: "x" }) }) as unknown as Org;
+const placeholder = new Proxy(
+  {},
+  {
+    get: (_t, p) =>
+      p === "members" || p === "sessions" || p === "messages"
+        ? new Proxy({}, { get: () => ({ userId: "u", email: "e@x.test" }) })
+        : { id: "x", name: "x", repoId: "x" },
+  },
+) as unknown as Org;
 const shape = (key: string) => key.replace(/\{[^}]+\}/g, "{}");
 
 describe("endpoint catalog", () => {
   const catalog = endpoints(placeholder, { id: "x" });
 
   it("names exactly the routes of the public services", () => {
-    const routes = buildRouteTable(ALL_MODULES.flatMap((m) => m.services.filter(isPublic).map((s) => s.service))).routes;
+    const routes = buildRouteTable(
+      ALL_MODULES.flatMap((m) => m.services.filter(isPublic).map((s) => s.service)),
+    ).routes;
     const served = routes.map((r) => shape(`${r.httpMethod} ${r.template.source}`)).sort();
     expect(catalog.map((e) => shape(id(e))).sort()).toEqual(served);
     expect(served).toHaveLength(17);

@@ -28,7 +28,13 @@ interface RawAnswer {
 }
 
 /** Sends `head`, then `chunks` one every `everyMs`, and resolves when the server closes the connection. */
-function rawExchange(port: number, head: string, chunks: string[] = [], everyMs = 0, giveUpMs = 15_000): Promise<RawAnswer> {
+function rawExchange(
+  port: number,
+  head: string,
+  chunks: string[] = [],
+  everyMs = 0,
+  giveUpMs = 15_000,
+): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const socket: Socket = connect(port, "127.0.0.1");
     const started = performance.now();
@@ -36,7 +42,11 @@ function rawExchange(port: number, head: string, chunks: string[] = [], everyMs 
     let timer: NodeJS.Timeout | undefined;
     const giveUp = setTimeout(() => {
       socket.destroy();
-      reject(new Error(`the server still held the connection after ${giveUpMs} ms; it had sent: ${JSON.stringify(text.slice(0, 300))}`));
+      reject(
+        new Error(
+          `the server still held the connection after ${giveUpMs} ms; it had sent: ${JSON.stringify(text.slice(0, 300))}`,
+        ),
+      );
     }, giveUpMs);
     socket.on("data", (d: Buffer) => (text += d.toString("latin1")));
     socket.on("error", () => undefined); // a reset after the answer is still the server closing
@@ -83,7 +93,12 @@ describe("slow requests", () => {
     expect(header("connection")).toBe("close");
     const sentId = header("x-request-id");
     if (requestId !== undefined) expect(sentId).toBe(requestId);
-    expect(JSON.parse(body)).toEqual({ title: "Request Timeout", detail: expect.stringMatching(/not received/), status: 408, requestId: sentId });
+    expect(JSON.parse(body)).toEqual({
+      title: "Request Timeout",
+      detail: expect.stringMatching(/not received/),
+      status: 408,
+      requestId: sentId,
+    });
   }
 
   it("answers a body shorter than its Content-Length with 408 at the deadline, and closes the connection", async () => {
@@ -91,7 +106,9 @@ describe("slow requests", () => {
     expect408(answer, "short-body");
     expect(answer.closedAfterMs).toBeGreaterThanOrEqual(DEADLINE_MS - 50);
     expect(answer.closedAfterMs).toBeLessThan(DEADLINE_MS + SLACK_MS);
-    expect(parseAnswer(answer.text).body).toContain(`"detail":"the request body was not received within ${DEADLINE_MS} ms"`);
+    expect(parseAnswer(answer.text).body).toContain(
+      `"detail":"the request body was not received within ${DEADLINE_MS} ms"`,
+    );
   });
 
   it("answers a body trickled a byte at a time with 408 at the deadline", async () => {
@@ -102,10 +119,20 @@ describe("slow requests", () => {
   });
 
   it("answers headers that never end with 408 and the JSON body", async () => {
-    const answer = await rawExchange(port, "GET /api/v0/organization/users HTTP/1.1\r\nhost: x\r\n", ["x-slow: a\r\n"], 300);
+    const answer = await rawExchange(
+      port,
+      "GET /api/v0/organization/users HTTP/1.1\r\nhost: x\r\n",
+      ["x-slow: a\r\n"],
+      300,
+    );
     const { status, header, body } = parseAnswer(answer.text);
     expect(status).toBe(408);
-    expect(JSON.parse(body)).toEqual({ title: "Request Timeout", detail: "Request headers not received in time", status: 408, requestId: header("x-request-id") });
+    expect(JSON.parse(body)).toEqual({
+      title: "Request Timeout",
+      detail: "Request headers not received in time",
+      status: 408,
+      requestId: header("x-request-id"),
+    });
     // headersTimeout is min(10 s, the deadline), checked every second.
     expect(answer.closedAfterMs).toBeLessThan(DEADLINE_MS + 1_000 + SLACK_MS);
   });
@@ -113,7 +140,13 @@ describe("slow requests", () => {
   it("closes the connection after answering a route without a body rule, rather than wait for its announced body", async () => {
     for (const key of [owner.key, undefined]) {
       const auth = key ? `authorization: Bearer ${key}\r\n` : "";
-      const answer = await rawExchange(port, `GET /api/v0/organization/users HTTP/1.1\r\nhost: x\r\n${auth}content-length: 50\r\n\r\n`, [], 0, 5_000);
+      const answer = await rawExchange(
+        port,
+        `GET /api/v0/organization/users HTTP/1.1\r\nhost: x\r\n${auth}content-length: 50\r\n\r\n`,
+        [],
+        0,
+        5_000,
+      );
       const { status, header } = parseAnswer(answer.text);
       // Answered at once, without the body: the list, or 401 without credentials.
       expect(status).toBe(key ? 200 : 401);
@@ -127,7 +160,9 @@ describe("slow requests", () => {
     const body = JSON.stringify({ name: "slow", remoteUser: "dev" });
     const answers = await Promise.all(
       Array.from({ length: 300 }, (_, i) =>
-        i % 2 === 0 ? rawExchange(port, bodyHead(100, `short-${i}`) + "{") : rawExchange(port, bodyHead(body.length, `trickle-${i}`), [...body], 500),
+        i % 2 === 0
+          ? rawExchange(port, bodyHead(100, `short-${i}`) + "{")
+          : rawExchange(port, bodyHead(body.length, `trickle-${i}`), [...body], 500),
       ),
     );
     const allClosedMs = performance.now() - started;
@@ -136,7 +171,13 @@ describe("slow requests", () => {
     expect(slowest).toBeLessThan(DEADLINE_MS + SLACK_MS);
     const res = await fetch(`${server.restUrl}/api/v0/organization/users`);
     expect(res.status).toBe(401);
-    recordFigures("slow requests", { connections: answers.length, deadlineMs: DEADLINE_MS, answered408: answers.length, slowestCloseMs: Math.round(slowest), allClosedMs: Math.round(allClosedMs) });
+    recordFigures("slow requests", {
+      connections: answers.length,
+      deadlineMs: DEADLINE_MS,
+      answered408: answers.length,
+      slowestCloseMs: Math.round(slowest),
+      allClosedMs: Math.round(allClosedMs),
+    });
   }, 30_000);
 });
 
@@ -154,7 +195,9 @@ describe("EDGE_MAX_CONNECTIONS", () => {
   const hold = () =>
     new Promise<Socket>((resolve, reject) => {
       const socket = connect(port, "127.0.0.1", () => {
-        socket.write("POST /api/v0/computers HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{");
+        socket.write(
+          "POST /api/v0/computers HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{",
+        );
         resolve(socket);
       });
       socket.on("error", reject);
@@ -162,7 +205,13 @@ describe("EDGE_MAX_CONNECTIONS", () => {
 
   /** Whether a new connection is served: an answer, or the connection closed without one. */
   const served = async () => {
-    const answer = await rawExchange(port, "GET /api/v0/no-such-route HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n", [], 0, 5_000);
+    const answer = await rawExchange(
+      port,
+      "GET /api/v0/no-such-route HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+      [],
+      0,
+      5_000,
+    );
     return parseAnswer(answer.text).status;
   };
 
@@ -176,7 +225,12 @@ describe("EDGE_MAX_CONNECTIONS", () => {
       for (const socket of held.splice(0, 3)) socket.destroy();
       await sleep(100);
       expect(await served()).toBe(404);
-      recordFigures("connection limit", { limit: LIMIT, held: LIMIT, refusedPastLimit: refused.length, servedAfterClose: 1 });
+      recordFigures("connection limit", {
+        limit: LIMIT,
+        held: LIMIT,
+        refusedPastLimit: refused.length,
+        servedAfterClose: 1,
+      });
     } finally {
       for (const socket of held) socket.destroy();
     }
@@ -219,7 +273,8 @@ describe("drain under keep-alive load", () => {
     let bodyDoneAt = sentAt;
     const body = JSON.stringify({ users: [{ email: owner.email, limit: 5 }] });
     return new Promise((resolve) => {
-      const done = (o: Pick<Outcome, "status" | "connection" | "complete" | "error">) => resolve({ slow, sentAt, bodyDoneAt, answeredAt: performance.now(), ...o });
+      const done = (o: Pick<Outcome, "status" | "connection" | "complete" | "error">) =>
+        resolve({ slow, sentAt, bodyDoneAt, answeredAt: performance.now(), ...o });
       const req = request(
         {
           host: url.hostname,
@@ -227,7 +282,10 @@ describe("drain under keep-alive load", () => {
           agent,
           method: slow ? "PUT" : "GET",
           path: slow ? "/api/v0/organization/usage/limits/users" : "/api/v0/organization/users?limit=5",
-          headers: { authorization: `Bearer ${owner.key}`, ...(slow ? { "content-type": "application/json", "content-length": Buffer.byteLength(body) } : {}) },
+          headers: {
+            authorization: `Bearer ${owner.key}`,
+            ...(slow ? { "content-type": "application/json", "content-length": Buffer.byteLength(body) } : {}),
+          },
         },
         (res) => {
           let text = "";
@@ -241,10 +299,14 @@ describe("drain under keep-alive load", () => {
             }
             done({ status: res.statusCode ?? 0, connection: res.headers.connection, complete });
           });
-          res.on("error", (e: NodeJS.ErrnoException) => done({ status: res.statusCode ?? 0, connection: undefined, complete: false, error: e.code ?? e.message }));
+          res.on("error", (e: NodeJS.ErrnoException) =>
+            done({ status: res.statusCode ?? 0, connection: undefined, complete: false, error: e.code ?? e.message }),
+          );
         },
       );
-      req.on("error", (e: NodeJS.ErrnoException) => done({ status: 0, connection: undefined, complete: false, error: e.code ?? e.message }));
+      req.on("error", (e: NodeJS.ErrnoException) =>
+        done({ status: 0, connection: undefined, complete: false, error: e.code ?? e.message }),
+      );
       if (slow) {
         req.write(body.slice(0, 10));
         onHalfSent?.();

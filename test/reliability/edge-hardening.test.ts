@@ -13,14 +13,24 @@ import { createRestEdge } from "../../services/edge/edge.js";
 import { MAX_RETRIES, neverReachedUpstream, withUpstreamRetries } from "../../services/edge/retry.js";
 
 const refused = () => {
-  const cause = Object.assign(new Error("Stream closed with error code NGHTTP2_REFUSED_STREAM"), { code: "ERR_HTTP2_STREAM_ERROR" });
-  return Object.assign(new ConnectError("Stream closed with error code NGHTTP2_REFUSED_STREAM", Code.Internal), { cause });
+  const cause = Object.assign(new Error("Stream closed with error code NGHTTP2_REFUSED_STREAM"), {
+    code: "ERR_HTTP2_STREAM_ERROR",
+  });
+  return Object.assign(new ConnectError("Stream closed with error code NGHTTP2_REFUSED_STREAM", Code.Internal), {
+    cause,
+  });
 };
 
 describe("upstream retries", () => {
   it("tells a refused stream or connection from errors of a call that ran", () => {
     expect(neverReachedUpstream(refused())).toBe(true);
-    expect(neverReachedUpstream(Object.assign(new ConnectError("connect failed", Code.Unavailable), { cause: Object.assign(new Error("x"), { code: "ECONNREFUSED" }) }))).toBe(true);
+    expect(
+      neverReachedUpstream(
+        Object.assign(new ConnectError("connect failed", Code.Unavailable), {
+          cause: Object.assign(new Error("x"), { code: "ECONNREFUSED" }),
+        }),
+      ),
+    ).toBe(true);
     expect(neverReachedUpstream(new ConnectError("rate limiter unavailable", Code.Unavailable))).toBe(false);
     expect(neverReachedUpstream(new ConnectError("internal error", Code.Internal))).toBe(false);
     expect(neverReachedUpstream(Object.assign(new Error("reset"), { code: "ECONNRESET" }))).toBe(false);
@@ -39,10 +49,15 @@ describe("upstream retries", () => {
   it("never retries a call that may have run, and gives up with 503 (not 500) after its retries", async () => {
     let calls = 0;
     const ran = new ConnectError("a backing service is unavailable", Code.Unavailable);
-    await expect(withUpstreamRetries(async () => (calls++, Promise.reject(ran)), new AbortController().signal)).rejects.toBe(ran);
+    await expect(
+      withUpstreamRetries(async () => (calls++, Promise.reject(ran)), new AbortController().signal),
+    ).rejects.toBe(ran);
     expect(calls).toBe(1);
     calls = 0;
-    const err = await withUpstreamRetries(async () => (calls++, Promise.reject(refused())), new AbortController().signal).catch((e: unknown) => e);
+    const err = await withUpstreamRetries(
+      async () => (calls++, Promise.reject(refused())),
+      new AbortController().signal,
+    ).catch((e: unknown) => e);
     expect(calls).toBe(MAX_RETRIES + 1);
     expect((err as ConnectError).code).toBe(Code.Unavailable);
   });
@@ -61,7 +76,9 @@ describe("the edge's own deadline and parser errors", () => {
         },
       });
     });
-    server = createServer(createRestEdge({ services: [EdgeTestService], transport, logger: pino({ level: "silent" }), timeoutMs: 300 }));
+    server = createServer(
+      createRestEdge({ services: [EdgeTestService], transport, logger: pino({ level: "silent" }), timeoutMs: 300 }),
+    );
     server.on("clientError", handleClientError);
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -76,7 +93,11 @@ describe("the edge's own deadline and parser errors", () => {
     const res = await fetch(`${base}/v1/fail/0?sleepMs=3000`);
     const ms = performance.now() - started;
     expect(res.status).toBe(504);
-    expect(await res.json()).toMatchObject({ status: 504, title: "Gateway Timeout", detail: "the request did not complete within 300 ms" });
+    expect(await res.json()).toMatchObject({
+      status: 504,
+      title: "Gateway Timeout",
+      detail: "the request did not complete within 300 ms",
+    });
     expect(ms).toBeLessThan(1_500);
     // A call within the deadline is untouched.
     expect((await fetch(`${base}/v1/fail/0?sleepMs=10`)).status).toBe(200);
@@ -93,7 +114,9 @@ describe("the edge's own deadline and parser errors", () => {
     });
 
   it("closes the connection when it answers before reading an announced body (no reading of bodies of any size to reuse it)", async () => {
-    const answer = await raw("PATCH /v1/no-such-route HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100000000\r\n\r\n{\"a\":");
+    const answer = await raw(
+      'PATCH /v1/no-such-route HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100000000\r\n\r\n{"a":',
+    );
     expect(answer).toMatch(/^HTTP\/1.1 404 /);
     expect(answer).toMatch(/connection: close/i);
   });
@@ -108,7 +131,11 @@ describe("the edge's own deadline and parser errors", () => {
 
   it.each([
     ["an unknown method", "FOO /v1/fail/0 HTTP/1.1\r\nhost: x\r\n\r\n", 400],
-    ["a request line over the header limit", `GET /v1/fail/0?pad=${"p".repeat(20_000)} HTTP/1.1\r\nhost: x\r\n\r\n`, 431],
+    [
+      "a request line over the header limit",
+      `GET /v1/fail/0?pad=${"p".repeat(20_000)} HTTP/1.1\r\nhost: x\r\n\r\n`,
+      431,
+    ],
     ["malformed framing", "GET /v1/fail/0 HTTP/1.1\r\nhost: x\r\ncontent-length: 5\r\ncontent-length: 6\r\n\r\n", 400],
     ["garbage", "\u0001\u0002\u0003 nonsense\r\n\r\n", 400],
   ])("answers %s with the JSON error body", async (_what, request, status) => {
@@ -137,6 +164,7 @@ describe("REQUEST_TIMEOUT_MS", () => {
     const { loadConfig } = await import("../../services/config.js");
     expect(loadConfig({}).requestTimeoutMs).toBe(30_000);
     expect(loadConfig({ REQUEST_TIMEOUT_MS: "2500" }).requestTimeoutMs).toBe(2_500);
-    for (const bad of ["0", "-1", "1.5", "soon"]) expect(() => loadConfig({ REQUEST_TIMEOUT_MS: bad }), bad).toThrow(/REQUEST_TIMEOUT_MS/);
+    for (const bad of ["0", "-1", "1.5", "soon"])
+      expect(() => loadConfig({ REQUEST_TIMEOUT_MS: bad }), bad).toThrow(/REQUEST_TIMEOUT_MS/);
   });
 });

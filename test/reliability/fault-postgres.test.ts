@@ -66,7 +66,11 @@ describe.skipIf(!REAL)(`Postgres cut during writes${REAL ? "" : " (skipped: need
           let status = 0;
           let messageId: string | undefined;
           try {
-            const res = await api(server.restUrl, key, `/api/v0/sessions/${session}/messages`, { method: "POST", body: { text }, headers: { "idempotency-key": idempotencyKey } });
+            const res = await api(server.restUrl, key, `/api/v0/sessions/${session}/messages`, {
+              method: "POST",
+              body: { text },
+              headers: { "idempotency-key": idempotencyKey },
+            });
             status = res.status;
             messageId = res.json?.messageId;
           } catch {
@@ -102,7 +106,12 @@ describe.skipIf(!REAL)(`Postgres cut during writes${REAL ? "" : " (skipped: need
     expect([...statuses].filter((s) => s !== 200 && s !== 503 && s !== 504)).toEqual([]);
     expect(Math.max(...attempts.map((a) => a.ms))).toBeLessThan(10_000);
 
-    const rows = await database.db.selectFrom("messages").select(["id", "content"]).where("session_id", "=", session).where("role", "=", "user").execute();
+    const rows = await database.db
+      .selectFrom("messages")
+      .select(["id", "content"])
+      .where("session_id", "=", session)
+      .where("role", "=", "user")
+      .execute();
     const byText = new Map<string, string[]>();
     for (const r of rows) {
       const text = JSON.stringify(r.content);
@@ -136,22 +145,42 @@ describe.skipIf(!REAL)(`Postgres cut during writes${REAL ? "" : " (skipped: need
     const key = org.members.member.key;
     const text = `lost-commit-reply ${randomUUID()}`;
     const idempotencyKey = randomUUID();
-    const post = () => api(server.restUrl, key, `/api/v0/sessions/${session}/messages`, { method: "POST", body: { text }, headers: { "idempotency-key": idempotencyKey } });
+    const post = () =>
+      api(server.restUrl, key, `/api/v0/sessions/${session}/messages`, {
+        method: "POST",
+        body: { text },
+        headers: { "idempotency-key": idempotencyKey },
+      });
 
     const lost = proxy.loseNextCommitReply();
     const first = await post();
     await lost;
     // The client cannot tell whether its message was stored...
     expect(first.status).toBe(503);
-    const stored = await database.db.selectFrom("messages").select("id").where("session_id", "=", session).where(sql<boolean>`content::text like ${`%${text}%`}`).execute();
+    const stored = await database.db
+      .selectFrom("messages")
+      .select("id")
+      .where("session_id", "=", session)
+      .where(sql<boolean>`content::text like ${`%${text}%`}`)
+      .execute();
     // ...but it was: the commit reached Postgres.
     expect(stored).toHaveLength(1);
     const retry = await post();
     expect(retry.status).toBe(200);
     expect(retry.json.messageId).toBe(stored[0]!.id);
-    const again = await database.db.selectFrom("messages").select("id").where("session_id", "=", session).where(sql<boolean>`content::text like ${`%${text}%`}`).execute();
+    const again = await database.db
+      .selectFrom("messages")
+      .select("id")
+      .where("session_id", "=", session)
+      .where(sql<boolean>`content::text like ${`%${text}%`}`)
+      .execute();
     expect(again).toHaveLength(1);
     // Without the key, the same retry would have stored the message twice (what the key is for).
-    recordFigures("fault postgres lost commit reply", { faultsInjected: 1, firstAttempt: first.status, retry: retry.status, rowsStored: again.length });
+    recordFigures("fault postgres lost commit reply", {
+      faultsInjected: 1,
+      firstAttempt: first.status,
+      retry: retry.status,
+      rowsStored: again.length,
+    });
   }, 30_000);
 });

@@ -34,7 +34,11 @@ describe.skipIf(!REAL)(`a slow Postgres${REAL ? "" : " (skipped: needs TEST_DATA
   let org: Org;
 
   beforeAll(async () => {
-    world = await startServerBehindProxy({ poolMax: POOL, statementTimeoutMs: STATEMENT_TIMEOUT_MS, env: { REQUEST_TIMEOUT_MS: String(DEADLINE_MS) } });
+    world = await startServerBehindProxy({
+      poolMax: POOL,
+      statementTimeoutMs: STATEMENT_TIMEOUT_MS,
+      env: { REQUEST_TIMEOUT_MS: String(DEADLINE_MS) },
+    });
     ({ proxy, database, handle, server } = world);
     org = await seedOrg(handle.db, server.restUrl, server.internalGrpcUrl, "S", { demo: false });
   }, 120_000);
@@ -69,8 +73,13 @@ describe.skipIf(!REAL)(`a slow Postgres${REAL ? "" : " (skipped: needs TEST_DATA
       await locker.end();
     }
     const statuses = [...new Set(answers.map((a) => a.status))].sort();
-    expect(statuses.every((s) => s === 503 || s === 504), `statuses ${statuses}`).toBe(true);
-    expect(answers.every((a) => a.body && Object.keys(a.body).sort().join() === "detail,requestId,status,title")).toBe(true);
+    expect(
+      statuses.every((s) => s === 503 || s === 504),
+      `statuses ${statuses}`,
+    ).toBe(true);
+    expect(answers.every((a) => a.body && Object.keys(a.body).sort().join() === "detail,requestId,status,title")).toBe(
+      true,
+    );
     const slowest = Math.max(...answers.map((a) => a.ms));
     expect(slowest).toBeLessThan(DEADLINE_MS + 1_000);
     // Every connection the server opens goes through the proxy: never more than the pool, plus
@@ -105,8 +114,14 @@ describe.skipIf(!REAL)(`a slow Postgres${REAL ? "" : " (skipped: needs TEST_DATA
       proxy.slow(0);
     }
     const statuses = [...new Set(answers.map((a) => a.status))].sort();
-    expect(statuses.every((s) => s === 200 || s === 503 || s === 504), `statuses ${statuses}`).toBe(true);
-    expect(statuses.some((s) => s !== 200), "the deadline was reached").toBe(true);
+    expect(
+      statuses.every((s) => s === 200 || s === 503 || s === 504),
+      `statuses ${statuses}`,
+    ).toBe(true);
+    expect(
+      statuses.some((s) => s !== 200),
+      "the deadline was reached",
+    ).toBe(true);
     const slowest = Math.max(...answers.map((a) => a.ms));
     expect(slowest).toBeLessThan(DEADLINE_MS + 1_000);
     expect(proxy.peak).toBeLessThanOrEqual(POOL + LISTENER);

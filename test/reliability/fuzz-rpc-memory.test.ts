@@ -57,13 +57,24 @@ interface HugeCase {
 
 const post = SessionService.method.postMessage;
 const ingest = TelemetryService.method.ingest;
-const grpcHeaders = (key?: string) => ({ "content-type": "application/grpc", te: "trailers", ...(key ? { authorization: `Bearer ${key}` } : {}) });
-const connectHeaders = (key?: string) => ({ "content-type": "application/json", "connect-protocol-version": "1", ...(key ? { authorization: `Bearer ${key}` } : {}) });
+const grpcHeaders = (key?: string) => ({
+  "content-type": "application/grpc",
+  te: "trailers",
+  ...(key ? { authorization: `Bearer ${key}` } : {}),
+});
+const connectHeaders = (key?: string) => ({
+  "content-type": "application/json",
+  "connect-protocol-version": "1",
+  ...(key ? { authorization: `Bearer ${key}` } : {}),
+});
 const pathOf = (m: DescMethod) => `/${m.parent.typeName}/${m.name}`;
 
 /** A PostMessage whose text is `size` MiB, as gRPC frames. */
 function hugePost(target: RpcTarget, size: number): Buffer[] {
-  const session = Buffer.concat([stringFieldHead(1, target.world.org.sessions.owner.length), Buffer.from(target.world.org.sessions.owner)]);
+  const session = Buffer.concat([
+    stringFieldHead(1, target.world.org.sessions.owner.length),
+    Buffer.from(target.world.org.sessions.owner),
+  ]);
   const head = Buffer.concat([session, stringFieldHead(2, size * MiB)]);
   return [envelope(0, head, head.length + size * MiB), ...mebibytes(size)];
 }
@@ -79,19 +90,31 @@ const CASES: HugeCase[] = [
   {
     name: "gRPC, a length prefix announcing 300 MB, then 1 MB and the end of the stream",
     method: post,
-    request: (t) => ({ path: pathOf(post), headers: grpcHeaders(t.world.org.members.owner.key), body: [envelope(0, Buffer.alloc(0), 300_000_000), ...mebibytes(1)] }),
+    request: (t) => ({
+      path: pathOf(post),
+      headers: grpcHeaders(t.world.org.members.owner.key),
+      body: [envelope(0, Buffer.alloc(0), 300_000_000), ...mebibytes(1)],
+    }),
     refusal: Code.ResourceExhausted,
   },
   {
     name: "gRPC, a length prefix announcing 300 MB, then 64 MB of data",
     method: ingest,
-    request: (t) => ({ path: pathOf(ingest), headers: grpcHeaders(t.world.workloadTokens[TelemetryService.typeName]), body: [envelope(0, Buffer.alloc(0), 300_000_000), ...mebibytes(64)] }),
+    request: (t) => ({
+      path: pathOf(ingest),
+      headers: grpcHeaders(t.world.workloadTokens[TelemetryService.typeName]),
+      body: [envelope(0, Buffer.alloc(0), 300_000_000), ...mebibytes(64)],
+    }),
     refusal: Code.ResourceExhausted,
   },
   {
     name: "gRPC, a 64 MB message to a public method",
     method: post,
-    request: (t) => ({ path: pathOf(post), headers: grpcHeaders(t.world.org.members.owner.key), body: hugePost(t, 64) }),
+    request: (t) => ({
+      path: pathOf(post),
+      headers: grpcHeaders(t.world.org.members.owner.key),
+      body: hugePost(t, 64),
+    }),
     refusal: Code.ResourceExhausted,
   },
   {
@@ -103,7 +126,11 @@ const CASES: HugeCase[] = [
   {
     name: "Connect, a Content-Length of 300 MB, then 1 MB and the end of the body",
     method: post,
-    request: (t) => ({ path: pathOf(post), headers: { ...connectHeaders(t.world.org.members.owner.key), "content-length": "300000000" }, body: mebibytes(1) }),
+    request: (t) => ({
+      path: pathOf(post),
+      headers: { ...connectHeaders(t.world.org.members.owner.key), "content-length": "300000000" },
+      body: mebibytes(1),
+    }),
     refusal: Code.ResourceExhausted,
     resetAllowed: true,
   },
@@ -112,7 +139,11 @@ const CASES: HugeCase[] = [
     method: post,
     request: (t) => {
       const { body, length } = hugePostJson(t, 64);
-      return { path: pathOf(post), headers: { ...connectHeaders(t.world.org.members.owner.key), "content-length": String(length) }, body };
+      return {
+        path: pathOf(post),
+        headers: { ...connectHeaders(t.world.org.members.owner.key), "content-length": String(length) },
+        body,
+      };
     },
     refusal: Code.ResourceExhausted,
   },
@@ -131,7 +162,14 @@ const CASES: HugeCase[] = [
     request: (t) => {
       const head = Buffer.from(`{"events":[{"type":"`);
       const tail = Buffer.from(`"}]}`);
-      return { path: pathOf(ingest), headers: { ...connectHeaders(t.world.workloadTokens[TelemetryService.typeName]), "content-length": String(head.length + 64 * MiB + tail.length) }, body: [head, ...mebibytes(64), tail] };
+      return {
+        path: pathOf(ingest),
+        headers: {
+          ...connectHeaders(t.world.workloadTokens[TelemetryService.typeName]),
+          "content-length": String(head.length + 64 * MiB + tail.length),
+        },
+        body: [head, ...mebibytes(64), tail],
+      };
     },
     refusal: Code.ResourceExhausted,
   },
@@ -140,14 +178,24 @@ const CASES: HugeCase[] = [
   {
     name: "gRPC, 20 MB announced without a credential, 1 MB sent and the stream kept open",
     method: post,
-    request: () => ({ path: pathOf(post), headers: grpcHeaders(), body: [envelope(0, Buffer.alloc(0), 20 * MiB), ...mebibytes(1)], keepOpen: true }),
+    request: () => ({
+      path: pathOf(post),
+      headers: grpcHeaders(),
+      body: [envelope(0, Buffer.alloc(0), 20 * MiB), ...mebibytes(1)],
+      keepOpen: true,
+    }),
     timeoutMs: 5_000,
     refusal: Code.Unauthenticated,
   },
   {
     name: "Connect, a Content-Length of 20 MB without a credential, 1 MB sent and the body kept open",
     method: post,
-    request: () => ({ path: pathOf(post), headers: { ...connectHeaders(), "content-length": String(20 * MiB) }, body: mebibytes(1), keepOpen: true }),
+    request: () => ({
+      path: pathOf(post),
+      headers: { ...connectHeaders(), "content-length": String(20 * MiB) },
+      body: mebibytes(1),
+      keepOpen: true,
+    }),
     timeoutMs: 5_000,
     refusal: Code.Unauthenticated,
   },
@@ -166,7 +214,10 @@ interface Outcome {
 async function healthCheck(url: string): Promise<H2Response> {
   const client = new H2Client(url);
   try {
-    return await client.request({ path: `/${Health.typeName}/Check`, headers: grpcHeaders(), body: [envelope(0, Buffer.alloc(0))] }, 10_000);
+    return await client.request(
+      { path: `/${Health.typeName}/Check`, headers: grpcHeaders(), body: [envelope(0, Buffer.alloc(0))] },
+      10_000,
+    );
   } finally {
     client.close();
   }
@@ -190,7 +241,11 @@ describe("huge messages on the gRPC port", () => {
     let known = outcomes.get(c.name);
     if (!known) {
       known = (async () => {
-        const server = await startServeProcess({ DATABASE_URL: target.database.url, REDIS_URL: process.env.TEST_REDIS_URL ?? "", WORKERS: "false" });
+        const server = await startServeProcess({
+          DATABASE_URL: target.database.url,
+          REDIS_URL: process.env.TEST_REDIS_URL ?? "",
+          WORKERS: "false",
+        });
         const endpoints = { grpcUrl: server.grpcUrl, internalGrpcUrl: server.internalGrpcUrl };
         const pid = server.child.pid!;
         const client = new H2Client(rpcUrlFor(endpoints, c.method.parent));
@@ -208,12 +263,29 @@ describe("huge messages on the gRPC port", () => {
             const answer = readAnswer(res, c.method, problems);
             const leak = leakIn(res.body.toString("utf8")) ?? leakIn(String(res.trailers["grpc-message"] ?? ""));
             if (leak) problems.push(`the answer leaks internals: ${leak}`);
-            outcome = { answer, problems, peakGrowthMiB: growth(), ms: Math.round(performance.now() - started), healthy: false };
+            outcome = {
+              answer,
+              problems,
+              peakGrowthMiB: growth(),
+              ms: Math.round(performance.now() - started),
+              healthy: false,
+            };
           } catch (e) {
-            outcome = { error: e as Error, problems, peakGrowthMiB: growth(), ms: Math.round(performance.now() - started), healthy: false };
+            outcome = {
+              error: e as Error,
+              problems,
+              peakGrowthMiB: growth(),
+              ms: Math.round(performance.now() - started),
+              healthy: false,
+            };
           }
-          outcome.healthy = server.child.exitCode === null && (await healthCheck(endpoints.grpcUrl)).trailers["grpc-status"] === "0";
-          recordFigures(`rpc huge ${c.name}`, { answer: outcome.answer ? answerLabel(outcome.answer) : outcome.error?.message, peakGrowthMiB: outcome.peakGrowthMiB, ms: outcome.ms });
+          outcome.healthy =
+            server.child.exitCode === null && (await healthCheck(endpoints.grpcUrl)).trailers["grpc-status"] === "0";
+          recordFigures(`rpc huge ${c.name}`, {
+            answer: outcome.answer ? answerLabel(outcome.answer) : outcome.error?.message,
+            peakGrowthMiB: outcome.peakGrowthMiB,
+            ms: outcome.ms,
+          });
           return outcome;
         } finally {
           client.close();
@@ -230,7 +302,8 @@ describe("huge messages on the gRPC port", () => {
       const o = await outcomeOf(c);
       expect(o.error?.message).toBeUndefined();
       expect(o.problems).toEqual([]);
-      const answered = (o.answer!.kind === "rpc" && o.answer!.code !== 0) || (c.resetAllowed === true && o.answer!.kind === "reset");
+      const answered =
+        (o.answer!.kind === "rpc" && o.answer!.code !== 0) || (c.resetAllowed === true && o.answer!.kind === "reset");
       expect(answered, `answer ${answerLabel(o.answer!)}`).toBe(true);
       if (o.answer!.kind === "rpc") expect([Code.Internal, Code.Unknown]).not.toContain(o.answer!.code);
       expect(o.peakGrowthMiB, "growth of the server's peak RSS (MiB)").toBeLessThan(HUGE_CASE_BOUND_MIB);

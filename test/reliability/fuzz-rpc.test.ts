@@ -32,7 +32,8 @@ async function everyGeneratedService() {
   const services = [];
   for (const f of files) {
     const module = (await import(pathToFileURL(join(root, f)).href)) as Record<string, unknown>;
-    for (const v of Object.values(module)) if ((v as DescFile)?.kind === "file") services.push(...(v as DescFile).services);
+    for (const v of Object.values(module))
+      if ((v as DescFile)?.kind === "file") services.push(...(v as DescFile).services);
   }
   return services;
 }
@@ -40,8 +41,19 @@ async function everyGeneratedService() {
 async function healthCheck(url: string): Promise<{ status: number; grpcStatus: string | undefined; body: Buffer }> {
   const client = new H2Client(url);
   try {
-    const res = await client.request({ path: `/${Health.typeName}/Check`, headers: { "content-type": "application/grpc", te: "trailers" }, body: [envelope(0, Buffer.alloc(0))] }, 10_000);
-    return { status: res.status, grpcStatus: String(res.trailers["grpc-status"] ?? res.headers["grpc-status"]), body: res.body };
+    const res = await client.request(
+      {
+        path: `/${Health.typeName}/Check`,
+        headers: { "content-type": "application/grpc", te: "trailers" },
+        body: [envelope(0, Buffer.alloc(0))],
+      },
+      10_000,
+    );
+    return {
+      status: res.status,
+      grpcStatus: String(res.trailers["grpc-status"] ?? res.headers["grpc-status"]),
+      body: res.body,
+    };
   } finally {
     client.close();
   }
@@ -73,8 +85,20 @@ describe("fuzzing the gRPC port", () => {
       try {
         for (const service of services) {
           for (const method of service.methods) {
-            const res = await client.request({ path: `/${service.typeName}/${method.name}`, headers: { "content-type": "application/grpc", te: "trailers" }, body: [envelope(0, Buffer.alloc(0))], until: (b) => b.length > 0 }, 10_000);
-            if (res.status !== 404) servedAt.set(`${service.typeName}/${method.name}`, [...(servedAt.get(`${service.typeName}/${method.name}`) ?? []), url]);
+            const res = await client.request(
+              {
+                path: `/${service.typeName}/${method.name}`,
+                headers: { "content-type": "application/grpc", te: "trailers" },
+                body: [envelope(0, Buffer.alloc(0))],
+                until: (b) => b.length > 0,
+              },
+              10_000,
+            );
+            if (res.status !== 404)
+              servedAt.set(`${service.typeName}/${method.name}`, [
+                ...(servedAt.get(`${service.typeName}/${method.name}`) ?? []),
+                url,
+              ]);
           }
         }
       } finally {
@@ -87,7 +111,8 @@ describe("fuzzing the gRPC port", () => {
     // public port does not serve them.
     for (const m of RPC_METHODS) {
       expect(servedAt.get(rpcId(m)), rpcId(m)).toContain(rpcUrlFor(target, m.service));
-      if (target.internalGrpcUrl && m.access === "internal") expect(servedAt.get(rpcId(m)), rpcId(m)).not.toContain(target.grpcUrl);
+      if (target.internalGrpcUrl && m.access === "internal")
+        expect(servedAt.get(rpcId(m)), rpcId(m)).not.toContain(target.grpcUrl);
     }
   }, 60_000);
 
@@ -121,7 +146,16 @@ describe("fuzzing the gRPC port", () => {
     const byCode: Record<string, number> = {};
     for (const f of figures) for (const [k, v] of Object.entries(f.byCode)) byCode[k] = (byCode[k] ?? 0) + v;
     const slowestMs = Math.max(...figures.map((f) => f.slowestMs));
-    recordFigures("rpc fuzz run", { methods: figures.length, cases: total, byCode, slowestMs, rssBeforeMiB: before.rssMiB, peakMiB: after.peakMiB, rssAfterMiB: after.rssMiB, seconds: Math.round((Date.now() - started) / 1000) });
+    recordFigures("rpc fuzz run", {
+      methods: figures.length,
+      cases: total,
+      byCode,
+      slowestMs,
+      rssBeforeMiB: before.rssMiB,
+      peakMiB: after.peakMiB,
+      rssAfterMiB: after.rssMiB,
+      seconds: Math.round((Date.now() - started) / 1000),
+    });
     expect(after.peakMiB, "peak RSS of the server during the run (MiB)").toBeLessThan(RUN_PEAK_BOUND_MIB);
   }, 60_000);
 
@@ -134,7 +168,18 @@ describe("fuzzing the gRPC port", () => {
         const client = new H2Client(rpcUrlFor(target, SessionService));
         try {
           const payload = binaryBody(GetSessionRequestSchema, { sessionId: target.world.org.sessions.owner }, { kind });
-          const res = await client.request({ path: `/${SessionService.typeName}/GetSession`, headers: { "content-type": "application/grpc", te: "trailers", authorization: `Bearer ${target.world.org.members.owner.key}` }, body: [envelope(0, Buffer.from(payload))] }, 10_000);
+          const res = await client.request(
+            {
+              path: `/${SessionService.typeName}/GetSession`,
+              headers: {
+                "content-type": "application/grpc",
+                te: "trailers",
+                authorization: `Bearer ${target.world.org.members.owner.key}`,
+              },
+              body: [envelope(0, Buffer.from(payload))],
+            },
+            10_000,
+          );
           expect(res.trailers["grpc-status"]).toBe("3");
         } finally {
           client.close();
@@ -145,7 +190,14 @@ describe("fuzzing the gRPC port", () => {
       const client = new H2Client(target.grpcUrl);
       try {
         const payload = binaryBody(HealthCheckRequestSchema, {}, { kind: "none" });
-        const res = await client.request({ path: `/${Health.typeName}/Check`, headers: { "content-type": "application/grpc", te: "trailers" }, body: [envelope(1, Buffer.from(payload))] }, 10_000);
+        const res = await client.request(
+          {
+            path: `/${Health.typeName}/Check`,
+            headers: { "content-type": "application/grpc", te: "trailers" },
+            body: [envelope(1, Buffer.from(payload))],
+          },
+          10_000,
+        );
         expect(res.trailers["grpc-status"]).toBe("3");
       } finally {
         client.close();
@@ -160,17 +212,27 @@ describe("fuzzing the gRPC port", () => {
   // services/platform/grpc-listener.ts): a longer one is refused as the client's error.
   describe("deadlines past 24.8 days", () => {
     const cases = [
-      { name: "gRPC, grpc-timeout 99999999S (3 years)", headers: { "content-type": "application/grpc", te: "trailers", "grpc-timeout": "99999999S" }, body: Buffer.alloc(0) },
-      { name: "Connect, connect-timeout-ms 9999999999 (115 days)", headers: { "content-type": "application/connect+json", "connect-timeout-ms": "9999999999" }, body: Buffer.from("{}") },
+      {
+        name: "gRPC, grpc-timeout 99999999S (3 years)",
+        headers: { "content-type": "application/grpc", te: "trailers", "grpc-timeout": "99999999S" },
+        body: Buffer.alloc(0),
+      },
+      {
+        name: "Connect, connect-timeout-ms 9999999999 (115 days)",
+        headers: { "content-type": "application/connect+json", "connect-timeout-ms": "9999999999" },
+        body: Buffer.from("{}"),
+      },
     ];
     for (const c of cases) {
       it(`${c.name}: a Health.Watch stream does not end DEADLINE_EXCEEDED`, async () => {
         const client = new H2Client(target.grpcUrl);
         try {
-          const answer = await client.request({ path: `/${Health.typeName}/Watch`, headers: c.headers, body: [envelope(0, c.body)] }, 1_000).then(
-            (res) => `${res.status} ${JSON.stringify(res.trailers)} ${res.body.toString("utf8")}`,
-            (e: Error) => (e.name === "HangError" ? "still open" : e.message),
-          );
+          const answer = await client
+            .request({ path: `/${Health.typeName}/Watch`, headers: c.headers, body: [envelope(0, c.body)] }, 1_000)
+            .then(
+              (res) => `${res.status} ${JSON.stringify(res.trailers)} ${res.body.toString("utf8")}`,
+              (e: Error) => (e.name === "HangError" ? "still open" : e.message),
+            );
           expect(answer).not.toMatch(/"grpc-status":"4"|deadline_exceeded/);
         } finally {
           client.close();

@@ -30,7 +30,15 @@ const NOT_FOUND = 5;
 const UNIMPLEMENTED = 12;
 
 type Caller = "none" | "madeUp" | "revoked" | "userKey" | "otherOrg" | "boundWithoutScope" | "unboundWithoutScope";
-const CALLERS: Caller[] = ["none", "madeUp", "revoked", "userKey", "otherOrg", "boundWithoutScope", "unboundWithoutScope"];
+const CALLERS: Caller[] = [
+  "none",
+  "madeUp",
+  "revoked",
+  "userKey",
+  "otherOrg",
+  "boundWithoutScope",
+  "unboundWithoutScope",
+];
 
 interface Row {
   service: DescService;
@@ -50,7 +58,9 @@ async function tableDigests(db: Kysely<Database>): Promise<Record<string, string
     order by table_name`.execute(db);
   const out: Record<string, string> = {};
   for (const { name } of tables.rows) {
-    const r = await sql<{ d: string }>`select md5(coalesce(string_agg(t::text, '|' order by t::text), '')) as d from ${sql.table(name)} t`.execute(db);
+    const r = await sql<{
+      d: string;
+    }>`select md5(coalesce(string_agg(t::text, '|' order by t::text), '')) as d from ${sql.table(name)} t`.execute(db);
     out[name] = r.rows[0]!.d;
   }
   return out;
@@ -90,12 +100,18 @@ describe("internal gRPC isolation matrix", () => {
     }
 
     hostId = randomUUID();
-    const computer = await api(server.restUrl, a.members.owner.key, "/api/v0/computers", { method: "POST", body: { name: `${a.marker}-host`, remoteUser: "dev", hostId } });
+    const computer = await api(server.restUrl, a.members.owner.key, "/api/v0/computers", {
+      method: "POST",
+      body: { name: `${a.marker}-host`, remoteUser: "dev", hostId },
+    });
     expect(computer.status).toBe(201);
     // A run of A's session held by A's runner: the lease methods are called with its real token.
     const runner = grpcClient(SessionRunnerService, server.internalGrpcUrl, bearer(aAll));
     try {
-      const claimed = await runner.call(SessionRunnerService.method.claimSession, { runnerId: "isolation", orgId: a.orgId });
+      const claimed = await runner.call(SessionRunnerService.method.claimSession, {
+        runnerId: "isolation",
+        orgId: a.orgId,
+      });
       expect(claimed.orgId).toBe(a.orgId);
       lease = { sessionId: claimed.session!.sessionId, leaseToken: claimed.leaseToken! };
     } finally {
@@ -112,10 +128,28 @@ describe("internal gRPC isolation matrix", () => {
         byId: false,
         // A member's event: the owner's API key may not ingest it either.
         request: () => ({
-          events: [{ type: "hook", time: new Date(Date.now() - 60_000).toISOString(), orgId: a.orgId, userId: member.userId, client: "terminal-ui", eventId: randomUUID(), event: "Stop", matcher: "", command: "isolation" }],
+          events: [
+            {
+              type: "hook",
+              time: new Date(Date.now() - 60_000).toISOString(),
+              orgId: a.orgId,
+              userId: member.userId,
+              client: "terminal-ui",
+              eventId: randomUUID(),
+              event: "Stop",
+              matcher: "",
+              command: "isolation",
+            },
+          ],
         }),
       },
-      { service: TelemetryService, method: TelemetryService.method.rollup, scope: "analytics.rollup", byId: false, request: () => ({ fromDate: yesterday, toDate: yesterday, orgId: a.orgId }) },
+      {
+        service: TelemetryService,
+        method: TelemetryService.method.rollup,
+        scope: "analytics.rollup",
+        byId: false,
+        request: () => ({ fromDate: yesterday, toDate: yesterday, orgId: a.orgId }),
+      },
       {
         service: ReportSubmissionService,
         method: ReportSubmissionService.method.submitReport,
@@ -123,23 +157,81 @@ describe("internal gRPC isolation matrix", () => {
         byId: false,
         request: () => ({
           orgId: a.orgId,
-          report: fromJson(ReadinessReportSchema, { reportId: randomUUID(), createdAt: Date.now() - 1000, repoUrl: `https://github.com/${a.marker.toLowerCase()}/other`, report: { readme: { numerator: 1, denominator: 1, rationale: "r" } } }),
+          report: fromJson(ReadinessReportSchema, {
+            reportId: randomUUID(),
+            createdAt: Date.now() - 1000,
+            repoUrl: `https://github.com/${a.marker.toLowerCase()}/other`,
+            report: { readme: { numerator: 1, denominator: 1, rationale: "r" } },
+          }),
         }),
       },
-      { service: ReportSubmissionService, method: ReportSubmissionService.method.listRepositories, scope: "readiness.submit", byId: false, request: () => ({ orgId: a.orgId }) },
-      { service: SessionRunnerService, method: SessionRunnerService.method.createSession, scope: "sessions.runner", byId: false, request: () => ({ orgId: a.orgId, userId: a.members.owner.userId, title: "isolation" }) },
-      { service: SessionRunnerService, method: SessionRunnerService.method.claimSession, scope: "sessions.runner", byId: false, request: () => ({ runnerId: "intruder", orgId: a.orgId }) },
-      { service: SessionRunnerService, method: SessionRunnerService.method.renewLease, scope: "sessions.runner", byId: true, request: () => ({ ...lease, leaseSeconds: 60 }) },
+      {
+        service: ReportSubmissionService,
+        method: ReportSubmissionService.method.listRepositories,
+        scope: "readiness.submit",
+        byId: false,
+        request: () => ({ orgId: a.orgId }),
+      },
+      {
+        service: SessionRunnerService,
+        method: SessionRunnerService.method.createSession,
+        scope: "sessions.runner",
+        byId: false,
+        request: () => ({ orgId: a.orgId, userId: a.members.owner.userId, title: "isolation" }),
+      },
+      {
+        service: SessionRunnerService,
+        method: SessionRunnerService.method.claimSession,
+        scope: "sessions.runner",
+        byId: false,
+        request: () => ({ runnerId: "intruder", orgId: a.orgId }),
+      },
+      {
+        service: SessionRunnerService,
+        method: SessionRunnerService.method.renewLease,
+        scope: "sessions.runner",
+        byId: true,
+        request: () => ({ ...lease, leaseSeconds: 60 }),
+      },
       {
         service: SessionRunnerService,
         method: SessionRunnerService.method.appendMessages,
         scope: "sessions.runner",
         byId: true,
-        request: () => ({ ...lease, messages: [{ role: "assistant", text: "isolation reply" }], modelUsage: [{ modelId: "m", modelTier: "standard", usage: { inputTokens: 100_000_000, outputTokens: 100_000_000 } }] }),
+        request: () => ({
+          ...lease,
+          messages: [{ role: "assistant", text: "isolation reply" }],
+          modelUsage: [
+            { modelId: "m", modelTier: "standard", usage: { inputTokens: 100_000_000, outputTokens: 100_000_000 } },
+          ],
+        }),
       },
-      { service: SessionRunnerService, method: SessionRunnerService.method.finishRun, scope: "sessions.runner", byId: true, request: () => ({ ...lease }) },
-      { service: HostService, method: HostService.method.registerHost, scope: "computers.host", byId: true, request: () => ({ hostId, hostname: "intruder.example", relayClientUrl: "wss://relay.intruder.example/c", relayAgentUrl: "wss://relay.intruder.example/a" }) },
-      { service: CreditLimitService, method: CreditLimitService.method.getCreditBalance, scope: "organization.credits", byId: false, request: () => ({ orgId: a.orgId, userId: a.members.owner.userId }) },
+      {
+        service: SessionRunnerService,
+        method: SessionRunnerService.method.finishRun,
+        scope: "sessions.runner",
+        byId: true,
+        request: () => ({ ...lease }),
+      },
+      {
+        service: HostService,
+        method: HostService.method.registerHost,
+        scope: "computers.host",
+        byId: true,
+        request: () => ({
+          hostId,
+          hostname: "intruder.example",
+          relayClientUrl: "wss://relay.intruder.example/c",
+          relayAgentUrl: "wss://relay.intruder.example/a",
+        }),
+      },
+      {
+        service: CreditLimitService,
+        method: CreditLimitService.method.getCreditBalance,
+        scope: "organization.credits",
+        byId: false,
+        request: () => ({ orgId: a.orgId, userId: a.members.owner.userId }),
+      },
     );
   }, 120_000);
 
@@ -149,7 +241,13 @@ describe("internal gRPC isolation matrix", () => {
   });
 
   it("covers every method of every internal service", () => {
-    const internalServices = [TelemetryService, ReportSubmissionService, SessionRunnerService, HostService, CreditLimitService];
+    const internalServices = [
+      TelemetryService,
+      ReportSubmissionService,
+      SessionRunnerService,
+      HostService,
+      CreditLimitService,
+    ];
     const all = internalServices.flatMap((s) => s.methods.map((m) => `${s.typeName}/${m.name}`)).sort();
     expect(rows.map((r) => `${r.service.typeName}/${r.method.name}`).sort()).toEqual(all);
   });
@@ -160,9 +258,18 @@ describe("internal gRPC isolation matrix", () => {
     const wrong: string[] = [];
     for (const row of rows) {
       for (const caller of CALLERS) {
-        const token = caller === "boundWithoutScope" ? boundWithout.get(row.scope) : caller === "unboundWithoutScope" ? unboundWithout.get(row.scope) : tokens[caller];
+        const token =
+          caller === "boundWithoutScope"
+            ? boundWithout.get(row.scope)
+            : caller === "unboundWithoutScope"
+              ? unboundWithout.get(row.scope)
+              : tokens[caller];
         const expected =
-          caller === "none" || caller === "madeUp" || caller === "revoked" ? UNAUTHENTICATED : caller === "otherOrg" && row.byId ? NOT_FOUND : PERMISSION_DENIED;
+          caller === "none" || caller === "madeUp" || caller === "revoked"
+            ? UNAUTHENTICATED
+            : caller === "otherOrg" && row.byId
+              ? NOT_FOUND
+              : PERMISSION_DENIED;
         const client = grpcClient(row.service, server.internalGrpcUrl, token === undefined ? {} : bearer(token));
         figures.calls++;
         try {
@@ -171,7 +278,8 @@ describe("internal gRPC isolation matrix", () => {
         } catch (err) {
           const e = err as { code?: number; details?: string };
           figures.refused++;
-          if (e.code !== expected) wrong.push(`${row.method.name} as ${caller}: code ${e.code} (${e.details}), expected ${expected}`);
+          if (e.code !== expected)
+            wrong.push(`${row.method.name} as ${caller}: code ${e.code} (${e.details}), expected ${expected}`);
           figures.leaksChecked++;
           // The refusal names what is wrong, never A's data (B's account must learn nothing of A).
           const leaked = leakedFrom(a, e.details ?? "").filter((s) => !JSON.stringify(row.request()).includes(s));
@@ -189,7 +297,10 @@ describe("internal gRPC isolation matrix", () => {
     const runner = grpcClient(SessionRunnerService, server.internalGrpcUrl, bearer(tokens.otherOrg!));
     try {
       for (let i = 0; i < 5; i++) {
-        const claimed = await runner.call(SessionRunnerService.method.claimSession, { runnerId: `b-${i}`, leaseSeconds: 5 });
+        const claimed = await runner.call(SessionRunnerService.method.claimSession, {
+          runnerId: `b-${i}`,
+          leaseSeconds: 5,
+        });
         if (!claimed.session) break;
         expect(claimed.orgId).toBe(b.orgId);
         expect(leakedFrom(a, JSON.stringify(claimed))).toEqual([]);
@@ -202,15 +313,33 @@ describe("internal gRPC isolation matrix", () => {
   it("takes a user's API key for ingest of its own events only", async () => {
     const owner = a.members.owner;
     const client = grpcClient(TelemetryService, server.internalGrpcUrl, bearer(owner.key));
-    const event = (orgId: string, userId: string) => ({ type: "hook", time: new Date(Date.now() - 60_000).toISOString(), orgId, userId, client: "terminal-ui", eventId: randomUUID(), event: "Stop", matcher: "", command: "isolation" });
+    const event = (orgId: string, userId: string) => ({
+      type: "hook",
+      time: new Date(Date.now() - 60_000).toISOString(),
+      orgId,
+      userId,
+      client: "terminal-ui",
+      eventId: randomUUID(),
+      event: "Stop",
+      matcher: "",
+      command: "isolation",
+    });
     try {
       const ok = await client.call(TelemetryService.method.ingest, { events: [event(a.orgId, owner.userId)] });
       expect(ok.accepted).toBe(1);
       // One foreign event refuses the whole call: the own event beside it is not stored either.
       for (const foreign of [event(b.orgId, b.members.owner.userId), event(a.orgId, a.members.member.userId)]) {
-        const before = await server.platform.db.selectFrom("analytics_events").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
-        await expect(client.call(TelemetryService.method.ingest, { events: [event(a.orgId, owner.userId), foreign] })).rejects.toMatchObject({ code: PERMISSION_DENIED });
-        const after = await server.platform.db.selectFrom("analytics_events").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+        const before = await server.platform.db
+          .selectFrom("analytics_events")
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .executeTakeFirstOrThrow();
+        await expect(
+          client.call(TelemetryService.method.ingest, { events: [event(a.orgId, owner.userId), foreign] }),
+        ).rejects.toMatchObject({ code: PERMISSION_DENIED });
+        const after = await server.platform.db
+          .selectFrom("analytics_events")
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .executeTakeFirstOrThrow();
         expect(after.n).toBe(before.n);
       }
     } finally {
@@ -232,11 +361,20 @@ describe("internal gRPC isolation matrix", () => {
     }
     expect(answers).toEqual(rows.map((r) => r.method.name));
     // An unbound account acts for the organization the request names.
-    const unbound = grpcClient(CreditLimitService, server.internalGrpcUrl, bearer(await createTestServiceAccount(server.platform.db, { scopes: ["organization.credits"] })));
+    const unbound = grpcClient(
+      CreditLimitService,
+      server.internalGrpcUrl,
+      bearer(await createTestServiceAccount(server.platform.db, { scopes: ["organization.credits"] })),
+    );
     try {
-      const balance = await unbound.call(CreditLimitService.method.getCreditBalance, { orgId: b.orgId, userId: b.members.owner.userId });
+      const balance = await unbound.call(CreditLimitService.method.getCreditBalance, {
+        orgId: b.orgId,
+        userId: b.members.owner.userId,
+      });
       expect(balance.usedMonthToDate).toBeGreaterThanOrEqual(0);
-      await expect(unbound.call(CreditLimitService.method.getCreditBalance, { userId: b.members.owner.userId })).rejects.toMatchObject({ code: 3 });
+      await expect(
+        unbound.call(CreditLimitService.method.getCreditBalance, { userId: b.members.owner.userId }),
+      ).rejects.toMatchObject({ code: 3 });
     } finally {
       unbound.close();
     }
@@ -246,8 +384,12 @@ describe("internal gRPC isolation matrix", () => {
     const onPublic = grpcClient(CreditLimitService, server.grpcUrl, bearer(aAll));
     const onInternal = grpcClient(SessionService, server.internalGrpcUrl, bearer(a.members.owner.key));
     try {
-      await expect(onPublic.call(CreditLimitService.method.getCreditBalance, { orgId: a.orgId, userId: a.members.owner.userId })).rejects.toMatchObject({ code: UNIMPLEMENTED });
-      await expect(onInternal.call(SessionService.method.listSessions, {})).rejects.toMatchObject({ code: UNIMPLEMENTED });
+      await expect(
+        onPublic.call(CreditLimitService.method.getCreditBalance, { orgId: a.orgId, userId: a.members.owner.userId }),
+      ).rejects.toMatchObject({ code: UNIMPLEMENTED });
+      await expect(onInternal.call(SessionService.method.listSessions, {})).rejects.toMatchObject({
+        code: UNIMPLEMENTED,
+      });
     } finally {
       onPublic.close();
       onInternal.close();
@@ -257,7 +399,9 @@ describe("internal gRPC isolation matrix", () => {
   it("refuses service-account tokens on the public services", async () => {
     const client = grpcClient(SessionService, server.grpcUrl, bearer(aAll));
     try {
-      await expect(client.call(SessionService.method.listSessions, create(SessionService.method.listSessions.input, {}))).rejects.toMatchObject({ code: UNAUTHENTICATED });
+      await expect(
+        client.call(SessionService.method.listSessions, create(SessionService.method.listSessions.input, {})),
+      ).rejects.toMatchObject({ code: UNAUTHENTICATED });
     } finally {
       client.close();
     }

@@ -19,7 +19,17 @@ const DAY_MS = 86_400_000;
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 type Caller = Role | "otherOwner" | "revokedKey" | "expiredJwt" | "wrongJwt" | "ownerJwt";
-const CALLERS: Caller[] = ["owner", "manager", "member", "guest", "otherOwner", "revokedKey", "expiredJwt", "wrongJwt", "ownerJwt"];
+const CALLERS: Caller[] = [
+  "owner",
+  "manager",
+  "member",
+  "guest",
+  "otherOwner",
+  "revokedKey",
+  "expiredJwt",
+  "wrongJwt",
+  "ownerJwt",
+];
 
 function jwt(orgId: string, userId: string, opts: { secret?: string; exp?: number } = {}) {
   return new SignJWT({ org_id: orgId })
@@ -66,8 +76,10 @@ describe("isolation matrix", () => {
     tokens.wrongJwt = await jwt(a.orgId, a.members.owner.userId, { secret: "another-secret-0123456789abcdefghijkl" });
     tokens.ownerJwt = await jwt(a.orgId, a.members.owner.userId);
 
-    const session = (t: Target, c: Caller) => (t === "own" && (c === "member" || c === "guest" || c === "manager") ? a.sessions[c] : a.sessions.owner);
-    const message = (t: Target, c: Caller) => (t === "own" && (c === "member" || c === "guest" || c === "manager") ? a.messages[c] : a.messages.owner);
+    const session = (t: Target, c: Caller) =>
+      t === "own" && (c === "member" || c === "guest" || c === "manager") ? a.sessions[c] : a.sessions.owner;
+    const message = (t: Target, c: Caller) =>
+      t === "own" && (c === "member" || c === "guest" || c === "manager") ? a.messages[c] : a.messages.owner;
     const analyticsRange = `startDate=${day(Date.now() - 3 * DAY_MS)}&endDate=${day(Date.now() - DAY_MS)}`;
     const denied = (c: Caller) => INVALID.includes(c);
 
@@ -83,9 +95,13 @@ describe("isolation matrix", () => {
     rows.push({
       endpoint: "GET /api/v1/analytics/users",
       target: "org",
-      request: () => ({ method: "GET", path: `/api/v1/analytics/users?${analyticsRange}&cursor=${a.members.member.userId}` }),
+      request: () => ({
+        method: "GET",
+        path: `/api/v1/analytics/users?${analyticsRange}&cursor=${a.members.member.userId}`,
+      }),
       // A's user is no cursor for another organization: the same 400 as an ID that exists nowhere.
-      expect: (c) => (denied(c) || c === "ownerJwt" ? 401 : c === "member" || c === "guest" ? 403 : c === "otherOwner" ? 400 : 200),
+      expect: (c) =>
+        denied(c) || c === "ownerJwt" ? 401 : c === "member" || c === "guest" ? 403 : c === "otherOwner" ? 400 : 200,
     });
     rows.push({
       endpoint: "GET /api/organization/maturity-level-reports",
@@ -108,15 +124,61 @@ describe("isolation matrix", () => {
     });
     for (const target of ["org", "own"] as const) {
       // Members and guests see only their own sessions: the organization's (the owner's) is a 404.
-      const read = (c: Caller) => (denied(c) ? 401 : c === "otherOwner" ? 404 : target === "org" && (c === "member" || c === "guest") ? 404 : 200);
+      const read = (c: Caller) =>
+        denied(c) ? 401 : c === "otherOwner" ? 404 : target === "org" && (c === "member" || c === "guest") ? 404 : 200;
       // Writes: owner, manager, member; a guest is refused before the session is looked up.
-      const write = (c: Caller) => (denied(c) ? 401 : c === "guest" ? 403 : c === "otherOwner" ? 404 : target === "org" && c === "member" ? 404 : 200);
+      const write = (c: Caller) =>
+        denied(c)
+          ? 401
+          : c === "guest"
+            ? 403
+            : c === "otherOwner"
+              ? 404
+              : target === "org" && c === "member"
+                ? 404
+                : 200;
       rows.push(
-        { endpoint: "GET /api/v0/sessions/{sessionId}", target, request: (c) => ({ method: "GET", path: `/api/v0/sessions/${session(target, c)}` }), expect: read },
-        { endpoint: "PATCH /api/v0/sessions/{sessionId}", target, request: (c) => ({ method: "PATCH", path: `/api/v0/sessions/${session(target, c)}`, body: { sessionSettings: { model: "isolation-model" } } }), expect: write },
-        { endpoint: "GET /api/v0/sessions/{sessionId}/messages", target, request: (c) => ({ method: "GET", path: `/api/v0/sessions/${session(target, c)}/messages` }), expect: read },
-        { endpoint: "GET /api/v0/sessions/{sessionId}/messages/{messageId}", target, request: (c) => ({ method: "GET", path: `/api/v0/sessions/${session(target, c)}/messages/${message(target, c)}` }), expect: read },
-        { endpoint: "POST /api/v0/sessions/{sessionId}/messages", target, request: (c) => ({ method: "POST", path: `/api/v0/sessions/${session(target, c)}/messages`, body: { text: "isolation check" } }), expect: write },
+        {
+          endpoint: "GET /api/v0/sessions/{sessionId}",
+          target,
+          request: (c) => ({ method: "GET", path: `/api/v0/sessions/${session(target, c)}` }),
+          expect: read,
+        },
+        {
+          endpoint: "PATCH /api/v0/sessions/{sessionId}",
+          target,
+          request: (c) => ({
+            method: "PATCH",
+            path: `/api/v0/sessions/${session(target, c)}`,
+            body: { sessionSettings: { model: "isolation-model" } },
+          }),
+          expect: write,
+        },
+        {
+          endpoint: "GET /api/v0/sessions/{sessionId}/messages",
+          target,
+          request: (c) => ({ method: "GET", path: `/api/v0/sessions/${session(target, c)}/messages` }),
+          expect: read,
+        },
+        {
+          endpoint: "GET /api/v0/sessions/{sessionId}/messages/{messageId}",
+          target,
+          request: (c) => ({
+            method: "GET",
+            path: `/api/v0/sessions/${session(target, c)}/messages/${message(target, c)}`,
+          }),
+          expect: read,
+        },
+        {
+          endpoint: "POST /api/v0/sessions/{sessionId}/messages",
+          target,
+          request: (c) => ({
+            method: "POST",
+            path: `/api/v0/sessions/${session(target, c)}/messages`,
+            body: { text: "isolation check" },
+          }),
+          expect: write,
+        },
       );
     }
     rows.push({
@@ -137,7 +199,11 @@ describe("isolation matrix", () => {
       {
         endpoint: "POST /api/v0/computers",
         target: "org",
-        request: () => ({ method: "POST", path: "/api/v0/computers", body: { name: `isolation-${++n}`, remoteUser: "dev" } }),
+        request: () => ({
+          method: "POST",
+          path: "/api/v0/computers",
+          body: { name: `isolation-${++n}`, remoteUser: "dev" },
+        }),
         expect: (c) => (denied(c) ? 401 : c === "guest" ? 403 : 201),
       },
       {
@@ -161,7 +227,11 @@ describe("isolation matrix", () => {
       {
         endpoint: "PUT /api/v0/organization/usage/limits/users",
         target: "org",
-        request: () => ({ method: "PUT", path: "/api/v0/organization/usage/limits/users", body: { users: [{ email: a.members.member.email, limit: 500 }] } }),
+        request: () => ({
+          method: "PUT",
+          path: "/api/v0/organization/usage/limits/users",
+          body: { users: [{ email: a.members.member.email, limit: 500 }] },
+        }),
         expect: (c) => (denied(c) ? 401 : c === "member" || c === "guest" ? 403 : 200),
       },
     );
@@ -181,32 +251,48 @@ describe("isolation matrix", () => {
         const res = await api(server.restUrl, tokens[caller], req.path, { method: req.method, body: req.body });
         figures.requests++;
         const want = row.expect(caller);
-        if (res.status !== want) mismatches.push(`${row.endpoint} (${row.target}): ${res.status}, designed ${want}: ${res.text.slice(0, 200)}`);
-        if (res.status >= 400) expect(Object.keys(res.json ?? {}).sort(), row.endpoint).toEqual(["detail", "requestId", "status", "title"]);
+        if (res.status !== want)
+          mismatches.push(
+            `${row.endpoint} (${row.target}): ${res.status}, designed ${want}: ${res.text.slice(0, 200)}`,
+          );
+        if (res.status >= 400)
+          expect(Object.keys(res.json ?? {}).sort(), row.endpoint).toEqual(["detail", "requestId", "status", "title"]);
         // What the request itself carried may come back (an echoed ID); nothing else may.
         const sent = req.path + JSON.stringify(req.body ?? "");
         const other = caller === "otherOwner" ? a : b;
         const leaks = leakedFrom(other, res.text).filter((s) => !sent.includes(s));
         figures.leaksChecked += other.secrets.length;
-        if (leaks.length > 0) mismatches.push(`${row.endpoint} (${row.target}) leaks ${other.label}'s ${leaks.slice(0, 3).join(", ")}`);
+        if (leaks.length > 0)
+          mismatches.push(`${row.endpoint} (${row.target}) leaks ${other.label}'s ${leaks.slice(0, 3).join(", ")}`);
       }
       expect(mismatches).toEqual([]);
     });
   }
 
   it("members and guests list only their own sessions; owners and managers the organization's", async () => {
-    const owners = await server.platform.db.selectFrom("sessions").select(["id", "user_id"]).where("org_id", "=", a.orgId).execute();
+    const owners = await server.platform.db
+      .selectFrom("sessions")
+      .select(["id", "user_id"])
+      .where("org_id", "=", a.orgId)
+      .execute();
     const all = owners.map((s) => s.id).sort();
     for (const role of ["owner", "manager", "member", "guest"] as const) {
       const seen: string[] = [];
       let cursor = "";
       do {
-        const res = await api(server.restUrl, a.members[role].key, `/api/v0/sessions?limit=100${cursor ? `&cursor=${cursor}` : ""}`);
+        const res = await api(
+          server.restUrl,
+          a.members[role].key,
+          `/api/v0/sessions?limit=100${cursor ? `&cursor=${cursor}` : ""}`,
+        );
         expect(res.status).toBe(200);
         seen.push(...res.json.sessions.map((s: { sessionId: string }) => s.sessionId));
         cursor = res.json.pagination.nextCursor;
       } while (cursor);
-      const mine = owners.filter((s) => s.user_id === a.members[role].userId).map((s) => s.id).sort();
+      const mine = owners
+        .filter((s) => s.user_id === a.members[role].userId)
+        .map((s) => s.id)
+        .sort();
       expect(seen.sort(), role).toEqual(role === "owner" || role === "manager" ? all : mine);
       expect(mine.length, `${role} owns a session`).toBeGreaterThan(0);
     }
@@ -218,12 +304,24 @@ describe("isolation matrix", () => {
       expect(leakedFrom(org, users.text).length).toBeGreaterThan(0);
       const sessions = await api(server.restUrl, org.members.owner.key, "/api/v0/sessions?limit=100");
       expect(sessions.text).toContain(org.marker);
-      const analytics = await api(server.restUrl, org.members.owner.key, `/api/v1/analytics/users?startDate=${day(Date.now() - 3 * DAY_MS)}&endDate=${day(Date.now() - DAY_MS)}&limit=100`);
+      const analytics = await api(
+        server.restUrl,
+        org.members.owner.key,
+        `/api/v1/analytics/users?startDate=${day(Date.now() - 3 * DAY_MS)}&endDate=${day(Date.now() - DAY_MS)}&limit=100`,
+      );
       expect(analytics.status).toBe(200);
       expect(leakedFrom(org, analytics.text).length, "analytics of the organization's users").toBeGreaterThan(0);
     }
     expect(figures.requests).toBeGreaterThan(0);
-    recordFigures("isolation matrix", { endpoints: new Set(rows.map((r) => r.endpoint)).size, rows: rows.length, callers: CALLERS.length, requests: figures.requests, markerChecks: figures.leaksChecked, wrongStatuses: 0, leaks: 0 });
+    recordFigures("isolation matrix", {
+      endpoints: new Set(rows.map((r) => r.endpoint)).size,
+      rows: rows.length,
+      callers: CALLERS.length,
+      requests: figures.requests,
+      markerChecks: figures.leaksChecked,
+      wrongStatuses: 0,
+      leaks: 0,
+    });
   });
 
   it(`a key revoked after use stops working within ${REVOCATION_BOUND_MS / 1000} s`, async () => {

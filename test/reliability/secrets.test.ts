@@ -32,10 +32,14 @@ function jwt(orgId: string, userId: string, opts: { secret?: string; exp?: numbe
 async function everyStoredValue(db: TestDatabase<Database>["db"]): Promise<string[]> {
   const columns = await sql<{ table_name: string; column_name: string }>`
     select table_name, column_name from information_schema.columns
-    where table_schema = current_schema() and data_type in ('text', 'character varying', 'jsonb', 'json', 'uuid', 'bytea', 'ARRAY')`.execute(db);
+    where table_schema = current_schema() and data_type in ('text', 'character varying', 'jsonb', 'json', 'uuid', 'bytea', 'ARRAY')`.execute(
+    db,
+  );
   const values: string[] = [];
   for (const { table_name, column_name } of columns.rows) {
-    const rows = await sql<{ v: string | null }>`select ${sql.ref(column_name)}::text as v from ${sql.table(table_name)}`.execute(db);
+    const rows = await sql<{
+      v: string | null;
+    }>`select ${sql.ref(column_name)}::text as v from ${sql.table(table_name)}`.execute(db);
     for (const r of rows.rows) if (r.v) values.push(r.v);
   }
   return values;
@@ -57,7 +61,17 @@ describe("secrets", () => {
     owner = await createTestUser(database.db, orgId, "owner");
     member = await createTestUser(database.db, orgId, "member");
     child = spawn(process.execPath, ["bin/agentplane.js", "serve"], {
-      env: { ...process.env, DATABASE_URL: database.url, PORT: "0", GRPC_PORT: "0", INTERNAL_GRPC_PORT: "0", LOG_LEVEL: "trace", SEED_DEMO: "false", JWT_SECRET, REDIS_URL: process.env.TEST_REDIS_URL ?? "" },
+      env: {
+        ...process.env,
+        DATABASE_URL: database.url,
+        PORT: "0",
+        GRPC_PORT: "0",
+        INTERNAL_GRPC_PORT: "0",
+        LOG_LEVEL: "trace",
+        SEED_DEMO: "false",
+        JWT_SECRET,
+        REDIS_URL: process.env.TEST_REDIS_URL ?? "",
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     child.stdout!.on("data", (c: Buffer) => (output += c.toString()));
@@ -93,14 +107,20 @@ describe("secrets", () => {
     const unknownKey = "apk_" + "Q".repeat(43);
     used.push(owner.key, member.key, revoked.key, valid, expired, forged, unknownKey);
 
-    const requests: Array<[string | undefined, string, { method?: string; body?: unknown; headers?: Record<string, string> }?]> = [];
+    const requests: Array<
+      [string | undefined, string, { method?: string; body?: unknown; headers?: Record<string, string> }?]
+    > = [];
     for (const token of used) {
       requests.push(
         [token, "/api/v0/organization/users"],
         [token, "/api/v0/sessions?limit=5"],
         [token, "/api/v1/analytics/tokens?startDate=2026-02-01&endDate=2026-02-02"],
         [token, "/api/organization/maturity-level-reports?limit=0"],
-        [token, "/api/v0/organization/usage/limits/users", { method: "PUT", body: { users: [{ email: member.email, limit: 5 }] } }],
+        [
+          token,
+          "/api/v0/organization/usage/limits/users",
+          { method: "PUT", body: { users: [{ email: member.email, limit: 5 }] } },
+        ],
         [token, "/api/v0/computers", { method: "POST", body: { name: `c-${Math.random()}`, remoteUser: "dev" } }],
         [token, "/api/v0/sessions/nope/messages", { method: "POST", body: "{broken" }],
         [token, "/api/v0/no-such-route"],
@@ -114,7 +134,11 @@ describe("secrets", () => {
       [undefined, "/api/v0/organization/users", { headers: { authorization: owner.key } }],
       [owner.key, `/api/v0/organization/users?cursor=${encodeURIComponent(member.key)}`],
       [owner.key, `/api/v0/organization/users?apiKey=${encodeURIComponent(member.key)}`],
-      [owner.key, "/api/v0/computers", { method: "POST", body: { name: member.key.slice(0, 60), remoteUser: "dev", token: valid } }],
+      [
+        owner.key,
+        "/api/v0/computers",
+        { method: "POST", body: { name: member.key.slice(0, 60), remoteUser: "dev", token: valid } },
+      ],
     );
     const statuses = new Map<number, number>();
     for (const [token, path, init] of requests) {
@@ -127,7 +151,13 @@ describe("secrets", () => {
     expect(output.split("\n").filter((l) => l.includes('"rpc"')).length).toBeGreaterThan(requests.length / 2);
 
     expectNoCredentialIn(output, used);
-    recordFigures("secrets in logs", { requests: requests.length, credentials: used.length, logLines: output.split("\n").length, logBytes: output.length, found: 0 });
+    recordFigures("secrets in logs", {
+      requests: requests.length,
+      credentials: used.length,
+      logLines: output.split("\n").length,
+      logBytes: output.length,
+      found: 0,
+    });
   }, 60_000);
 
   it("logs no credential a client put in a query value, path variable or body field, on any endpoint", async () => {
@@ -172,7 +202,11 @@ describe("secrets", () => {
   }, 120_000);
 
   it("stores API keys and service-account tokens only as hashes: no column of any table holds one or 16 characters of one", async () => {
-    const workload = await createServiceAccount(database.db, { name: "secrets", scopes: ["sessions.runner"], orgId: owner.orgId });
+    const workload = await createServiceAccount(database.db, {
+      name: "secrets",
+      scopes: ["sessions.runner"],
+      orgId: owner.orgId,
+    });
     const keys = [owner.key, member.key, workload.token, ...used.filter((k) => k.startsWith("apk_"))];
     const values = await everyStoredValue(database.db);
     expect(values.length).toBeGreaterThan(0);
@@ -221,13 +255,15 @@ function plantedValues(valid: fc.Arbitrary<unknown>, credential: string): unknow
 function replaceStrings(value: unknown, by: string): unknown {
   if (typeof value === "string") return by;
   if (Array.isArray(value)) return value.map((v) => replaceStrings(v, by));
-  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, replaceStrings(v, by)]));
+  if (value !== null && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, replaceStrings(v, by)]));
   return value;
 }
 
 /** The endpoint called with a valid value for every parameter but `name`, which gets `value`. */
 async function send(restUrl: string, endpoint: Endpoint, key: string, name: string, value: unknown) {
-  const valueOf = (p: Endpoint["params"][number]) => (p.name === name ? value : fc.sample(p.valid, { numRuns: 1, seed: 17 })[0]);
+  const valueOf = (p: Endpoint["params"][number]) =>
+    p.name === name ? value : fc.sample(p.valid, { numRuns: 1, seed: 17 })[0];
   let path = endpoint.template;
   const query = new URLSearchParams();
   const body: Record<string, unknown> = {};

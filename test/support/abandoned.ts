@@ -3,7 +3,13 @@
 // signal, the gRPC code a call failed with, and a database handle that counts the statements sent
 // through it (an abandoned call sends none).
 import type { DescMethod } from "@bufbuild/protobuf";
-import { Code, ConnectError, createContextValues, createHandlerContext, type HandlerContext } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  createContextValues,
+  createHandlerContext,
+  type HandlerContext,
+} from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import { kPrincipal, type Principal } from "../../services/platform/context.js";
 

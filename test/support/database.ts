@@ -53,7 +53,8 @@ export async function createTestDatabase<DB>(
     await migrateToLatest(database.db, migrations, logger);
   } catch (error) {
     await database.close().catch(() => {});
-    if (serverUrl && name) await admin(serverUrl, `drop database if exists ${pg.escapeIdentifier(name)} with (force)`).catch(() => {});
+    if (serverUrl && name)
+      await admin(serverUrl, `drop database if exists ${pg.escapeIdentifier(name)} with (force)`).catch(() => {});
     throw error;
   }
 

@@ -88,7 +88,8 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-const sendError = (res: ServerResponse, status: number, message: string) => sendJson(res, status, { code: status, message });
+const sendError = (res: ServerResponse, status: number, message: string) =>
+  sendJson(res, status, { code: status, message });
 
 export async function startE2bApiTestServer(): Promise<E2bApiTestServer> {
   const requests: RecordedRequest[] = [];
@@ -132,7 +133,8 @@ export async function startE2bApiTestServer(): Promise<E2bApiTestServer> {
     }
     const one = /^\/sandboxes\/([^/]+)$/.exec(url.pathname);
     if (req.method === "POST" && url.pathname === "/sandboxes") {
-      if (typeof body?.templateID !== "string" || body.templateID === "") return sendError(res, 400, "templateID is required");
+      if (typeof body?.templateID !== "string" || body.templateID === "")
+        return sendError(res, 400, "templateID is required");
       const sandbox: FakeSandbox = {
         sandboxID: "i" + randomBytes(10).toString("hex"),
         templateID: body.templateID,
@@ -147,7 +149,16 @@ export async function startE2bApiTestServer(): Promise<E2bApiTestServer> {
     if (req.method === "GET" && one) {
       const sandbox = sandboxes.get(decodeURIComponent(one[1]!));
       if (!sandbox) return sendError(res, 404, `sandbox "${one[1]}" doesn't exist or you don't have access to it`);
-      return sendJson(res, 200, { ...sandboxJson(sandbox), startedAt: sandbox.startedAt, endAt: sandbox.startedAt, cpuCount: 2, memoryMB: 512, diskSizeMB: 1024, metadata: sandbox.metadata, state: "running" });
+      return sendJson(res, 200, {
+        ...sandboxJson(sandbox),
+        startedAt: sandbox.startedAt,
+        endAt: sandbox.startedAt,
+        cpuCount: 2,
+        memoryMB: 512,
+        diskSizeMB: 1024,
+        metadata: sandbox.metadata,
+        state: "running",
+      });
     }
     if (req.method === "GET" && url.pathname === "/v2/sandboxes") {
       const wanted = new URLSearchParams(url.searchParams.get("metadata") ?? "");
@@ -155,7 +166,19 @@ export async function startE2bApiTestServer(): Promise<E2bApiTestServer> {
       return sendJson(
         res,
         200,
-        listed.map((s) => ({ templateID: s.templateID, sandboxID: s.sandboxID, clientID: "test-client", startedAt: s.startedAt, endAt: s.startedAt, cpuCount: 2, memoryMB: 512, diskSizeMB: 1024, metadata: s.metadata, state: "running", envdVersion: "0.2.0" })),
+        listed.map((s) => ({
+          templateID: s.templateID,
+          sandboxID: s.sandboxID,
+          clientID: "test-client",
+          startedAt: s.startedAt,
+          endAt: s.startedAt,
+          cpuCount: 2,
+          memoryMB: 512,
+          diskSizeMB: 1024,
+          metadata: s.metadata,
+          state: "running",
+          envdVersion: "0.2.0",
+        })),
       );
     }
     return sendError(res, 404, `no route ${req.method} ${url.pathname}`);
@@ -163,13 +186,18 @@ export async function startE2bApiTestServer(): Promise<E2bApiTestServer> {
 
   async function envd(req: IncomingMessage, res: ServerResponse, raw: Buffer): Promise<void> {
     const sandbox = sandboxes.get(String(req.headers["e2b-sandbox-id"] ?? ""));
-    if (!sandbox || req.headers["e2b-sandbox-port"] !== ENVD_PORT) return sendError(res, 502, "The sandbox was not found");
-    if (req.headers["x-access-token"] !== sandbox.envdAccessToken) return sendJson(res, 401, { code: "unauthenticated", message: "invalid access token" });
+    if (!sandbox || req.headers["e2b-sandbox-port"] !== ENVD_PORT)
+      return sendError(res, 502, "The sandbox was not found");
+    if (req.headers["x-access-token"] !== sandbox.envdAccessToken)
+      return sendJson(res, 401, { code: "unauthenticated", message: "invalid access token" });
     if (req.headers["content-type"] !== "application/connect+json" || req.headers["connect-protocol-version"] !== "1") {
       return sendJson(res, 415, { code: "invalid_argument", message: "expected a Connect stream of JSON" });
     }
-    if (raw.length < 5 || raw[0] !== 0 || raw.readUInt32BE(1) !== raw.length - 5) return sendJson(res, 400, { code: "invalid_argument", message: "malformed envelope" });
-    const start = JSON.parse(raw.subarray(5).toString("utf8")) as { process?: { cmd?: string; args?: string[]; envs?: Record<string, string>; cwd?: string } };
+    if (raw.length < 5 || raw[0] !== 0 || raw.readUInt32BE(1) !== raw.length - 5)
+      return sendJson(res, 400, { code: "invalid_argument", message: "malformed envelope" });
+    const start = JSON.parse(raw.subarray(5).toString("utf8")) as {
+      process?: { cmd?: string; args?: string[]; envs?: Record<string, string>; cwd?: string };
+    };
     const auth = /^Basic (.+)$/.exec(String(req.headers.authorization ?? ""));
     const call: CommandCall = {
       sandboxId: sandbox.sandboxID,
@@ -189,10 +217,16 @@ export async function startE2bApiTestServer(): Promise<E2bApiTestServer> {
       res.end(envelope({ error: outcome.rpcError }, 0x02));
       return;
     }
-    if (outcome.stdout) res.write(envelope({ event: { data: { stdout: Buffer.from(outcome.stdout).toString("base64") } } }));
-    if (outcome.stderr) res.write(envelope({ event: { data: { stderr: Buffer.from(outcome.stderr).toString("base64") } } }));
+    if (outcome.stdout)
+      res.write(envelope({ event: { data: { stdout: Buffer.from(outcome.stdout).toString("base64") } } }));
+    if (outcome.stderr)
+      res.write(envelope({ event: { data: { stderr: Buffer.from(outcome.stderr).toString("base64") } } }));
     // Protobuf JSON leaves out zero values, as envd does.
-    const end = { ...(outcome.exitCode !== 0 ? { exitCode: outcome.exitCode } : {}), exited: true, status: `exit status ${outcome.exitCode}` };
+    const end = {
+      ...(outcome.exitCode !== 0 ? { exitCode: outcome.exitCode } : {}),
+      exited: true,
+      status: `exit status ${outcome.exitCode}`,
+    };
     res.write(envelope({ event: { end } }));
     res.end(envelope({}, 0x02));
   }
@@ -210,7 +244,13 @@ export async function startE2bApiTestServer(): Promise<E2bApiTestServer> {
           return sendError(res, 400, "body is not JSON");
         }
       }
-      requests.push({ method: req.method ?? "", path: url.pathname, query: url.searchParams, headers: req.headers, body: isEnvd ? undefined : body });
+      requests.push({
+        method: req.method ?? "",
+        path: url.pathname,
+        query: url.searchParams,
+        headers: req.headers,
+        body: isEnvd ? undefined : body,
+      });
       if (url.pathname === "/process.Process/Start" && req.method === "POST") return envd(req, res, raw);
       return platform(req, res, url, body);
     })().catch((err) => {

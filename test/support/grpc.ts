@@ -1,7 +1,15 @@
 // A @grpc/grpc-js client for any generated service, (de)serializing with protobuf-es: proves
 // that a plain gRPC client, not only Connect, can call our RPCs.
 import * as grpc from "@grpc/grpc-js";
-import { fromBinary, toBinary, type DescMessage, type DescService, type MessageInitShape, type MessageShape, create } from "@bufbuild/protobuf";
+import {
+  fromBinary,
+  toBinary,
+  type DescMessage,
+  type DescService,
+  type MessageInitShape,
+  type MessageShape,
+  create,
+} from "@bufbuild/protobuf";
 
 export interface GrpcCaller {
   call<I extends DescMessage, O extends DescMessage>(
@@ -13,7 +21,11 @@ export interface GrpcCaller {
 }
 
 /** A client of `service` at `grpcUrl`; `defaultMetadata` (e.g. an authorization header) goes with every call. */
-export function grpcClient(service: DescService, grpcUrl: string, defaultMetadata: Record<string, string> = {}): GrpcCaller {
+export function grpcClient(
+  service: DescService,
+  grpcUrl: string,
+  defaultMetadata: Record<string, string> = {},
+): GrpcCaller {
   const address = grpcUrl.replace(/^https?:\/\//, "");
   const definition: Record<string, grpc.MethodDefinition<any, any>> = {};
   for (const method of service.methods) {
@@ -28,15 +40,19 @@ export function grpcClient(service: DescService, grpcUrl: string, defaultMetadat
     };
   }
   const Client = grpc.makeGenericClientConstructor(definition as grpc.ServiceDefinition, service.typeName);
-  const client = new Client(address, grpc.credentials.createInsecure()) as unknown as grpc.Client & Record<string, Function>;
+  const client = new Client(address, grpc.credentials.createInsecure()) as unknown as grpc.Client &
+    Record<string, Function>;
   return {
     call(method, request, metadata = {}) {
       const md = new grpc.Metadata();
       for (const [k, v] of Object.entries({ ...defaultMetadata, ...metadata })) md.set(k, v);
       const localName = service.methods.find((m) => m.name === method.name)!.localName;
       return new Promise((resolve, reject) => {
-        client[localName]!(create(method.input, request), md, (err: grpc.ServiceError | null, res: MessageShape<typeof method.output>) =>
-          err ? reject(err) : resolve(res),
+        client[localName]!(
+          create(method.input, request),
+          md,
+          (err: grpc.ServiceError | null, res: MessageShape<typeof method.output>) =>
+            err ? reject(err) : resolve(res),
         );
       });
     },

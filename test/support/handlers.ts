@@ -12,7 +12,13 @@ import {
   type Interceptor,
   type Transport,
 } from "@connectrpc/connect";
-import { kPrincipal, kWorkload, type Principal, type Role, type WorkloadPrincipal } from "../../services/platform/context.js";
+import {
+  kPrincipal,
+  kWorkload,
+  type Principal,
+  type Role,
+  type WorkloadPrincipal,
+} from "../../services/platform/context.js";
 import { requestContextInterceptor } from "../../services/platform/request-context.js";
 import { testLogger } from "./database.js";
 
@@ -33,10 +39,20 @@ export interface WorkloadInit {
  * The routes, called as `caller` (a user) or as a workload — without either, as an unbound
  * service account, which is what internal services see from a platform component.
  */
-export function handlerTransport(routes: (router: ConnectRouter) => void, caller?: CallerInit, workload?: WorkloadInit): Transport {
+export function handlerTransport(
+  routes: (router: ConnectRouter) => void,
+  caller?: CallerInit,
+  workload?: WorkloadInit,
+): Transport {
   const interceptors: Interceptor[] = [requestContextInterceptor(testLogger())];
   if (!caller) {
-    const principal: WorkloadPrincipal = { accountId: "test-account", name: "test", orgId: workload?.orgId, scopes: workload?.scopes ?? [], credentialId: "account:test-account" };
+    const principal: WorkloadPrincipal = {
+      accountId: "test-account",
+      name: "test",
+      orgId: workload?.orgId,
+      scopes: workload?.scopes ?? [],
+      credentialId: "account:test-account",
+    };
     interceptors.push((next) => (req) => {
       req.contextValues.set(kWorkload, principal);
       return next(req);

@@ -8,10 +8,17 @@ import { openDatabase } from "../../services/platform/db.js";
 import { IN_MEMORY_DATA_DIR } from "../../services/platform/pglite.js";
 
 const [databaseUrl, apiUrl, apiKey, leaseMs] = process.argv.slice(2);
-if (!databaseUrl || !apiUrl || !apiKey || !leaseMs) throw new Error("usage: provisioning-worker-process.ts <databaseUrl> <e2bApiUrl> <e2bApiKey> <leaseMs>");
+if (!databaseUrl || !apiUrl || !apiKey || !leaseMs)
+  throw new Error("usage: provisioning-worker-process.ts <databaseUrl> <e2bApiUrl> <e2bApiKey> <leaseMs>");
 const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
 // statement_timeout is a startup parameter the embedded database does not take; none is needed here.
-const database = await openDatabase<Database>({ databaseUrl, dataDir: IN_MEMORY_DATA_DIR, logger, statementTimeoutMs: 0, poolMax: 2 });
+const database = await openDatabase<Database>({
+  databaseUrl,
+  dataDir: IN_MEMORY_DATA_DIR,
+  logger,
+  statementTimeoutMs: 0,
+  poolMax: 2,
+});
 startProvisioningWorker({
   db: database.db,
   e2b: { apiUrl, apiKey, sandboxUrl: apiUrl, template: "base" },

@@ -20,7 +20,15 @@ export interface TestServer extends RunningServer {
 export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
   const database = await createTestDatabase<Database>(migrations);
   const kv = await createTestKv();
-  const config = loadConfig({ PORT: "0", GRPC_PORT: "0", INTERNAL_GRPC_PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent", SEED_DEMO: "false", ...env });
+  const config = loadConfig({
+    PORT: "0",
+    GRPC_PORT: "0",
+    INTERNAL_GRPC_PORT: "0",
+    HOST: "127.0.0.1",
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
+    SEED_DEMO: "false",
+    ...env,
+  });
   const logger = createLogger(config.logLevel);
   const server = await startServer(config, logger, { database, kv, workers: env.WORKERS === "true" });
   return {

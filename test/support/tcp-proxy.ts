@@ -20,7 +20,10 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     for (const s of [client, upstream]) {
       sockets.add(s);
       s.on("close", () => sockets.delete(s));
-      s.on("error", () => { client.destroy(); upstream.destroy(); });
+      s.on("error", () => {
+        client.destroy();
+        upstream.destroy();
+      });
     }
     client.pipe(upstream).pipe(client);
   });
@@ -34,6 +37,10 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     restore() {
       open = true;
     },
-    close: () => new Promise((resolve) => { for (const s of sockets) s.destroy(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
   };
 }

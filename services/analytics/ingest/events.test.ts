@@ -3,7 +3,13 @@ import { describe, expect, it } from "vitest";
 import { extensionOf, parseTimestamp, validateEvent, type IncomingEvent } from "./events.js";
 
 const NOW = Date.parse("2026-06-01T12:00:00Z");
-const common: IncomingEvent = { type: "git_commit", time: "2026-05-31T10:00:00Z", orgId: "o1", userId: "u1", client: "web" };
+const common: IncomingEvent = {
+  type: "git_commit",
+  time: "2026-05-31T10:00:00Z",
+  orgId: "o1",
+  userId: "u1",
+  client: "web",
+};
 
 function reason(e: IncomingEvent): string {
   const v = validateEvent(e, NOW);
@@ -16,7 +22,16 @@ describe("validateEvent", () => {
     const cases: IncomingEvent[] = [
       { ...common, type: "session_start", autonomyMode: "spec" },
       { ...common, type: "message", role: "assistant" },
-      { ...common, type: "model_usage", modelId: "m", modelTier: "thinking", inputTokens: 1, outputTokens: 0, cacheReadTokens: 3, cacheWriteTokens: 4 },
+      {
+        ...common,
+        type: "model_usage",
+        modelId: "m",
+        modelTier: "thinking",
+        inputTokens: 1,
+        outputTokens: 0,
+        cacheReadTokens: 3,
+        cacheWriteTokens: 4,
+      },
       { ...common, type: "tool_call", tool: "Read", autonomyLevel: "auto-low", mcpServer: "github" },
       { ...common, type: "skill", name: "pdf" },
       { ...common, type: "slash_command", name: "/review" },
@@ -39,7 +54,18 @@ describe("validateEvent", () => {
   });
 
   it("treats empty optional strings as absent", () => {
-    const v = validateEvent({ ...common, type: "tool_call", tool: "Read", autonomyLevel: "manual", mcpServer: "", eventId: "", sessionId: "" }, NOW);
+    const v = validateEvent(
+      {
+        ...common,
+        type: "tool_call",
+        tool: "Read",
+        autonomyLevel: "manual",
+        mcpServer: "",
+        eventId: "",
+        sessionId: "",
+      },
+      NOW,
+    );
     expect(v.ok && [v.row.mcpServer, v.row.eventId, v.row.sessionId]).toEqual([null, null, null]);
   });
 
@@ -52,16 +78,31 @@ describe("validateEvent", () => {
     expect(reason({ ...common, time: "2026-06-03T12:00:01Z" })).toMatch(/^time: is more than a day in the future/);
     expect(reason({ ...common, orgId: "" })).toMatch(/^org_id: is required/);
     expect(reason({ ...common, userId: undefined })).toMatch(/^user_id: is required/);
-    expect(reason({ ...common, client: "vim" })).toMatch(/^client: must be one of terminal-ui, web, non-interactive-cli/);
+    expect(reason({ ...common, client: "vim" })).toMatch(
+      /^client: must be one of terminal-ui, web, non-interactive-cli/,
+    );
     expect(reason({ ...common, type: "session_start" })).toMatch(/^autonomy_mode: is required/);
-    expect(reason({ ...common, type: "session_start", autonomyMode: "yolo" })).toMatch(/^autonomy_mode: must be one of/);
+    expect(reason({ ...common, type: "session_start", autonomyMode: "yolo" })).toMatch(
+      /^autonomy_mode: must be one of/,
+    );
     expect(reason({ ...common, type: "message", role: "tool" })).toMatch(/^role: /);
-    const usage = { ...common, type: "model_usage", modelId: "m", modelTier: "standard", inputTokens: 1, outputTokens: 1, cacheReadTokens: 1, cacheWriteTokens: 1 };
+    const usage = {
+      ...common,
+      type: "model_usage",
+      modelId: "m",
+      modelTier: "standard",
+      inputTokens: 1,
+      outputTokens: 1,
+      cacheReadTokens: 1,
+      cacheWriteTokens: 1,
+    };
     expect(reason({ ...usage, modelTier: "turbo" })).toMatch(/^model_tier: /);
     expect(reason({ ...usage, outputTokens: -1 })).toMatch(/^output_tokens: must be an integer/);
     expect(reason({ ...usage, cacheReadTokens: 2.5 })).toMatch(/^cache_read_tokens: must be an integer/);
     expect(reason({ ...usage, cacheWriteTokens: undefined })).toMatch(/^cache_write_tokens: is required/);
-    expect(reason({ ...common, type: "tool_call", tool: "Read", autonomyLevel: "spec" })).toMatch(/^autonomy_level: must be one of auto-high, auto-medium, auto-low, manual/);
+    expect(reason({ ...common, type: "tool_call", tool: "Read", autonomyLevel: "spec" })).toMatch(
+      /^autonomy_level: must be one of auto-high, auto-medium, auto-low, manual/,
+    );
     expect(reason({ ...common, type: "skill" })).toMatch(/^name: is required/);
     expect(reason({ ...common, type: "hook", event: "Stop" })).toMatch(/^command: is required/);
     expect(reason({ ...common, type: "file_op", op: "deleted", path: "a", language: "x" })).toMatch(/^op: /);
@@ -70,7 +111,9 @@ describe("validateEvent", () => {
     // Postgres text cannot hold U+0000: required, optional and the hook's matcher alike.
     expect(reason({ ...common, userId: "u\u00001" })).toBe("user_id: must not contain the NUL character (U+0000)");
     expect(reason({ ...common, sessionId: "s\u0000" })).toBe("session_id: must not contain the NUL character (U+0000)");
-    expect(reason({ ...common, type: "hook", event: "PreToolUse", matcher: "Bash\u0000", command: "lint" })).toBe("matcher: must not contain the NUL character (U+0000)");
+    expect(reason({ ...common, type: "hook", event: "PreToolUse", matcher: "Bash\u0000", command: "lint" })).toBe(
+      "matcher: must not contain the NUL character (U+0000)",
+    );
   });
 });
 
@@ -81,7 +124,14 @@ describe("parseTimestamp", () => {
     expect(parseTimestamp("2026-03-01 10:00:00Z")?.toISOString()).toBe("2026-03-01T10:00:00.000Z");
   });
   it("refuses other shapes and impossible dates", () => {
-    for (const bad of ["2026-03-01", "2026-03-01T10:00:00", "1772359200000", "2026-02-29T00:00:00Z", "2026-03-01T24:00:00Z", "next tuesday"]) {
+    for (const bad of [
+      "2026-03-01",
+      "2026-03-01T10:00:00",
+      "1772359200000",
+      "2026-02-29T00:00:00Z",
+      "2026-03-01T24:00:00Z",
+      "next tuesday",
+    ]) {
       expect(parseTimestamp(bad), bad).toBeUndefined();
     }
   });

@@ -106,13 +106,15 @@ function storableText(value: string, field: string, max: number): string {
 
 function oneOf<T extends string>(value: string | undefined, field: string, allowed: readonly T[]): T {
   if (value === undefined || value === "") fail(field, `is required (one of ${allowed.join(", ")})`);
-  if (!(allowed as readonly string[]).includes(value)) fail(field, `must be one of ${allowed.join(", ")}, got "${value.slice(0, 40)}"`);
+  if (!(allowed as readonly string[]).includes(value))
+    fail(field, `must be one of ${allowed.join(", ")}, got "${value.slice(0, 40)}"`);
   return value as T;
 }
 
 function tokenCount(value: number | undefined, field: string): number {
   if (value === undefined) fail(field, "is required");
-  if (!Number.isInteger(value) || value < 0 || value > MAX_TOKENS) fail(field, `must be an integer from 0 to ${MAX_TOKENS}, got ${value}`);
+  if (!Number.isInteger(value) || value < 0 || value > MAX_TOKENS)
+    fail(field, `must be an integer from 0 to ${MAX_TOKENS}, got ${value}`);
   return value;
 }
 
@@ -134,7 +136,15 @@ function twoDigits(text: string, i: number): number {
 function parseCanonicalUtc(text: string): number | undefined {
   const length = text.length;
   if (length !== 20 && length !== 24) return undefined;
-  if (text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(10) !== 84 || text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58 || text.charCodeAt(length - 1) !== 90) return undefined;
+  if (
+    text.charCodeAt(4) !== 45 ||
+    text.charCodeAt(7) !== 45 ||
+    text.charCodeAt(10) !== 84 ||
+    text.charCodeAt(13) !== 58 ||
+    text.charCodeAt(16) !== 58 ||
+    text.charCodeAt(length - 1) !== 90
+  )
+    return undefined;
   const y = twoDigits(text, 0) * 100 + twoDigits(text, 2);
   const mo = twoDigits(text, 5);
   const d = twoDigits(text, 8);
@@ -165,7 +175,12 @@ export function parseTimestamp(text: string): Date | undefined {
   if (Number.isNaN(ms)) return undefined;
   // Date.parse rolls 2026-02-30 over to March: check the fields against a UTC reconstruction.
   const probe = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s)));
-  if (probe.getUTCFullYear() !== Number(y) || probe.getUTCMonth() !== Number(mo) - 1 || probe.getUTCDate() !== Number(d)) return undefined;
+  if (
+    probe.getUTCFullYear() !== Number(y) ||
+    probe.getUTCMonth() !== Number(mo) - 1 ||
+    probe.getUTCDate() !== Number(d)
+  )
+    return undefined;
   if (Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) return undefined;
   return new Date(ms);
 }
@@ -227,7 +242,8 @@ function toRow(e: IncomingEvent, nowMs: number): EventRow {
   const timeText = requiredText(e.time, "time", 64);
   const occurredAt = parseTimestamp(timeText);
   if (!occurredAt) fail("time", `must be an RFC 3339 timestamp such as 2026-03-01T12:00:00Z, got "${timeText}"`);
-  if (occurredAt.getTime() < EARLIEST_MS) fail("time", `must not be before ${EARLIEST_DATE}, the first day analytics cover`);
+  if (occurredAt.getTime() < EARLIEST_MS)
+    fail("time", `must not be before ${EARLIEST_DATE}, the first day analytics cover`);
   if (occurredAt.getTime() > nowMs + MAX_CLOCK_SKEW_MS) fail("time", "is more than a day in the future");
   const row = emptyRow(
     type,

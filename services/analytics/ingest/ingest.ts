@@ -67,7 +67,11 @@ export async function checkEvents(
   return { rows, rejected };
 }
 
-export async function ingestEvents(db: Kysely<Database>, events: readonly IncomingEvent[], nowMs = Date.now()): Promise<IngestResult> {
+export async function ingestEvents(
+  db: Kysely<Database>,
+  events: readonly IncomingEvent[],
+  nowMs = Date.now(),
+): Promise<IngestResult> {
   const { rows, rejected } = await checkEvents(db, events, nowMs);
   if (rows.length === 0) return { accepted: 0, duplicates: 0, rejected };
   await ensurePartitions(db, monthsOf(rows));

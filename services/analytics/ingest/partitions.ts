@@ -56,7 +56,9 @@ export async function createMissingPartitions(db: Transaction<Database>, months:
     // Another transaction may have created it while we waited for the lock.
     await sql`
       create table if not exists ${sql.table(name)} partition of analytics_events
-      for values from (${sql.lit(`${month}-01T00:00:00Z`)}) to (${sql.lit(`${nextMonth(month)}-01T00:00:00Z`)})`.execute(db);
+      for values from (${sql.lit(`${month}-01T00:00:00Z`)}) to (${sql.lit(`${nextMonth(month)}-01T00:00:00Z`)})`.execute(
+      db,
+    );
     created.push(month);
   }
   return created;

@@ -66,7 +66,17 @@ describe.runIf(onPostgres)("copyInto on Postgres", () => {
   });
 
   it("reads back every value as written, repeated values and multi-byte text included", async () => {
-    const strings = ["", "plain", "NULL", "tab\tnew\nline\\", 'quote"comma,{brace}', "ünïcødé ✓", "emoji 🚀 pair", "x".repeat(5000), "日本語のパス/ファイル.ts"];
+    const strings = [
+      "",
+      "plain",
+      "NULL",
+      "tab\tnew\nline\\",
+      'quote"comma,{brace}',
+      "ünïcødé ✓",
+      "emoji 🚀 pair",
+      "x".repeat(5000),
+      "日本語のパス/ファイル.ts",
+    ];
     const rows: Array<{ s: string | null; t: string | null; n: number | null; at: number }> = [];
     for (let i = 0; i < 60; i++) {
       rows.push({
@@ -87,10 +97,20 @@ describe.runIf(onPostgres)("copyInto on Postgres", () => {
       w.text(r.s); // the same value in another field: its own memory, its own bytes
     }
     const back = await db.transaction().execute(async (trx) => {
-      await sql`create temporary table copy_check (s text, t text, n bigint, at timestamptz(3), s2 text) on commit drop`.execute(trx);
+      await sql`create temporary table copy_check (s text, t text, n bigint, at timestamptz(3), s2 text) on commit drop`.execute(
+        trx,
+      );
       const count = await copyInto(trx, "copy copy_check from stdin (format binary)", w.finish());
       expect(count).toBe(rows.length);
-      return (await sql<{ s: string; t: string | null; n: number | null; at: Date; s2: string }>`select * from copy_check`.execute(trx)).rows;
+      return (
+        await sql<{
+          s: string;
+          t: string | null;
+          n: number | null;
+          at: Date;
+          s2: string;
+        }>`select * from copy_check`.execute(trx)
+      ).rows;
     });
     expect(back.map((r) => ({ s: r.s, t: r.t, n: r.n, at: r.at.getTime() }))).toEqual(rows);
     expect(back.map((r) => r.s2)).toEqual(rows.map((r) => r.s));
@@ -106,7 +126,9 @@ describe.runIf(onPostgres)("copyInto on Postgres", () => {
         w.row(1);
         w.text(k);
       }
-      await expect(copyInto(trx, "copy copy_unique from stdin (format binary)", w.finish())).rejects.toMatchObject({ code: "23505" });
+      await expect(copyInto(trx, "copy copy_unique from stdin (format binary)", w.finish())).rejects.toMatchObject({
+        code: "23505",
+      });
       await sql`rollback to savepoint s`.execute(trx);
       const keys = await sql<{ k: string }>`select k from copy_unique order by k`.execute(trx);
       expect(keys.rows.map((r) => r.k)).toEqual(["taken"]);

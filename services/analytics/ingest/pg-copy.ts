@@ -144,7 +144,11 @@ export class BinaryCopyWriter {
  * other statements. Only a transaction keeps the connection until the COPY is done (a pool
  * would hand it to the next query at once), hence the type.
  */
-export async function startCopy(trx: Transaction<Database>, statement: string, data: Buffer): Promise<{ done: Promise<number> }> {
+export async function startCopy(
+  trx: Transaction<Database>,
+  statement: string,
+  data: Buffer,
+): Promise<{ done: Promise<number> }> {
   const stream = copyFrom(statement);
   const done = new Promise<number>((resolve, reject) => {
     stream.on("finish", () => resolve(stream.rowCount));

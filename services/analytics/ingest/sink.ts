@@ -20,7 +20,10 @@ export function createTelemetrySink(db: Kysely<Database>): TelemetrySink {
       // The platform's own events are valid by construction: a rejection is a bug in the caller.
       if (rejected.length > 0) {
         const first = rejected[0]!;
-        throw new Error(`invalid telemetry event #${first.index}: ${first.reason}` + (rejected.length > 1 ? ` (and ${rejected.length - 1} more)` : ""));
+        throw new Error(
+          `invalid telemetry event #${first.index}: ${first.reason}` +
+            (rejected.length > 1 ? ` (and ${rejected.length - 1} more)` : ""),
+        );
       }
       const months = monthsOf(rows);
       const today = dayOf(nowMs);

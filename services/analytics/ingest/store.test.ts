@@ -15,7 +15,21 @@ import { createMissingPartitions } from "./partitions.js";
 import { integerArray, textArray } from "./pg-arrays.js";
 import { storeEvents } from "./store.js";
 
-const AWKWARD = ["", "NULL", "null", " padded ", "a,b", "{braces}", 'say "hi"', "back\\slash", "tab\tand\nnewline", "ünïcødé ✓", "NuLl", "a b", "emoji 🚀"];
+const AWKWARD = [
+  "",
+  "NULL",
+  "null",
+  " padded ",
+  "a,b",
+  "{braces}",
+  'say "hi"',
+  "back\\slash",
+  "tab\tand\nnewline",
+  "ünïcødé ✓",
+  "NuLl",
+  "a b",
+  "emoji 🚀",
+];
 const NOW = Date.parse("2026-03-05T00:00:00Z");
 const TODAY = "2026-03-05";
 /** COPY needs Postgres; on PGlite only the arrays path runs. */
@@ -23,7 +37,9 @@ const PATHS = process.env.TEST_DATABASE_URL ? (["arrays", "copy"] as const) : ([
 
 describe("array literals", () => {
   it("writes bare elements, quotes the rest, and NULL for null", () => {
-    expect(textArray(["abc", "2026-03-01T10:00:00.000Z", null, "", "NULL", 'x"y', "a\\b"])).toBe('{abc,2026-03-01T10:00:00.000Z,NULL,"","NULL","x\\"y","a\\\\b"}');
+    expect(textArray(["abc", "2026-03-01T10:00:00.000Z", null, "", "NULL", 'x"y', "a\\b"])).toBe(
+      '{abc,2026-03-01T10:00:00.000Z,NULL,"","NULL","x\\"y","a\\\\b"}',
+    );
     expect(integerArray([0, 1e15, null])).toBe("{0,1000000000000000,NULL}");
     expect(textArray([])).toBe("{}");
   });
@@ -33,7 +49,13 @@ describe("storing events", () => {
   let database: TestDatabase<Database>;
   let orgId: string;
   let userId: string;
-  const base = (): IncomingEvent => ({ type: "git_commit", time: "2026-03-02T10:00:00Z", orgId, userId, client: "web" });
+  const base = (): IncomingEvent => ({
+    type: "git_commit",
+    time: "2026-03-02T10:00:00Z",
+    orgId,
+    userId,
+    client: "web",
+  });
   const row = (event: IncomingEvent): EventRow => {
     const v = validateEvent(event, NOW);
     if (!v.ok) throw new Error(v.reason);
@@ -65,11 +87,51 @@ describe("storing events", () => {
   it.each(PATHS)("round-trips any string and number (%s)", async (path) => {
     // More than 100 rows, so that the COPY path is taken where the database has it.
     const events: IncomingEvent[] = AWKWARD.flatMap((text, i) => [
-      { ...base(), type: "hook", event: text || "Stop", matcher: text, command: `cmd ${text}`, eventId: `${path}-hook-${i}`, ...(text ? { sessionId: text } : {}) },
-      { ...base(), type: "tool_call", tool: text || "Read", autonomyLevel: "manual", mcpServer: text, eventId: `${path}-tool-${i}` },
-      { ...base(), type: "file_op", op: "edited", path: `dir/f${text}.ts`, language: text || "ts", eventId: `${path}-file-${i}`, userEmail: text },
-      { ...base(), type: "model_usage", modelId: text || "m", modelTier: "thinking", inputTokens: 1e15, outputTokens: i, cacheReadTokens: 0, cacheWriteTokens: 2 ** 40 + i, eventId: `${path}-usage-${i}` },
-      ...Array.from({ length: 6 }, (_, j): IncomingEvent => ({ ...base(), time: `2026-03-02T10:00:0${j}.${String(i).padStart(3, "0")}Z`, eventId: `${path}-commit-${i}-${j}` })),
+      {
+        ...base(),
+        type: "hook",
+        event: text || "Stop",
+        matcher: text,
+        command: `cmd ${text}`,
+        eventId: `${path}-hook-${i}`,
+        ...(text ? { sessionId: text } : {}),
+      },
+      {
+        ...base(),
+        type: "tool_call",
+        tool: text || "Read",
+        autonomyLevel: "manual",
+        mcpServer: text,
+        eventId: `${path}-tool-${i}`,
+      },
+      {
+        ...base(),
+        type: "file_op",
+        op: "edited",
+        path: `dir/f${text}.ts`,
+        language: text || "ts",
+        eventId: `${path}-file-${i}`,
+        userEmail: text,
+      },
+      {
+        ...base(),
+        type: "model_usage",
+        modelId: text || "m",
+        modelTier: "thinking",
+        inputTokens: 1e15,
+        outputTokens: i,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 2 ** 40 + i,
+        eventId: `${path}-usage-${i}`,
+      },
+      ...Array.from(
+        { length: 6 },
+        (_, j): IncomingEvent => ({
+          ...base(),
+          time: `2026-03-02T10:00:0${j}.${String(i).padStart(3, "0")}Z`,
+          eventId: `${path}-commit-${i}-${j}`,
+        }),
+      ),
     ]);
     expect(events.length).toBeGreaterThanOrEqual(100);
     expect(await store(events.map(row), path)).toBe(events.length);
@@ -81,59 +143,117 @@ describe("storing events", () => {
     expect(byId.size).toBe(events.length);
     AWKWARD.forEach((text, i) => {
       // Empty optional strings mean "not set" (events.ts); required ones were replaced above.
-      expect(byId.get(`${path}-hook-${i}`)).toMatchObject({ type: "hook", client: "web", hook_event: text || "Stop", hook_matcher: text, hook_command: `cmd ${text}`, session_id: text || null, tool: null });
-      expect(byId.get(`${path}-tool-${i}`)).toMatchObject({ tool: text || "Read", mcp_server: text || null, autonomy: "manual", role: null });
-      expect(byId.get(`${path}-file-${i}`)).toMatchObject({ op: "edited", path: `dir/f${text}.ts`, extension: "ts", language: text || "ts", user_email: text || null, name: null });
-      expect(byId.get(`${path}-usage-${i}`)).toMatchObject({ model_id: text || "m", model_tier: "thinking", input_tokens: 1e15, output_tokens: i, cache_read_tokens: 0, cache_write_tokens: 2 ** 40 + i });
+      expect(byId.get(`${path}-hook-${i}`)).toMatchObject({
+        type: "hook",
+        client: "web",
+        hook_event: text || "Stop",
+        hook_matcher: text,
+        hook_command: `cmd ${text}`,
+        session_id: text || null,
+        tool: null,
+      });
+      expect(byId.get(`${path}-tool-${i}`)).toMatchObject({
+        tool: text || "Read",
+        mcp_server: text || null,
+        autonomy: "manual",
+        role: null,
+      });
+      expect(byId.get(`${path}-file-${i}`)).toMatchObject({
+        op: "edited",
+        path: `dir/f${text}.ts`,
+        extension: "ts",
+        language: text || "ts",
+        user_email: text || null,
+        name: null,
+      });
+      expect(byId.get(`${path}-usage-${i}`)).toMatchObject({
+        model_id: text || "m",
+        model_tier: "thinking",
+        input_tokens: 1e15,
+        output_tokens: i,
+        cache_read_tokens: 0,
+        cache_write_tokens: 2 ** 40 + i,
+      });
       for (let j = 0; j < 6; j++) {
-        expect(byId.get(`${path}-commit-${i}-${j}`)?.occurred_at.toISOString()).toBe(`2026-03-02T10:00:0${j}.${String(i).padStart(3, "0")}Z`);
+        expect(byId.get(`${path}-commit-${i}-${j}`)?.occurred_at.toISOString()).toBe(
+          `2026-03-02T10:00:0${j}.${String(i).padStart(3, "0")}Z`,
+        );
       }
     });
   });
 
-  it.each(PATHS)("stores only the new events of a batch that mixes them with events stored before (%s)", async (path) => {
-    const event = (i: number): IncomingEvent => ({ ...base(), eventId: `${path}-mix-${String(i).padStart(3, "0")}` });
-    const first = await store([0, 1, 2, 3].map(event).map(row), path);
-    expect(first).toBe(4);
-    // 2 and 3 were stored before; 4 comes twice; 200 new ones so that COPY carries the claims.
-    const again = [2, 3, 4, ...Array.from({ length: 200 }, (_, i) => 5 + i), 4].map(event).map(row);
-    expect(await store(again, path)).toBe(201);
-    expect(await storedIds(`${path}-mix-`)).toEqual(Array.from({ length: 205 }, (_, i) => ({ event_id: `${path}-mix-${String(i).padStart(3, "0")}`, n: 1 })));
-  });
+  it.each(PATHS)(
+    "stores only the new events of a batch that mixes them with events stored before (%s)",
+    async (path) => {
+      const event = (i: number): IncomingEvent => ({ ...base(), eventId: `${path}-mix-${String(i).padStart(3, "0")}` });
+      const first = await store([0, 1, 2, 3].map(event).map(row), path);
+      expect(first).toBe(4);
+      // 2 and 3 were stored before; 4 comes twice; 200 new ones so that COPY carries the claims.
+      const again = [2, 3, 4, ...Array.from({ length: 200 }, (_, i) => 5 + i), 4].map(event).map(row);
+      expect(await store(again, path)).toBe(201);
+      expect(await storedIds(`${path}-mix-`)).toEqual(
+        Array.from({ length: 205 }, (_, i) => ({ event_id: `${path}-mix-${String(i).padStart(3, "0")}`, n: 1 })),
+      );
+    },
+  );
 
-  it.each(PATHS)("claims a batch larger than a chunk exactly once, duplicates across its chunks included (%s)", async (path) => {
-    const id = (i: number) => `${path}-big-${String(i).padStart(5, "0")}`;
-    expect(await store([row({ ...base(), eventId: id(9_000) })], path)).toBe(1);
-    // 10,500 rows: ids 0..10,399 plus 100 repeats of ids from the start, the end (another chunk
-    // of claims) and the one stored before; plus rows without an id, always stored.
-    const ids = [...Array.from({ length: 10_400 }, (_, i) => i), ...Array.from({ length: 50 }, (_, i) => i), ...Array.from({ length: 49 }, (_, i) => 10_399 - i), 9_000];
-    const rows = ids.map((i) => row({ ...base(), eventId: id(i) }));
-    const withoutIds = Array.from({ length: 30 }, () => row({ ...base(), sessionId: `${path}-no-id` }));
-    expect(await store([...withoutIds.slice(0, 15), ...rows, ...withoutIds.slice(15)], path)).toBe(10_399 + 30);
-    const stored = await storedIds(`${path}-big-`);
-    expect(stored.length).toBe(10_400);
-    expect(stored.every((r) => r.n === 1)).toBe(true);
-    const noId = await sql<{ n: number }>`select count(*)::int as n from analytics_events where org_id = ${orgId} and session_id = ${`${path}-no-id`} and event_id is null`.execute(database.db);
-    expect(noId.rows[0]?.n).toBe(30);
-  });
+  it.each(PATHS)(
+    "claims a batch larger than a chunk exactly once, duplicates across its chunks included (%s)",
+    async (path) => {
+      const id = (i: number) => `${path}-big-${String(i).padStart(5, "0")}`;
+      expect(await store([row({ ...base(), eventId: id(9_000) })], path)).toBe(1);
+      // 10,500 rows: ids 0..10,399 plus 100 repeats of ids from the start, the end (another chunk
+      // of claims) and the one stored before; plus rows without an id, always stored.
+      const ids = [
+        ...Array.from({ length: 10_400 }, (_, i) => i),
+        ...Array.from({ length: 50 }, (_, i) => i),
+        ...Array.from({ length: 49 }, (_, i) => 10_399 - i),
+        9_000,
+      ];
+      const rows = ids.map((i) => row({ ...base(), eventId: id(i) }));
+      const withoutIds = Array.from({ length: 30 }, () => row({ ...base(), sessionId: `${path}-no-id` }));
+      expect(await store([...withoutIds.slice(0, 15), ...rows, ...withoutIds.slice(15)], path)).toBe(10_399 + 30);
+      const stored = await storedIds(`${path}-big-`);
+      expect(stored.length).toBe(10_400);
+      expect(stored.every((r) => r.n === 1)).toBe(true);
+      const noId = await sql<{
+        n: number;
+      }>`select count(*)::int as n from analytics_events where org_id = ${orgId} and session_id = ${`${path}-no-id`} and event_id is null`.execute(
+        database.db,
+      );
+      expect(noId.rows[0]?.n).toBe(30);
+    },
+  );
 
-  it.each(PATHS)("keeps the caller's transaction usable after a batch fell back to the careful path (%s)", async (path) => {
-    const rows = [row({ ...base(), eventId: `${path}-mix-000` }), ...Array.from({ length: 120 }, (_, i) => row({ ...base(), eventId: `${path}-trx-${i}` }))];
-    await database.db.transaction().execute(async (trx) => {
-      expect(await storeEvents(trx, rows, TODAY, { copy: path === "copy" })).toBe(120);
-      // Still in a healthy transaction: another statement runs.
-      expect((await sql<{ one: number }>`select 1 as one`.execute(trx)).rows[0]?.one).toBe(1);
-    });
-    expect((await storedIds(`${path}-trx-`)).length).toBe(120);
-  });
+  it.each(PATHS)(
+    "keeps the caller's transaction usable after a batch fell back to the careful path (%s)",
+    async (path) => {
+      const rows = [
+        row({ ...base(), eventId: `${path}-mix-000` }),
+        ...Array.from({ length: 120 }, (_, i) => row({ ...base(), eventId: `${path}-trx-${i}` })),
+      ];
+      await database.db.transaction().execute(async (trx) => {
+        expect(await storeEvents(trx, rows, TODAY, { copy: path === "copy" })).toBe(120);
+        // Still in a healthy transaction: another statement runs.
+        expect((await sql<{ one: number }>`select 1 as one`.execute(trx)).rows[0]?.one).toBe(1);
+      });
+      expect((await storedIds(`${path}-trx-`)).length).toBe(120);
+    },
+  );
 
   it.each(PATHS)("marks the past days that received events, not today (%s)", async (path) => {
     const org = (await createOrganization(database.db, { name: `Pending ${path}` })).id;
-    const user = (await createUser(database.db, { orgId: org, email: `pending-${path}@example.test`, role: "owner" })).id;
+    const user = (await createUser(database.db, { orgId: org, email: `pending-${path}@example.test`, role: "owner" }))
+      .id;
     const times = ["2026-03-01T23:59:59.999Z", "2026-03-03T00:00:00Z", "2026-03-05T00:00:01Z", "2026-03-05T23:00:00Z"];
-    const events = Array.from({ length: 120 }, (_, i): IncomingEvent => ({ ...base(), orgId: org, userId: user, time: times[i % times.length]! }));
+    const events = Array.from(
+      { length: 120 },
+      (_, i): IncomingEvent => ({ ...base(), orgId: org, userId: user, time: times[i % times.length]! }),
+    );
     expect(await store(events.map(row), path)).toBe(120);
-    const pending = await sql<{ day: string }>`select day from analytics_pending_days where org_id = ${org} order by day`.execute(database.db);
+    const pending = await sql<{
+      day: string;
+    }>`select day from analytics_pending_days where org_id = ${org} order by day`.execute(database.db);
     expect(pending.rows.map((r) => r.day)).toEqual(["2026-03-01", "2026-03-03"]);
   });
 
@@ -169,17 +289,36 @@ describe("claims stored before migration 0008", () => {
     database = await createTestDatabase<Database>(before);
     const orgId = (await createOrganization(database.db, { name: "Old layout" })).id;
     const userId = (await createUser(database.db, { orgId, email: "old@example.test", role: "owner" })).id;
-    const events = Array.from({ length: 150 }, (_, i): IncomingEvent => ({ type: "git_commit", time: "2026-03-02T10:00:00Z", orgId, userId, client: "web", eventId: `old-${i}` }));
+    const events = Array.from(
+      { length: 150 },
+      (_, i): IncomingEvent => ({
+        type: "git_commit",
+        time: "2026-03-02T10:00:00Z",
+        orgId,
+        userId,
+        client: "web",
+        eventId: `old-${i}`,
+      }),
+    );
     // Stored by the previous release's statement shape: claims keyed (org_id, event_id).
     await database.db.transaction().execute(async (trx) => {
       await createMissingPartitions(trx, ["2026-03"]);
-      await sql`insert into analytics_event_ids (org_id, event_id) select ${orgId}, 'old-' || i from generate_series(0, 99) as i`.execute(trx);
+      await sql`insert into analytics_event_ids (org_id, event_id) select ${orgId}, 'old-' || i from generate_series(0, 99) as i`.execute(
+        trx,
+      );
       await sql`insert into analytics_events (org_id, occurred_at, user_id, client, type, event_id)
-        select ${orgId}, '2026-03-02T10:00:00Z', ${userId}, 'web', 'git_commit', 'old-' || i from generate_series(0, 99) as i`.execute(trx);
+        select ${orgId}, '2026-03-02T10:00:00Z', ${userId}, 'web', 'git_commit', 'old-' || i from generate_series(0, 99) as i`.execute(
+        trx,
+      );
     });
     await migrateToLatest(database.db, migrations, testLogger());
     expect(await ingestEvents(database.db, events, NOW)).toEqual({ accepted: 50, duplicates: 100, rejected: [] });
-    const n = await sql<{ n: number; ids: number }>`select count(*)::int as n, count(distinct event_id)::int as ids from analytics_events where org_id = ${orgId}`.execute(database.db);
+    const n = await sql<{
+      n: number;
+      ids: number;
+    }>`select count(*)::int as n, count(distinct event_id)::int as ids from analytics_events where org_id = ${orgId}`.execute(
+      database.db,
+    );
     expect(n.rows[0]).toEqual({ n: 150, ids: 150 });
   }, 60_000);
 });

@@ -26,7 +26,10 @@ const pairKey = (orgId: string, id: string) => `${orgId}\u0000${id}`;
 export const membershipKey = pairKey;
 
 /** The (org_id, user_id) pairs among these that are members: the user belongs to the organization. */
-export async function findMemberships(db: Executor, pairs: ReadonlyArray<readonly [string, string]>): Promise<Set<string>> {
+export async function findMemberships(
+  db: Executor,
+  pairs: ReadonlyArray<readonly [string, string]>,
+): Promise<Set<string>> {
   const found = new Set<string>();
   if (pairs.length === 0) return found;
   const result = await sql<Pick<Selectable<Database["users"]>, "org_id" | "id">>`
@@ -42,7 +45,15 @@ const ints = (values: ReadonlyArray<number | null>) => sql`${integerArray(values
 
 /** The order of claims (claimsOf): by event_id, then org_id, as plain UTF-16 strings. */
 function byClaim(a: EventRow, b: EventRow): number {
-  return a.eventId! < b.eventId! ? -1 : a.eventId! > b.eventId! ? 1 : a.orgId < b.orgId ? -1 : a.orgId > b.orgId ? 1 : 0;
+  return a.eventId! < b.eventId!
+    ? -1
+    : a.eventId! > b.eventId!
+      ? 1
+      : a.orgId < b.orgId
+        ? -1
+        : a.orgId > b.orgId
+          ? 1
+          : 0;
 }
 
 /**
@@ -211,7 +222,9 @@ async function markPending(db: Executor, days: ReadonlyArray<[string, string]>):
   if (days.length === 0) return;
   await sql`
     insert into analytics_pending_days (org_id, day)
-    select * from unnest(${text(days.map((d) => d[0]))}, ${sql`${textArray(days.map((d) => d[1]))}::date[]`})`.execute(db);
+    select * from unnest(${text(days.map((d) => d[0]))}, ${sql`${textArray(days.map((d) => d[1]))}::date[]`})`.execute(
+    db,
+  );
 }
 
 /** The order of stored rows: the key of the (org_id, UTC day) index the rollup reads by. */
@@ -274,7 +287,12 @@ export async function storeEvents(
   for (let i = 0; i < claims.length; i += CHUNK) {
     const chunk = claims.slice(i, i + CHUNK);
     const last = i + CHUNK >= claims.length;
-    const claimed = await claimIds(db, chunk, copy && chunk.length >= COPY_MIN_ROWS, last && duplicates.size === 0 ? prepare : undefined);
+    const claimed = await claimIds(
+      db,
+      chunk,
+      copy && chunk.length >= COPY_MIN_ROWS,
+      last && duplicates.size === 0 ? prepare : undefined,
+    );
     if (claimed !== null) for (const r of chunk) if (!claimed.has(pairKey(r.orgId, r.eventId!))) duplicates.add(r);
   }
   const stored = duplicates.size === 0 ? rows : rows.filter((r) => !duplicates.has(r));

@@ -40,7 +40,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   // The rollup reads one organization's day; the delegation fallback looks up a user's latest
   // earlier session_start (a small partial index: session starts are a few percent of events).
   await sql`create index analytics_events_org_time on analytics_events (org_id, occurred_at)`.execute(db);
-  await sql`create index analytics_events_session_starts on analytics_events (org_id, user_id, occurred_at) where type = 'session_start'`.execute(db);
+  await sql`create index analytics_events_session_starts on analytics_events (org_id, user_id, occurred_at) where type = 'session_start'`.execute(
+    db,
+  );
 
   // Idempotency must hold across partitions (an event_id resent with another time is still a
   // duplicate), which a unique index on a partitioned table cannot enforce: hence its own table.

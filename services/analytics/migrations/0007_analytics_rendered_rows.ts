@@ -39,7 +39,9 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`alter table analytics_daily add column by_user jsonb not null default '[]'`.execute(db);
-  await sql`update analytics_daily set by_user = (tokens_json::jsonb)->'by_user' where tokens_json is not null`.execute(db);
+  await sql`update analytics_daily set by_user = (tokens_json::jsonb)->'by_user' where tokens_json is not null`.execute(
+    db,
+  );
   await sql`alter table analytics_daily drop column tokens_json, drop column tokens_md5`.execute(db);
   await sql`alter table analytics_user_daily drop column row_json`.execute(db);
 }

@@ -12,12 +12,20 @@ import { sql, type Kysely } from "kysely";
 
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`alter table analytics_event_ids drop constraint analytics_event_ids_pkey`.execute(db);
-  await sql`alter table analytics_event_ids alter column org_id type text collate "C", alter column event_id type text collate "C"`.execute(db);
-  await sql`alter table analytics_event_ids add constraint analytics_event_ids_pkey primary key (event_id, org_id)`.execute(db);
+  await sql`alter table analytics_event_ids alter column org_id type text collate "C", alter column event_id type text collate "C"`.execute(
+    db,
+  );
+  await sql`alter table analytics_event_ids add constraint analytics_event_ids_pkey primary key (event_id, org_id)`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`alter table analytics_event_ids drop constraint analytics_event_ids_pkey`.execute(db);
-  await sql`alter table analytics_event_ids alter column org_id type text collate "default", alter column event_id type text collate "default"`.execute(db);
-  await sql`alter table analytics_event_ids add constraint analytics_event_ids_pkey primary key (org_id, event_id)`.execute(db);
+  await sql`alter table analytics_event_ids alter column org_id type text collate "default", alter column event_id type text collate "default"`.execute(
+    db,
+  );
+  await sql`alter table analytics_event_ids add constraint analytics_event_ids_pkey primary key (org_id, event_id)`.execute(
+    db,
+  );
 }

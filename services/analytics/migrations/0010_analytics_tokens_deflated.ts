@@ -9,11 +9,15 @@
 import { sql, type Kysely } from "kysely";
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await sql`alter table analytics_daily add column tokens_deflate bytea, add column tokens_adler32 bigint, add column tokens_bytes integer`.execute(db);
+  await sql`alter table analytics_daily add column tokens_deflate bytea, add column tokens_adler32 bigint, add column tokens_bytes integer`.execute(
+    db,
+  );
   // Already compressed: Postgres' own compression would only cost time.
   await sql`alter table analytics_daily alter column tokens_deflate set storage external`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await sql`alter table analytics_daily drop column tokens_deflate, drop column tokens_adler32, drop column tokens_bytes`.execute(db);
+  await sql`alter table analytics_daily drop column tokens_deflate, drop column tokens_adler32, drop column tokens_bytes`.execute(
+    db,
+  );
 }

@@ -11,7 +11,9 @@
 import { sql, type Kysely } from "kysely";
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await sql`create index analytics_events_org_day on analytics_events (org_id, ((occurred_at at time zone 'UTC')::date))`.execute(db);
+  await sql`create index analytics_events_org_day on analytics_events (org_id, ((occurred_at at time zone 'UTC')::date))`.execute(
+    db,
+  );
   await sql`drop index analytics_events_org_time`.execute(db);
 }
 

@@ -28,7 +28,14 @@ import {
   type RenderedUserDay,
 } from "./queries.js";
 import { DeflatedDayCache, loadTokensParts, planTokens, readTokensDigests } from "./tokens-body.js";
-import { activityGroupRows, activityRows, productivityRows, tokensGroupRows, toolsGroupRows, toolsRows } from "./rows.js";
+import {
+  activityGroupRows,
+  activityRows,
+  productivityRows,
+  tokensGroupRows,
+  toolsGroupRows,
+  toolsRows,
+} from "./rows.js";
 
 export interface AnalyticsDeps {
   db: Kysely<Database>;
@@ -45,7 +52,8 @@ const MAX_CURSOR = 256;
 
 function groupBy(value: string, allowed: string): boolean {
   if (value === "") return false;
-  if (value !== allowed) throw invalidArgument("group_by", `must be "${allowed}" or omitted, got "${value.slice(0, 40)}"`);
+  if (value !== allowed)
+    throw invalidArgument("group_by", `must be "${allowed}" or omitted, got "${value.slice(0, 40)}"`);
   return true;
 }
 
@@ -53,7 +61,12 @@ function groupBy(value: string, allowed: string): boolean {
  * The shared start of every endpoint: owners and managers only, then the date rules. Returns the
  * caller and the validated range.
  */
-function begin(ctx: HandlerContext, startDate: string, endDate: string, now: () => number): { principal: Principal; range: DayRange } {
+function begin(
+  ctx: HandlerContext,
+  startDate: string,
+  endDate: string,
+  now: () => number,
+): { principal: Principal; range: DayRange } {
   const principal = principalOf(ctx);
   requireRole(principal, ["owner", "manager"], "reading analytics");
   return { principal, range: parseDayRange(startDate, endDate, dayOf(now())) };
@@ -88,7 +101,12 @@ function envelope(ctx: HandlerContext, principal: Principal, range: DayRange, da
 function userDayRow(r: RenderedUserDay) {
   return {
     userId: r.user_id,
-    userEmail: { kind: r.user_email === null ? { case: "nullValue" as const, value: 0 as const } : { case: "stringValue" as const, value: r.user_email } },
+    userEmail: {
+      kind:
+        r.user_email === null
+          ? { case: "nullValue" as const, value: 0 as const }
+          : { case: "stringValue" as const, value: r.user_email },
+    },
     date: r.date,
     toolCalls: r.tool_calls,
     billableTokens: r.billable_tokens,
@@ -172,7 +190,8 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
     async getUsers(req, ctx) {
       const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
       const limit = parsePageLimit(req.limit);
-      if (req.cursor.length > MAX_CURSOR) throw invalidArgument("cursor", `must be a user ID from meta.next_cursor (at most ${MAX_CURSOR} characters)`);
+      if (req.cursor.length > MAX_CURSOR)
+        throw invalidArgument("cursor", `must be a user ID from meta.next_cursor (at most ${MAX_CURSOR} characters)`);
       const cursor = req.cursor === "" ? undefined : req.cursor;
       const page = await onConnection(deps.db, ctx.signal, async (conn) => {
         // A cursor is one of the organization's users (next_cursor names the last user of a page).
@@ -185,14 +204,26 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
         }
         // The page follows from the request and the days' rollups: a 304 reads no rows.
         const versions = await readDayVersions(conn, principal.orgId, range);
-        const etag = etagOfParts(["users", principal.orgId, range.start, range.end, String(limit), req.cursor, ...versions]);
+        const etag = etagOfParts([
+          "users",
+          principal.orgId,
+          range.start,
+          range.end,
+          String(limit),
+          req.cursor,
+          ...versions,
+        ]);
         if (notModified(ctx, etag, true)) return undefined;
         stopIfAbandoned(ctx.signal);
         return readUsersPage(conn, principal.orgId, range, limit, cursor);
       });
       const notModifiedMeta = { ...metaOf(principal, range), hasMore: false, nextCursor: "" };
       if (page === undefined) return { data: [], meta: notModifiedMeta };
-      const meta = { ...metaOf(principal, range), hasMore: page.hasMore, nextCursor: page.hasMore ? page.lastUserId! : "" };
+      const meta = {
+        ...metaOf(principal, range),
+        hasMore: page.hasMore,
+        nextCursor: page.hasMore ? page.lastUserId! : "",
+      };
       const slot = renderedResponseSlot(ctx);
       if (slot !== undefined) {
         // The in-process edge prints the rows as the rollup rendered them.

@@ -29,22 +29,50 @@ export const TOKENS_BY_MODEL_COLUMNS = ["day", "by_model"] as const;
 export type TokensByModelDay = Pick<DailyRow, (typeof TOKENS_BY_MODEL_COLUMNS)[number]>;
 
 export const TOOLS_COLUMNS = [
-  "day", "tool_calls", "by_tool", "mcp_users_with_mcp", "mcp_by_server", "skills_invocations",
-  "skills_by_name", "slash_commands_invocations", "slash_commands_by_name", "hooks_invocations",
-  "hooks_by_event", "web_users", "autonomy_ratio_avg", "autonomy_ratio_p50", "autonomy_ratio_p90",
-  "distinct_sessions", "user_messages", "tool_calls_auto_high", "tool_calls_auto_medium",
-  "tool_calls_auto_low", "tool_calls_manual",
+  "day",
+  "tool_calls",
+  "by_tool",
+  "mcp_users_with_mcp",
+  "mcp_by_server",
+  "skills_invocations",
+  "skills_by_name",
+  "slash_commands_invocations",
+  "slash_commands_by_name",
+  "hooks_invocations",
+  "hooks_by_event",
+  "web_users",
+  "autonomy_ratio_avg",
+  "autonomy_ratio_p50",
+  "autonomy_ratio_p90",
+  "distinct_sessions",
+  "user_messages",
+  "tool_calls_auto_high",
+  "tool_calls_auto_medium",
+  "tool_calls_auto_low",
+  "tool_calls_manual",
 ] as const;
 export type ToolsDay = Pick<DailyRow, (typeof TOOLS_COLUMNS)[number]>;
 
 export const ACTIVITY_COLUMNS = [
-  "day", "daily_active_users", "weekly_active_users", "monthly_active_users", "daily_active_users_by_client",
-  "sessions", "messages", "user_messages",
+  "day",
+  "daily_active_users",
+  "weekly_active_users",
+  "monthly_active_users",
+  "daily_active_users_by_client",
+  "sessions",
+  "messages",
+  "user_messages",
 ] as const;
 export type ActivityDay = Pick<DailyRow, (typeof ACTIVITY_COLUMNS)[number]>;
 
 export const PRODUCTIVITY_COLUMNS = [
-  "day", "files_created", "files_edited", "by_extension", "by_language", "git_commits", "git_prs_created",
+  "day",
+  "files_created",
+  "files_edited",
+  "by_extension",
+  "by_language",
+  "git_commits",
+  "git_prs_created",
 ] as const;
 export type ProductivityDay = Pick<DailyRow, (typeof PRODUCTIVITY_COLUMNS)[number]>;
 

@@ -9,14 +9,27 @@ import type { ActivityDay, ProductivityDay, TokensByModelDay, ToolsDay } from ".
 /** Byte-order comparison (the "C" collation the database sorts keys with, for ASCII keys). */
 export const byKey = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-function fill<T extends { day: string }>(range: DayRange, stored: readonly T[], toRow: (date: string, day: T | undefined) => JsonObject): JsonObject[] {
+function fill<T extends { day: string }>(
+  range: DayRange,
+  stored: readonly T[],
+  toRow: (date: string, day: T | undefined) => JsonObject,
+): JsonObject[] {
   const byDay = new Map(stored.map((d) => [d.day, d]));
   return eachDay(range.start, range.end).map((date) => toRow(date, byDay.get(date)));
 }
 
 /** The /tokens row of a day without model usage or without a rollup: zeros, empty breakdowns. */
 export function zeroTokensRow(date: string): string {
-  return JSON.stringify({ date, billable_tokens: 0, input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, by_model: [], by_user: [] });
+  return JSON.stringify({
+    date,
+    billable_tokens: 0,
+    input_tokens: 0,
+    output_tokens: 0,
+    cache_read_tokens: 0,
+    cache_write_tokens: 0,
+    by_model: [],
+    by_user: [],
+  });
 }
 
 /** group_by=model: billable, input and output tokens per model and day. */
@@ -24,7 +37,13 @@ export function tokensGroupRows(days: readonly TokensByModelDay[]): JsonObject[]
   return days.flatMap((d) =>
     [...d.by_model]
       .sort((a, b) => byKey(a.model_id, b.model_id))
-      .map((m) => ({ date: d.day, group_key: m.model_id, billable_tokens: m.billable_tokens, input_tokens: m.input_tokens, output_tokens: m.output_tokens })),
+      .map((m) => ({
+        date: d.day,
+        group_key: m.model_id,
+        billable_tokens: m.billable_tokens,
+        input_tokens: m.input_tokens,
+        output_tokens: m.output_tokens,
+      })),
   );
 }
 
@@ -65,7 +84,9 @@ export function toolsRows(range: DayRange, days: readonly ToolsDay[]): JsonObjec
 /** group_by=tool_name: tool calls per tool and day. */
 export function toolsGroupRows(days: readonly ToolsDay[]): JsonObject[] {
   return days.flatMap((d) =>
-    [...d.by_tool].sort((a, b) => byKey(a.tool, b.tool)).map((t) => ({ date: d.day, group_key: t.tool, tool_calls: t.invocations })),
+    [...d.by_tool]
+      .sort((a, b) => byKey(a.tool, b.tool))
+      .map((t) => ({ date: d.day, group_key: t.tool, tool_calls: t.invocations })),
   );
 }
 

@@ -5,7 +5,15 @@ import { createTestDatabase, type TestDatabase } from "../../../test/support/dat
 import type { Database } from "../../database.js";
 import { migrations } from "../../migrations.js";
 import { createOrganization, createUser } from "../../organization/queries.js";
-import { bodyText, crc32, deflatePart, gzipStream, isDeflated, zlibStream, type DeflatedPart } from "../../platform/deflate-parts.js";
+import {
+  bodyText,
+  crc32,
+  deflatePart,
+  gzipStream,
+  isDeflated,
+  zlibStream,
+  type DeflatedPart,
+} from "../../platform/deflate-parts.js";
 import { ingestEvents } from "../ingest/ingest.js";
 import { rollupOrganization } from "../rollup/rollup.js";
 import { DeflatedDayCache, loadTokensParts, planTokens, readTokensDigests } from "./tokens-body.js";
@@ -74,8 +82,24 @@ describe("loadTokensParts", () => {
     database = await createTestDatabase<Database>(migrations);
     orgId = (await createOrganization(database.db, { name: "Tokens" })).id;
     const userId = (await createUser(database.db, { orgId, email: "t@example.test", role: "owner" })).id;
-    const usage = (time: string, model: string) => ({ type: "model_usage", time, orgId, userId, client: "web", modelId: model, modelTier: "standard", inputTokens: 1000, outputTokens: 10, cacheReadTokens: 5, cacheWriteTokens: 1 });
-    await ingestEvents(database.db, [usage("2026-03-01T10:00:00Z", "m-a"), usage("2026-03-03T10:00:00Z", "m-b")], Date.parse("2026-03-10T00:00:00Z"));
+    const usage = (time: string, model: string) => ({
+      type: "model_usage",
+      time,
+      orgId,
+      userId,
+      client: "web",
+      modelId: model,
+      modelTier: "standard",
+      inputTokens: 1000,
+      outputTokens: 10,
+      cacheReadTokens: 5,
+      cacheWriteTokens: 1,
+    });
+    await ingestEvents(
+      database.db,
+      [usage("2026-03-01T10:00:00Z", "m-a"), usage("2026-03-03T10:00:00Z", "m-b")],
+      Date.parse("2026-03-10T00:00:00Z"),
+    );
     await rollupOrganization(database.db, orgId, ["2026-03-01", "2026-03-02", "2026-03-03"], { through: "2026-03-09" });
   }, 60_000);
 
@@ -114,10 +138,14 @@ describe("loadTokensParts", () => {
     expect(gunzipSync(Buffer.concat(gzipStream(gzip.parts))).toString()).toBe(text);
     // Stored beside the part: the next process reads it instead of computing it.
     const stored = await sql<{ day: string; tokens_crc32: string | null }>`
-      select day, tokens_crc32 from analytics_daily where org_id = ${orgId} and tokens_deflate is not null order by day`.execute(database.db);
+      select day, tokens_crc32 from analytics_daily where org_id = ${orgId} and tokens_deflate is not null order by day`.execute(
+      database.db,
+    );
     expect(stored.rows.length).toBe(compressed.length);
     expect(stored.rows.map((r) => Number(r.tokens_crc32))).toEqual(compressed.map((p) => p.crc32));
-    expect((await load("gzip")).parts.filter(isDeflated).map((p: DeflatedPart) => p.crc32)).toEqual(compressed.map((p) => p.crc32));
+    expect((await load("gzip")).parts.filter(isDeflated).map((p: DeflatedPart) => p.crc32)).toEqual(
+      compressed.map((p) => p.crc32),
+    );
     const again = await load("gzip", gzip.cache);
     expect(again.parts.filter(isDeflated).map((p: DeflatedPart) => p.crc32)).toEqual(compressed.map((p) => p.crc32));
   });

@@ -36,7 +36,11 @@ async function readTexts(db: Executor, orgId: string, days: readonly string[]): 
   return new Map(result.rows.map((r) => [r.day, r.tokens_json]));
 }
 
-async function readDeflated(db: Executor, orgId: string, days: readonly string[]): Promise<Map<string, { md5: string; part: DeflatedPart }>> {
+async function readDeflated(
+  db: Executor,
+  orgId: string,
+  days: readonly string[],
+): Promise<Map<string, { md5: string; part: DeflatedPart }>> {
   if (days.length === 0) return new Map();
   type Deflated = Pick<DailyRow, "day" | "tokens_crc32"> &
     Present<"tokens_md5" | "tokens_deflate" | "tokens_adler32" | "tokens_bytes">;
@@ -48,7 +52,12 @@ async function readDeflated(db: Executor, orgId: string, days: readonly string[]
       r.day,
       {
         md5: r.tokens_md5,
-        part: { deflated: r.tokens_deflate, adler32: Number(r.tokens_adler32), crc32: r.tokens_crc32 === null ? null : Number(r.tokens_crc32), length: r.tokens_bytes },
+        part: {
+          deflated: r.tokens_deflate,
+          adler32: Number(r.tokens_adler32),
+          crc32: r.tokens_crc32 === null ? null : Number(r.tokens_crc32),
+          length: r.tokens_bytes,
+        },
       },
     ]),
   );
@@ -58,7 +67,11 @@ async function readDeflated(db: Executor, orgId: string, days: readonly string[]
  * Stores CRC-32s computed for days compressed before migration 0014, each only while the day's
  * row is the one it was computed from (same digest): a concurrent rollup's new row keeps its own.
  */
-async function storeCrcs(db: Executor, orgId: string, crcs: ReadonlyArray<{ day: string; md5: string; crc32: number }>): Promise<void> {
+async function storeCrcs(
+  db: Executor,
+  orgId: string,
+  crcs: ReadonlyArray<{ day: string; md5: string; crc32: number }>,
+): Promise<void> {
   if (crcs.length === 0) return;
   await sql`
     update analytics_daily d set tokens_crc32 = c.crc32
@@ -124,7 +137,11 @@ export interface TokensPlan {
   coding: ContentCoding | null;
 }
 
-export function planTokens(range: DayRange, days: readonly TokensDayDigest[], coding: ContentCoding | null): TokensPlan {
+export function planTokens(
+  range: DayRange,
+  days: readonly TokensDayDigest[],
+  coding: ContentCoding | null,
+): TokensPlan {
   const byDay = new Map(days.map((d) => [d.day, d]));
   const dates = eachDay(range.start, range.end);
   const digests = dates.map((date) => byDay.get(date)?.tokens_md5 ?? `zero ${date}`);
@@ -132,7 +149,12 @@ export function planTokens(range: DayRange, days: readonly TokensDayDigest[], co
 }
 
 /** The JSON array of the plan's rows as parts: stored compressed copies where planned, else text. */
-export async function loadTokensParts(db: Executor, cache: DeflatedDayCache, orgId: string, plan: TokensPlan): Promise<BodyPart[]> {
+export async function loadTokensParts(
+  db: Executor,
+  cache: DeflatedDayCache,
+  orgId: string,
+  plan: TokensPlan,
+): Promise<BodyPart[]> {
   const compressed = new Map<string, DeflatedPart>();
   const missing: string[] = [];
   // gzip needs each part's CRC-32: a day compressed before migration 0014 gets it computed once,
@@ -155,7 +177,11 @@ export async function loadTokensParts(db: Executor, cache: DeflatedDayCache, org
     await storeCrcs(db, orgId, computed);
   }
   // Text for the rest, and for a day whose compressed copy vanished meanwhile (rolled up again).
-  const texts = await readTexts(db, orgId, plan.days.filter((d) => !compressed.has(d.day)).map((d) => d.day));
+  const texts = await readTexts(
+    db,
+    orgId,
+    plan.days.filter((d) => !compressed.has(d.day)).map((d) => d.day),
+  );
   const parts: BodyPart[] = ["["];
   plan.dates.forEach((date, i) => {
     if (i > 0) parts.push(",");

@@ -40,5 +40,7 @@ export async function refreshActiveWindows(db: Executor, orgId: string, from: st
     -- A quiet day has no /users rows: the digest of none (see days.ts users_md5).
     insert into analytics_daily (org_id, day, weekly_active_users, monthly_active_users, users_md5)
     select ${orgId}, w.day, w.wau, w.mau, md5('') from wanted w
-    where w.mau > 0 and not exists (select 1 from analytics_daily d where d.org_id = ${orgId} and d.day = w.day)`.execute(db);
+    where w.mau > 0 and not exists (select 1 from analytics_daily d where d.org_id = ${orgId} and d.day = w.day)`.execute(
+    db,
+  );
 }

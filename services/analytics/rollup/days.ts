@@ -133,7 +133,8 @@ async function insertUserModelRows(db: Executor, c: Chunk): Promise<void> {
 }
 
 /** Count of the day's session starts in one autonomy mode (a column of the user scan). */
-const modeCount = (mode: string) => sql.raw(`count(*) filter (where e.type = 'session_start' and e.autonomy = '${mode}')`);
+const modeCount = (mode: string) =>
+  sql.raw(`count(*) filter (where e.type = 'session_start' and e.autonomy = '${mode}')`);
 
 /**
  * The most frequent mode; CASE tests in the order of AUTONOMY_MODES, which breaks ties as
@@ -238,7 +239,15 @@ async function insertUserRows(db: Executor, c: Chunk): Promise<void> {
 
 // Which grouping set a breakdown row came from: grouping(tool, mcp_server, autonomy, name,
 // hook_event, extension, language) with only that column's bit clear.
-const SET = { tool: 0b0111111, mcp: 0b1011111, autonomy: 0b1101111, name: 0b1110111, hook: 0b1111011, extension: 0b1111101, language: 0b1111110 } as const;
+const SET = {
+  tool: 0b0111111,
+  mcp: 0b1011111,
+  autonomy: 0b1101111,
+  name: 0b1110111,
+  hook: 0b1111011,
+  extension: 0b1111101,
+  language: 0b1111110,
+} as const;
 
 /** A breakdown array of the day, ordered by key (byte order), `[]` when empty. */
 function breakdown(set: number, type: string, key: string, object: string, order: string): RawBuilder<unknown> {
@@ -247,7 +256,10 @@ function breakdown(set: number, type: string, key: string, object: string, order
   );
 }
 
-const levelCount = (level: string) => sql.raw(`coalesce(sum(b.n) filter (where b.g = ${SET.autonomy} and b.type = 'tool_call' and b.autonomy = '${level}'), 0)`);
+const levelCount = (level: string) =>
+  sql.raw(
+    `coalesce(sum(b.n) filter (where b.g = ${SET.autonomy} and b.type = 'tool_call' and b.autonomy = '${level}'), 0)`,
+  );
 
 /**
  * The day rows of the days with events: totals over the user rows (with the exact autonomy-ratio
@@ -382,7 +394,9 @@ async function compressTokensRows(db: Executor, orgId: string, days: readonly st
   for (const day of days) {
     const { rows } = await sql<{ tokens_json: string }>`
       select tokens_json from analytics_daily
-      where org_id = ${orgId} and day = ${day}::date and tokens_json is not null and tokens_deflate is null`.execute(db);
+      where org_id = ${orgId} and day = ${day}::date and tokens_json is not null and tokens_deflate is null`.execute(
+      db,
+    );
     const rendered = rows[0]?.tokens_json;
     if (rendered === undefined) continue;
     // Printed again as the edge prints JSON: Postgres' json_build_object/json_agg write " : " and

@@ -19,9 +19,18 @@ describe("organizations with raw events", () => {
     database = await createTestDatabase<Database>(migrations);
     for (let i = 0; i < 5; i++) {
       const id = (await createOrganization(database.db, { name: `Org ${i}` })).id;
-      orgs.push({ id, user: (await createUser(database.db, { orgId: id, email: `u${i}@example.test`, role: "owner" })).id });
+      orgs.push({
+        id,
+        user: (await createUser(database.db, { orgId: id, email: `u${i}@example.test`, role: "owner" })).id,
+      });
     }
-    const at = (i: number, time: string) => ({ type: "git_commit", time, orgId: orgs[i]!.id, userId: orgs[i]!.user, client: "web" });
+    const at = (i: number, time: string) => ({
+      type: "git_commit",
+      time,
+      orgId: orgs[i]!.id,
+      userId: orgs[i]!.user,
+      client: "web",
+    });
     const result = await ingestEvents(
       database.db,
       [

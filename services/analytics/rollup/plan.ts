@@ -70,14 +70,18 @@ export async function organizationsWithEvents(db: Executor, day: string): Promis
 /** Organizations active in the 30 days ending the day: their quiet days need active-user counts. */
 export async function organizationsActiveAround(db: Executor, day: string): Promise<string[]> {
   const result = await sql<{ org_id: string }>`
-    select distinct org_id from analytics_daily where day between ${addDays(day, -29)}::date and ${day}::date and daily_active_users > 0`.execute(db);
+    select distinct org_id from analytics_daily where day between ${addDays(day, -29)}::date and ${day}::date and daily_active_users > 0`.execute(
+    db,
+  );
   return result.rows.map((r) => r.org_id);
 }
 
 /** Past days that received events after (or before any) rollup, by organization, through `through`. */
 export async function pendingDays(db: Executor, through: string): Promise<Map<string, string[]>> {
   const result = await sql<Pick<Selectable<PendingDaysTable>, "org_id" | "day">>`
-    select distinct org_id, day from analytics_pending_days where day <= ${through}::date order by org_id, day`.execute(db);
+    select distinct org_id, day from analytics_pending_days where day <= ${through}::date order by org_id, day`.execute(
+    db,
+  );
   const byOrg = new Map<string, string[]>();
   for (const r of result.rows) {
     const list = byOrg.get(r.org_id) ?? [];

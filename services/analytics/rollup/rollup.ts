@@ -97,18 +97,28 @@ export async function rollupOrganization(
           // A lone chunk refreshes every window it affects in its own snapshot. Parallel chunks
           // refresh only their own days (the windows of the days after a chunk belong to the
           // chunk that recomputes them), and all of them are refreshed once every chunk is in.
-          await refreshActiveWindows(trx, orgId, first, chunks.length === 1 ? activeWindowsThrough(last, options.through) : last);
+          await refreshActiveWindows(
+            trx,
+            orgId,
+            first,
+            chunks.length === 1 ? activeWindowsThrough(last, options.through) : last,
+          );
           return n;
         });
         stats.days += chunk.length;
         stats.events += events;
-        options.logger?.debug({ orgId, from: first, to: last, events, ms: Date.now() - started }, "analytics rollup chunk");
+        options.logger?.debug(
+          { orgId, from: first, to: last, events, ms: Date.now() - started },
+          "analytics rollup chunk",
+        );
       }
     };
     await Promise.all(Array.from({ length: Math.min(PARALLEL_CHUNKS, chunks.length) }, worker));
     if (chunks.length > 1) {
       const last = chunks[chunks.length - 1]!;
-      await inSnapshot(db, (trx) => refreshActiveWindows(trx, orgId, chunks[0]![0]!, activeWindowsThrough(last[last.length - 1]!, options.through)));
+      await inSnapshot(db, (trx) =>
+        refreshActiveWindows(trx, orgId, chunks[0]![0]!, activeWindowsThrough(last[last.length - 1]!, options.through)),
+      );
     }
   });
   return stats;
@@ -126,23 +136,36 @@ export async function analyzeAggregates(db: Kysely<Database>): Promise<void> {
 }
 
 /** Brings the active-user counts of [from, to] up to date (quiet days after activity get rows). */
-export async function refreshOrganizationWindows(db: Kysely<Database>, orgId: string, from: string, to: string): Promise<void> {
+export async function refreshOrganizationWindows(
+  db: Kysely<Database>,
+  orgId: string,
+  from: string,
+  to: string,
+): Promise<void> {
   await withOrganizationLock(db, orgId, () => inSnapshot(db, (trx) => refreshActiveWindows(trx, orgId, from, to)));
 }
 
 // The days an on-demand rollup may cover (TelemetryService.Rollup, `agentplane rollup`): real
 // days from 2026-01-14 through yesterday, from <= to, at most 366 of them.
-export function parseRollupRange(from: string, to: string, yesterday: string, fields = { from: "from_date", to: "to_date" }): { from: string; to: string } {
+export function parseRollupRange(
+  from: string,
+  to: string,
+  yesterday: string,
+  fields = { from: "from_date", to: "to_date" },
+): { from: string; to: string } {
   const check = (value: string, field: string) => {
     if (value === "") throw invalidArgument(field, "is required (YYYY-MM-DD)");
     if (!isDay(value)) throw invalidArgument(field, `must be a date written YYYY-MM-DD, got "${value.slice(0, 40)}"`);
-    if (value < EARLIEST_DATE) throw invalidArgument(field, `must not be before ${EARLIEST_DATE}, the first day analytics cover`);
-    if (value > yesterday) throw invalidArgument(field, `must not be after ${yesterday}: only finished days are rolled up`);
+    if (value < EARLIEST_DATE)
+      throw invalidArgument(field, `must not be before ${EARLIEST_DATE}, the first day analytics cover`);
+    if (value > yesterday)
+      throw invalidArgument(field, `must not be after ${yesterday}: only finished days are rolled up`);
   };
   check(from, fields.from);
   check(to, fields.to);
   if (from > to) throw invalidArgument(fields.from, `must not be after ${fields.to} (${from} > ${to})`);
-  if (daysBetween(from, to) + 1 > MAX_RANGE_DAYS) throw invalidArgument(fields.to, `the range may span at most ${MAX_RANGE_DAYS} days`);
+  if (daysBetween(from, to) + 1 > MAX_RANGE_DAYS)
+    throw invalidArgument(fields.to, `the range may span at most ${MAX_RANGE_DAYS} days`);
   return { from, to };
 }
 

@@ -29,18 +29,30 @@ export interface SweepStats {
  * Sweeps one finished day for every organization: those with events on it, those with pending
  * late days, and those active in the 30 days before it (their quiet day's active-user counts).
  */
-export async function sweepDay(db: Kysely<Database>, day: string, through: string, logger?: Logger): Promise<{ organizations: number; events: number }> {
-  const [withEvents, pending, active] = await Promise.all([organizationsWithEvents(db, day), pendingDays(db, through), organizationsActiveAround(db, day)]);
+export async function sweepDay(
+  db: Kysely<Database>,
+  day: string,
+  through: string,
+  logger?: Logger,
+): Promise<{ organizations: number; events: number }> {
+  const [withEvents, pending, active] = await Promise.all([
+    organizationsWithEvents(db, day),
+    pendingDays(db, through),
+    organizationsActiveAround(db, day),
+  ]);
   const orgs = new Set([...withEvents, ...pending.keys(), ...active]);
   const hasEvents = new Set(withEvents);
   let events = 0;
   for (const orgId of [...orgs].sort()) {
     const days = [...(hasEvents.has(orgId) ? [day] : []), ...(pending.get(orgId) ?? [])];
-    if (days.length > 0) events += (await rollupOrganization(db, orgId, days, { through, ...(logger ? { logger } : {}) })).events;
+    if (days.length > 0)
+      events += (await rollupOrganization(db, orgId, days, { through, ...(logger ? { logger } : {}) })).events;
     // A quiet day still has weekly and monthly active users.
     if (!hasEvents.has(orgId)) await refreshOrganizationWindows(db, orgId, day, day);
   }
-  await sql`insert into analytics_rollup_runs (day) values (${day}::date) on conflict (day) do update set finished_at = now()`.execute(db);
+  await sql`insert into analytics_rollup_runs (day) values (${day}::date) on conflict (day) do update set finished_at = now()`.execute(
+    db,
+  );
   return { organizations: orgs.size, events };
 }
 
@@ -48,7 +60,8 @@ export async function sweepDay(db: Kysely<Database>, day: string, through: strin
 export async function rollupPending(db: Kysely<Database>, through: string, logger?: Logger): Promise<number> {
   const pending = await pendingDays(db, through);
   let events = 0;
-  for (const [orgId, days] of pending) events += (await rollupOrganization(db, orgId, days, { through, ...(logger ? { logger } : {}) })).events;
+  for (const [orgId, days] of pending)
+    events += (await rollupOrganization(db, orgId, days, { through, ...(logger ? { logger } : {}) })).events;
   return events;
 }
 
@@ -69,7 +82,10 @@ export async function runTick(db: Kysely<Database>, nowMs: number, logger?: Logg
   const today = dayOf(nowMs);
   const yesterday = addDays(today, -1);
   // The current and next month's partitions, so the sink rarely creates one inside a caller's transaction.
-  await ensurePartitions(db, [monthOf(new Date(nowMs)), monthOf(new Date(Date.parse(`${today.slice(0, 7)}-01T00:00:00Z`) + 32 * 86_400_000))]);
+  await ensurePartitions(db, [
+    monthOf(new Date(nowMs)),
+    monthOf(new Date(Date.parse(`${today.slice(0, 7)}-01T00:00:00Z`) + 32 * 86_400_000)),
+  ]);
   const stats: SweepStats = { days: [], organizationDays: 0, events: 0 };
   for (let day = await firstUnsweptDay(db, yesterday); day <= yesterday; day = addDays(day, 1)) {
     const s = await sweepDay(db, day, yesterday, logger);
@@ -102,7 +118,8 @@ export function startRollupScheduler(db: Kysely<Database>, logger: Logger, now: 
       const started = Date.now();
       try {
         const stats = await runTick(db, now(), log);
-        if (stats.days.length > 0 || stats.events > 0) log.info({ ...stats, ms: Date.now() - started }, "analytics rollup done");
+        if (stats.days.length > 0 || stats.events > 0)
+          log.info({ ...stats, ms: Date.now() - started }, "analytics rollup done");
       } catch (err) {
         log.error({ err }, "analytics rollup failed; retrying at the next tick");
       } finally {

@@ -75,7 +75,12 @@ async function notify(argv: string[]): Promise<void> {
   const startedAt = performance.timeOrigin;
   let log = createHookLog(defaultLogFile(process.env));
   // Nothing the agent passes may make the hook fail: unknown options are ignored.
-  const { values } = parseArgs({ args: argv, strict: false, allowPositionals: true, options: { config: { type: "string" } } });
+  const { values } = parseArgs({
+    args: argv,
+    strict: false,
+    allowPositionals: true,
+    options: { config: { type: "string" } },
+  });
   let config: HookConfig;
   try {
     config = loadHookConfig(process.env, typeof values.config === "string" ? values.config : undefined);
@@ -86,10 +91,13 @@ async function notify(argv: string[]): Promise<void> {
   }
   const deadlineAt = startedAt + config.deadlineMs;
   // A last guard in case something ignores every abort: the process ends shortly after the deadline.
-  setTimeout(() => {
-    log.write("warn", "hook stopped at its deadline");
-    exitQuietly();
-  }, Math.max(0, deadlineAt - Date.now()) + 200).unref();
+  setTimeout(
+    () => {
+      log.write("warn", "hook stopped at its deadline");
+      exitQuietly();
+    },
+    Math.max(0, deadlineAt - Date.now()) + 200,
+  ).unref();
   try {
     await notifyFromStdin(process.stdin, config, deadlineAt, log);
   } catch (err) {
@@ -114,10 +122,14 @@ function settingsPath(values: Values): string {
 
 function parseEvents(values: Values, fallback: readonly HookEventName[] | undefined): HookEventName[] | undefined {
   if (values.events === undefined) return fallback ? [...fallback] : undefined;
-  const names = String(values.events).split(",").map((s) => s.trim()).filter((s) => s !== "");
+  const names = String(values.events)
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
   if (names.length === 0) throw new UsageError(`--events must list events: ${HOOK_EVENTS.join(", ")}`);
   for (const name of names) {
-    if (!isHookEvent(name)) throw new UsageError(`--events: unknown event "${name}" (known: ${HOOK_EVENTS.join(", ")})`);
+    if (!isHookEvent(name))
+      throw new UsageError(`--events: unknown event "${name}" (known: ${HOOK_EVENTS.join(", ")})`);
   }
   return [...new Set(names)] as HookEventName[];
 }
@@ -127,10 +139,14 @@ function parseTimeout(values: Values, deadlineMs: number): number {
     return Math.max(DEFAULT_TIMEOUT_S, Math.ceil(deadlineMs / 1000) + 1);
   }
   const raw = String(values.timeout);
-  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_TIMEOUT_S) throw new UsageError(`--timeout must be a whole number of seconds from 1 to ${MAX_TIMEOUT_S}`);
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_TIMEOUT_S)
+    throw new UsageError(`--timeout must be a whole number of seconds from 1 to ${MAX_TIMEOUT_S}`);
   const seconds = Number(raw);
   // The agent kills a hook at its timeout; notify must be done by then.
-  if (seconds * 1000 <= deadlineMs) throw new UsageError(`--timeout ${seconds} is not above the notify deadline of ${deadlineMs} ms (deadlineMs in the hook configuration)`);
+  if (seconds * 1000 <= deadlineMs)
+    throw new UsageError(
+      `--timeout ${seconds} is not above the notify deadline of ${deadlineMs} ms (deadlineMs in the hook configuration)`,
+    );
   return seconds;
 }
 
@@ -150,7 +166,10 @@ function sameFile(a: string, b: string): boolean {
 function notifyCommandLine(configPath: string | undefined): string {
   const script = process.argv[1] ?? "";
   const onPath = findOnPath("agentplane");
-  const base = onPath && sameFile(onPath, script) ? "agentplane" : `${shellQuote(process.execPath)} ${shellQuote(realpathSync(script))}`;
+  const base =
+    onPath && sameFile(onPath, script)
+      ? "agentplane"
+      : `${shellQuote(process.execPath)} ${shellQuote(realpathSync(script))}`;
   return `${base} hook notify` + (configPath ? ` --config ${shellQuote(resolve(configPath))}` : "");
 }
 
@@ -173,7 +192,11 @@ async function install(values: Values, args: string[], out: Output): Promise<voi
   const events = parseEvents(values, DEFAULT_INSTALL_EVENTS) as HookEventName[];
   const configPath = typeof values.config === "string" ? values.config : undefined;
   const deadlineMs = safeDeadline(configPath);
-  const hook = { type: "command" as const, command: notifyCommandLine(configPath), timeout: parseTimeout(values, deadlineMs) };
+  const hook = {
+    type: "command" as const,
+    command: notifyCommandLine(configPath),
+    timeout: parseTimeout(values, deadlineMs),
+  };
   const before = await readSettings(file);
   let result;
   try {
@@ -188,7 +211,14 @@ async function install(values: Values, args: string[], out: Output): Promise<voi
     result.unchanged.length ? `already in ${result.unchanged.join(", ")}` : "",
   ].filter((p) => p !== "");
   out.result(
-    { settings: file, command: hook.command, timeout: hook.timeout, added: result.added, updated: result.updated, unchanged: result.unchanged },
+    {
+      settings: file,
+      command: hook.command,
+      timeout: hook.timeout,
+      added: result.added,
+      updated: result.updated,
+      unchanged: result.unchanged,
+    },
     `${file}: notify hook ${parts.join("; ")}\ncommand: ${hook.command} (timeout ${hook.timeout} s)`,
   );
 }
@@ -207,7 +237,8 @@ async function uninstall(values: Values, args: string[], out: Output): Promise<v
   const file = settingsPath(values);
   const events = parseEvents(values, undefined);
   const before = await readSettings(file);
-  if (before === undefined) return out.result({ settings: file, removed: [] }, `${file} does not exist; nothing to remove`);
+  if (before === undefined)
+    return out.result({ settings: file, removed: [] }, `${file} does not exist; nothing to remove`);
   let result;
   try {
     result = uninstallHooks(before, events);
@@ -217,7 +248,9 @@ async function uninstall(values: Values, args: string[], out: Output): Promise<v
   if (result.text !== before) await writeFileAtomic(file, result.text);
   out.result(
     { settings: file, removed: result.removed },
-    result.removed.length ? `${file}: notify hook removed from ${result.removed.join(", ")}` : `${file}: no notify hook installed`,
+    result.removed.length
+      ? `${file}: notify hook removed from ${result.removed.join(", ")}`
+      : `${file}: no notify hook installed`,
   );
 }
 
@@ -230,7 +263,8 @@ async function test(values: Values, args: string[], out: Output): Promise<void> 
   if (!isHookEvent(event)) throw new UsageError(`unknown event "${event}" (known: ${HOOK_EVENTS.join(", ")})`);
   const config = loadHookConfig(process.env, typeof values.config === "string" ? values.config : undefined);
   const { targets, skipped } = notificationTargets(config);
-  if (targets.length === 0 && skipped.length === 0) throw new Error("no notification target is configured (desktop, bell and webhook are all off)");
+  if (targets.length === 0 && skipped.length === 0)
+    throw new Error("no notification target is configured (desktop, bell and webhook are all off)");
   const input = sampleEvent(event, process.cwd(), `test-${randomUUID()}`);
   const outcomes = await deliverEvent(input, targets, Date.now() + config.deadlineMs, createHookLog(config.logFile));
   const lines = [

@@ -67,7 +67,8 @@ function httpUrl(value: unknown, where: string, field: string): string {
   } catch {
     fail(where, field, "is not a valid URL");
   }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") fail(where, field, `must use http: or https:, got ${parsed.protocol}`);
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
+    fail(where, field, `must use http: or https:, got ${parsed.protocol}`);
   return value.trim();
 }
 
@@ -110,7 +111,8 @@ function readFileConfig(path: string, explicit: boolean): Record<string, unknown
   } catch (err) {
     throw new HookConfigError(`${path}: not valid JSON: ${(err as Error).message}`);
   }
-  if (typeof json !== "object" || json === null || Array.isArray(json)) throw new HookConfigError(`${path}: must hold a JSON object`);
+  if (typeof json !== "object" || json === null || Array.isArray(json))
+    throw new HookConfigError(`${path}: must hold a JSON object`);
   return json as Record<string, unknown>;
 }
 
@@ -160,12 +162,17 @@ export function loadHookConfig(env: Env, configPath?: string, home = homedir()):
 
   // The environment wins over the file.
   const envName = "environment";
-  if (env.AGENTPLANE_HOOK_DEADLINE_MS) config.deadlineMs = deadline(env.AGENTPLANE_HOOK_DEADLINE_MS, envName, "AGENTPLANE_HOOK_DEADLINE_MS");
+  if (env.AGENTPLANE_HOOK_DEADLINE_MS)
+    config.deadlineMs = deadline(env.AGENTPLANE_HOOK_DEADLINE_MS, envName, "AGENTPLANE_HOOK_DEADLINE_MS");
   if (env.AGENTPLANE_HOOK_LOG) config.logFile = env.AGENTPLANE_HOOK_LOG;
-  if (env.AGENTPLANE_HOOK_DESKTOP) config.desktop = flag(env.AGENTPLANE_HOOK_DESKTOP, envName, "AGENTPLANE_HOOK_DESKTOP");
+  if (env.AGENTPLANE_HOOK_DESKTOP)
+    config.desktop = flag(env.AGENTPLANE_HOOK_DESKTOP, envName, "AGENTPLANE_HOOK_DESKTOP");
   if (env.AGENTPLANE_HOOK_BELL) config.bell = flag(env.AGENTPLANE_HOOK_BELL, envName, "AGENTPLANE_HOOK_BELL");
   if (env.AGENTPLANE_HOOK_WEBHOOK_URL) {
-    config.webhook = { ...config.webhook, url: httpUrl(env.AGENTPLANE_HOOK_WEBHOOK_URL, envName, "AGENTPLANE_HOOK_WEBHOOK_URL") };
+    config.webhook = {
+      ...config.webhook,
+      url: httpUrl(env.AGENTPLANE_HOOK_WEBHOOK_URL, envName, "AGENTPLANE_HOOK_WEBHOOK_URL"),
+    };
   }
   if (env.AGENTPLANE_HOOK_WEBHOOK_SECRET) {
     if (!config.webhook) fail(envName, "AGENTPLANE_HOOK_WEBHOOK_SECRET", "is set but no webhook URL is configured");

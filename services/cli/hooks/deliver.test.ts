@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { deliverAll, type Notice, type Target } from "./deliver.js";
 
-const notice: Notice = { text: "Task finished in api", input: { event: "Stop", cwd: "/w/api", sessionId: "s1" }, at: new Date("2026-03-01T10:00:00Z") };
+const notice: Notice = {
+  text: "Task finished in api",
+  input: { event: "Stop", cwd: "/w/api", sessionId: "s1" },
+  at: new Date("2026-03-01T10:00:00Z"),
+};
 
 const after = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
@@ -53,7 +57,11 @@ describe("deliverAll", () => {
 
   it("with the deadline already passed, gives every target a cancelled signal and returns at once", async () => {
     let sawAbort = false;
-    const outcomes = await deliverAll([{ name: "late", send: (_n, signal) => after(1000, signal).finally(() => (sawAbort = signal.aborted)) }], notice, Date.now() - 10);
+    const outcomes = await deliverAll(
+      [{ name: "late", send: (_n, signal) => after(1000, signal).finally(() => (sawAbort = signal.aborted)) }],
+      notice,
+      Date.now() - 10,
+    );
     expect(outcomes[0]).toMatchObject({ ok: false, error: "deadline: no answer in time" });
     await new Promise((r) => setTimeout(r, 5));
     expect(sawAbort).toBe(true);

@@ -41,8 +41,12 @@ export async function deliverAll(targets: readonly Target[], notice: Notice, dea
       targets.map(async (target): Promise<Outcome> => {
         const started = Date.now();
         try {
-          const result = await Promise.race([target.send(notice, controller.signal).then(() => "sent" as const), expired]);
-          if (result === "deadline") return { target: target.name, ok: false, error: "deadline: no answer in time", ms: Date.now() - started };
+          const result = await Promise.race([
+            target.send(notice, controller.signal).then(() => "sent" as const),
+            expired,
+          ]);
+          if (result === "deadline")
+            return { target: target.name, ok: false, error: "deadline: no answer in time", ms: Date.now() - started };
           return { target: target.name, ok: true, ms: Date.now() - started };
         } catch (err) {
           const error = controller.signal.aborted ? "deadline: no answer in time" : errorMessage(err);

@@ -29,7 +29,11 @@ export function findOnPath(name: string, path = process.env.PATH ?? ""): string 
 }
 
 /** The notifier command for this platform, or undefined when none is installed. */
-export function desktopCommand(text: string, platform: NodeJS.Platform = process.platform, path?: string): DesktopCommand | undefined {
+export function desktopCommand(
+  text: string,
+  platform: NodeJS.Platform = process.platform,
+  path?: string,
+): DesktopCommand | undefined {
   if (platform === "darwin") {
     const program = findOnPath("osascript", path);
     if (!program) return undefined;
@@ -53,7 +57,12 @@ export function runCommand(command: DesktopCommand, signal: AbortSignal): Promis
     child.on("error", reject);
     child.on("close", (code, sig) => {
       if (code === 0) resolve();
-      else reject(new Error(`${command.program} ${sig ? `ended by ${sig}` : `exited with ${code}`}${stderr.trim() ? `: ${stderr.trim().split("\n")[0]}` : ""}`));
+      else
+        reject(
+          new Error(
+            `${command.program} ${sig ? `ended by ${sig}` : `exited with ${code}`}${stderr.trim() ? `: ${stderr.trim().split("\n")[0]}` : ""}`,
+          ),
+        );
     });
   });
 }

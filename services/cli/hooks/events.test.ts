@@ -3,8 +3,19 @@ import { describeEvent, parseHookInput, sampleEvent, HOOK_EVENTS } from "./event
 
 describe("parseHookInput", () => {
   it("reads the fields the spec names and ignores the rest", () => {
-    const parsed = parseHookInput(JSON.stringify({ hook_event_name: "SessionEnd", session_id: "s1", cwd: "/home/a/api", reason: "error", transcript_path: "/x" }));
-    expect(parsed).toEqual({ ok: true, input: { event: "SessionEnd", sessionId: "s1", cwd: "/home/a/api", reason: "error" } });
+    const parsed = parseHookInput(
+      JSON.stringify({
+        hook_event_name: "SessionEnd",
+        session_id: "s1",
+        cwd: "/home/a/api",
+        reason: "error",
+        transcript_path: "/x",
+      }),
+    );
+    expect(parsed).toEqual({
+      ok: true,
+      input: { event: "SessionEnd", sessionId: "s1", cwd: "/home/a/api", reason: "error" },
+    });
   });
 
   it("rejects empty input, malformed JSON, non-objects and unknown or missing event names", () => {
@@ -14,11 +25,17 @@ describe("parseHookInput", () => {
     expect(parseHookInput("[1]")).toMatchObject({ ok: false, reason: "input must be a JSON object" });
     expect(parseHookInput("{}")).toMatchObject({ ok: false, reason: "hook_event_name: missing" });
     expect(parseHookInput('{"hook_event_name": 3}')).toMatchObject({ ok: false, reason: "hook_event_name: missing" });
-    expect(parseHookInput('{"hook_event_name": "PreCompact"}')).toMatchObject({ ok: false, reason: expect.stringContaining('unknown event "PreCompact"') });
+    expect(parseHookInput('{"hook_event_name": "PreCompact"}')).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('unknown event "PreCompact"'),
+    });
   });
 
   it("drops optional fields of the wrong type instead of failing", () => {
-    expect(parseHookInput('{"hook_event_name": "Stop", "cwd": 5, "session_id": ""}')).toEqual({ ok: true, input: { event: "Stop" } });
+    expect(parseHookInput('{"hook_event_name": "Stop", "cwd": 5, "session_id": ""}')).toEqual({
+      ok: true,
+      input: { event: "Stop" },
+    });
   });
 });
 

@@ -49,7 +49,11 @@ export function parseHookInput(raw: string): ParsedInput {
   const fields = json as Record<string, unknown>;
   const name = fields.hook_event_name;
   if (typeof name !== "string" || name === "") return { ok: false, reason: "hook_event_name: missing" };
-  if (!isHookEvent(name)) return { ok: false, reason: `hook_event_name: unknown event "${clip(name, 60)}" (known: ${HOOK_EVENTS.join(", ")})` };
+  if (!isHookEvent(name))
+    return {
+      ok: false,
+      reason: `hook_event_name: unknown event "${clip(name, 60)}" (known: ${HOOK_EVENTS.join(", ")})`,
+    };
   const input: HookInput = { event: name };
   const sessionId = optionalText(fields.session_id);
   const cwd = optionalText(fields.cwd);

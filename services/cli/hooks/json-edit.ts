@@ -86,7 +86,11 @@ export function parseTree(text: string): JsonNode {
       }
     }
     if (c === '"') return { kind: "value", start, value: string(), end: pos };
-    for (const [word, literal] of [["true", true], ["false", false], ["null", null]] as const) {
+    for (const [word, literal] of [
+      ["true", true],
+      ["false", false],
+      ["null", null],
+    ] as const) {
       if (text.startsWith(word, pos)) {
         pos += word.length;
         return { kind: "value", start, end: pos, value: literal };
@@ -121,7 +125,7 @@ export interface Layout {
 export function detectLayout(text: string): Layout {
   const nl = text.includes("\r\n") ? "\r\n" : "\n";
   const indented = /\n([ \t]+)["{[\]}]/.exec(text);
-  const unit = indented?.[1]?.startsWith("\t") ? "\t" : indented?.[1] ?? "  ";
+  const unit = indented?.[1]?.startsWith("\t") ? "\t" : (indented?.[1] ?? "  ");
   return { nl, unit };
 }
 
@@ -141,7 +145,9 @@ function ownLineIndent(text: string, offset: number): string | undefined {
 /** JSON text for `value` starting at a line indented by `indent`; `compact` keeps it on one line. */
 export function serialize(value: unknown, indent: string, layout: Layout, compact: boolean): string {
   if (compact) return JSON.stringify(value);
-  return JSON.stringify(value, null, layout.unit).split("\n").join(layout.nl + indent);
+  return JSON.stringify(value, null, layout.unit)
+    .split("\n")
+    .join(layout.nl + indent);
 }
 
 function splice(text: string, start: number, end: number, insert: string): string {
@@ -150,7 +156,9 @@ function splice(text: string, start: number, end: number, insert: string): strin
 
 /** The start offsets of a container's children (property keys or items) and their end offsets. */
 function children(node: ObjectNode | ArrayNode): Array<{ start: number; end: number }> {
-  return node.kind === "object" ? node.props.map((p) => ({ start: p.keyStart, end: p.value.end })) : node.items.map((i) => ({ start: i.start, end: i.end }));
+  return node.kind === "object"
+    ? node.props.map((p) => ({ start: p.keyStart, end: p.value.end }))
+    : node.items.map((i) => ({ start: i.start, end: i.end }));
 }
 
 /** Appends `"key": value` to an object, or `value` to an array, in the container's own style. */
@@ -164,7 +172,12 @@ export function appendChild(text: string, node: ObjectNode | ArrayNode, value: u
     const inner = outer + layout.unit;
     const open = text[node.start] as string;
     const close = text[node.end - 1] as string;
-    return splice(text, node.start, node.end, `${open}${layout.nl}${inner}${head}${serialize(value, inner, layout, false)}${layout.nl}${outer}${close}`);
+    return splice(
+      text,
+      node.start,
+      node.end,
+      `${open}${layout.nl}${inner}${head}${serialize(value, inner, layout, false)}${layout.nl}${outer}${close}`,
+    );
   }
   const indent = ownLineIndent(text, last.start);
   if (indent === undefined) {
@@ -189,5 +202,10 @@ export function removeChild(text: string, node: ObjectNode | ArrayNode, index: n
 /** Replaces a node's text with `value`, in its style (one line if it was on one line). */
 export function replaceNode(text: string, node: JsonNode, value: unknown): string {
   const compact = !text.slice(node.start, node.end).includes("\n");
-  return splice(text, node.start, node.end, serialize(value, lineIndent(text, node.start), detectLayout(text), compact));
+  return splice(
+    text,
+    node.start,
+    node.end,
+    serialize(value, lineIndent(text, node.start), detectLayout(text), compact),
+  );
 }

@@ -50,7 +50,9 @@ describe("desktop notifications", () => {
     expect(desktopCommand("x", "win32", "/usr/bin")).toBeUndefined();
     expect(findOnPath("sh", "/nonexistent:/bin:/usr/bin")).toMatch(/\/sh$/);
     const { dir } = fakeNotifiers(3);
-    await expect(runCommand(desktopCommand("x", "linux", dir)!, new AbortController().signal)).rejects.toThrow(/notify-send exited with 3: no session bus/);
+    await expect(runCommand(desktopCommand("x", "linux", dir)!, new AbortController().signal)).rejects.toThrow(
+      /notify-send exited with 3: no session bus/,
+    );
   });
 });
 

@@ -38,16 +38,33 @@ export interface NotifyResult {
 }
 
 /** Sends one event through the targets and logs every failure; never throws. */
-export async function deliverEvent(input: HookInput, targets: readonly Target[], deadlineAt: number, log: HookLog): Promise<Outcome[]> {
+export async function deliverEvent(
+  input: HookInput,
+  targets: readonly Target[],
+  deadlineAt: number,
+  log: HookLog,
+): Promise<Outcome[]> {
   const notice = { text: describeEvent(input), input, at: new Date() };
   const outcomes = await deliverAll(targets, notice, deadlineAt);
   for (const outcome of outcomes) {
-    if (!outcome.ok) log.write("warn", `${outcome.target} failed`, { event: input.event, session_id: input.sessionId, target: outcome.target, error: outcome.error, ms: outcome.ms });
+    if (!outcome.ok)
+      log.write("warn", `${outcome.target} failed`, {
+        event: input.event,
+        session_id: input.sessionId,
+        target: outcome.target,
+        error: outcome.error,
+        ms: outcome.ms,
+      });
   }
   return outcomes;
 }
 
-export async function notifyFromStdin(stdin: Readable, config: HookConfig, deadlineAt: number, log: HookLog): Promise<NotifyResult> {
+export async function notifyFromStdin(
+  stdin: Readable,
+  config: HookConfig,
+  deadlineAt: number,
+  log: HookLog,
+): Promise<NotifyResult> {
   const read = await readInput(stdin, deadlineAt, MAX_INPUT_BYTES);
   const parsed = read.ok ? parseHookInput(read.text) : { ok: false as const, reason: read.reason };
   if (!parsed.ok) {

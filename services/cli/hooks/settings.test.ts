@@ -42,7 +42,11 @@ describe("install → install → uninstall", () => {
     expect(once.text).toBe(
       '{\n    "theme": "dark",\n    "hooks": {\n        "Stop": [\n            {\n                "hooks": [\n                    {\n                        "type": "command",\n                        "command": "agentplane hook notify",\n                        "timeout": 5\n                    }\n                ]\n            }\n        ]\n    }\n}\n',
     );
-    expect(roundTrip('{\r\n  "a": 1\r\n}', ["Stop"]).once.text.split("\n").every((line, i, all) => i === all.length - 1 || line.endsWith("\r"))).toBe(true);
+    expect(
+      roundTrip('{\r\n  "a": 1\r\n}', ["Stop"])
+        .once.text.split("\n")
+        .every((line, i, all) => i === all.length - 1 || line.endsWith("\r")),
+    ).toBe(true);
   });
 
   it("adds beside the user's own hooks and removes only its own", () => {
@@ -61,7 +65,10 @@ describe("install → install → uninstall", () => {
     expect(once.added).toEqual(["Stop", "Notification"]);
     expect(twice.text).toBe(once.text);
     const installed = JSON.parse(once.text);
-    expect(installed.hooks.Stop).toEqual([{ hooks: [{ type: "command", command: "say done", timeout: 3 }] }, { hooks: [HOOK] }]);
+    expect(installed.hooks.Stop).toEqual([
+      { hooks: [{ type: "command", command: "say done", timeout: 3 }] },
+      { hooks: [HOOK] },
+    ]);
     expect(installed.hooks.Notification).toEqual([{ hooks: [HOOK] }]);
     expect(installed.hooks.PreToolUse).toEqual(JSON.parse(original).hooks.PreToolUse);
     expect(removed.text).toBe(original);
@@ -70,17 +77,36 @@ describe("install → install → uninstall", () => {
   it("updates its hook's timeout or command in place rather than adding a second one", () => {
     const first = installHooks(undefined, ["Stop"], HOOK);
     expect(first.text.endsWith("}\n")).toBe(true);
-    const moved = installHooks(first.text, ["Stop"], { ...HOOK, command: "'/usr/bin/node' '/opt/ap/bin/agentplane.js' hook notify", timeout: 8 });
+    const moved = installHooks(first.text, ["Stop"], {
+      ...HOOK,
+      command: "'/usr/bin/node' '/opt/ap/bin/agentplane.js' hook notify",
+      timeout: 8,
+    });
     expect(moved.updated).toEqual(["Stop"]);
-    expect(JSON.parse(moved.text).hooks.Stop).toEqual([{ hooks: [{ type: "command", command: "'/usr/bin/node' '/opt/ap/bin/agentplane.js' hook notify", timeout: 8 }] }]);
+    expect(JSON.parse(moved.text).hooks.Stop).toEqual([
+      { hooks: [{ type: "command", command: "'/usr/bin/node' '/opt/ap/bin/agentplane.js' hook notify", timeout: 8 }] },
+    ]);
     expect(uninstallHooks(moved.text).text).toBe("{}\n");
   });
 
   it("also removes a notify hook written by hand inside another entry, keeping that entry's other hooks", () => {
-    const original = { hooks: { Stop: [{ hooks: [{ type: "command", command: "say done", timeout: 3 }, { type: "command", command: "agentplane hook notify --config /x.json", timeout: 5 }] }] } };
+    const original = {
+      hooks: {
+        Stop: [
+          {
+            hooks: [
+              { type: "command", command: "say done", timeout: 3 },
+              { type: "command", command: "agentplane hook notify --config /x.json", timeout: 5 },
+            ],
+          },
+        ],
+      },
+    };
     const result = uninstallHooks(JSON.stringify(original, null, 2));
     expect(result.removed).toEqual(["Stop"]);
-    expect(JSON.parse(result.text)).toEqual({ hooks: { Stop: [{ hooks: [{ type: "command", command: "say done", timeout: 3 }] }] } });
+    expect(JSON.parse(result.text)).toEqual({
+      hooks: { Stop: [{ hooks: [{ type: "command", command: "say done", timeout: 3 }] }] },
+    });
   });
 
   it("limits uninstall to the events asked for", () => {

@@ -2,7 +2,17 @@
 //   {"hooks": {"<Event>": [{"hooks": [{"type": "command", "command": "...", "timeout": 5}]}]}}
 // Our hook is recognised by its command (it runs `agentplane … hook notify`), so uninstall
 // touches nothing else. Edits go through json-edit.ts and keep the file's formatting.
-import { appendChild, parseTree, propOf, removeChild, replaceNode, JsonSyntaxError, type ArrayNode, type JsonNode, type ObjectNode } from "./json-edit.js";
+import {
+  appendChild,
+  parseTree,
+  propOf,
+  removeChild,
+  replaceNode,
+  JsonSyntaxError,
+  type ArrayNode,
+  type JsonNode,
+  type ObjectNode,
+} from "./json-edit.js";
 
 export class SettingsError extends Error {}
 
@@ -157,7 +167,11 @@ export function uninstallHooks(text: string, events?: readonly string[]): Uninst
     } else if (entries.items.length > 1) {
       current = removeChild(current, entries, found.entryIndex);
     } else if (hooks.props.length > 1) {
-      current = removeChild(current, hooks, hooks.props.findIndex((p) => p.key === found.event));
+      current = removeChild(
+        current,
+        hooks,
+        hooks.props.findIndex((p) => p.key === found.event),
+      );
     } else {
       current = removeChild(current, tree, tree.props.indexOf(hooksProp));
     }

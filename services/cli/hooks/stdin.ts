@@ -4,7 +4,11 @@ import type { Readable } from "node:stream";
 
 export type StdinResult = { ok: true; text: string } | { ok: false; reason: string };
 
-export function readInput(stream: Readable & { isTTY?: boolean }, deadlineAt: number, maxBytes: number): Promise<StdinResult> {
+export function readInput(
+  stream: Readable & { isTTY?: boolean },
+  deadlineAt: number,
+  maxBytes: number,
+): Promise<StdinResult> {
   // Run by hand in a terminal there is no event to read; waiting for one would hang.
   if (stream.isTTY) return Promise.resolve({ ok: true, text: "" });
   return new Promise((resolve) => {
@@ -26,7 +30,10 @@ export function readInput(stream: Readable & { isTTY?: boolean }, deadlineAt: nu
     };
     const onEnd = () => done({ ok: true, text: Buffer.concat(chunks).toString("utf8") });
     const onError = (err: Error) => done({ ok: false, reason: `cannot read stdin: ${err.message}` });
-    const timer = setTimeout(() => done({ ok: false, reason: "stdin was not closed before the deadline" }), Math.max(0, deadlineAt - Date.now()));
+    const timer = setTimeout(
+      () => done({ ok: false, reason: "stdin was not closed before the deadline" }),
+      Math.max(0, deadlineAt - Date.now()),
+    );
     stream.on("data", onData);
     stream.on("end", onEnd);
     stream.on("error", onError);

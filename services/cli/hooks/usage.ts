@@ -19,7 +19,11 @@ export const INGEST_PATH = "/agentplane.analytics.v1.TelemetryService/Ingest";
 export const HOOK_COMMAND = "agentplane hook notify";
 
 /** TelemetryEvent in protobuf JSON (lowerCamel names, which every protobuf JSON parser reads). */
-export function hookTelemetryEvent(config: UsageConfig, notice: Notice, eventId: string = randomUUID()): Record<string, string> {
+export function hookTelemetryEvent(
+  config: UsageConfig,
+  notice: Notice,
+  eventId: string = randomUUID(),
+): Record<string, string> {
   const event: Record<string, string> = {
     type: "hook",
     time: notice.at.toISOString(),
@@ -44,7 +48,13 @@ export interface IngestAnswer {
 }
 
 /** One Connect unary call over HTTP/2; resolves with the decoded JSON answer. */
-export function connectUnary(baseUrl: string, path: string, apiKey: string, body: unknown, signal: AbortSignal): Promise<unknown> {
+export function connectUnary(
+  baseUrl: string,
+  path: string,
+  apiKey: string,
+  body: unknown,
+  signal: AbortSignal,
+): Promise<unknown> {
   return new Promise((resolve, reject) => {
     signal.throwIfAborted();
     const base = new URL(baseUrl);
@@ -84,7 +94,11 @@ export function connectUnary(baseUrl: string, path: string, apiKey: string, body
       }
       if (status !== 200) {
         const err = json as { code?: string; message?: string };
-        return finish(new Error(`ingest answered HTTP ${status}${err.code ? ` ${err.code}` : ""}${err.message ? `: ${err.message}` : ""}`));
+        return finish(
+          new Error(
+            `ingest answered HTTP ${status}${err.code ? ` ${err.code}` : ""}${err.message ? `: ${err.message}` : ""}`,
+          ),
+        );
       }
       finish(undefined, json);
     });
@@ -96,7 +110,13 @@ export function usageTarget(config: UsageConfig): Target {
   return {
     name: "usage",
     async send(notice, signal) {
-      const answer = (await connectUnary(config.url, INGEST_PATH, config.apiKey, { events: [hookTelemetryEvent(config, notice)] }, signal)) as IngestAnswer;
+      const answer = (await connectUnary(
+        config.url,
+        INGEST_PATH,
+        config.apiKey,
+        { events: [hookTelemetryEvent(config, notice)] },
+        signal,
+      )) as IngestAnswer;
       const rejected = answer.rejected?.[0];
       if (rejected) throw new Error(`ingest rejected the event: ${rejected.reason ?? "no reason given"}`);
     },

@@ -18,7 +18,9 @@ afterEach(async () => {
   }
 });
 
-async function receiver(answer: (req: IncomingMessage, body: string) => number | "hang"): Promise<{ url: string; received: Received[] }> {
+async function receiver(
+  answer: (req: IncomingMessage, body: string) => number | "hang",
+): Promise<{ url: string; received: Received[] }> {
   const received: Received[] = [];
   const server = createServer((req, res) => {
     let body = "";
@@ -49,7 +51,13 @@ describe("webhook target", () => {
     expect(headers["content-type"]).toBe("application/json");
     expect(JSON.parse(body)).toEqual({
       text: "Session ended: error in api",
-      agentplane: { event: "SessionEnd", session_id: "s-1", cwd: "/w/api", reason: "error", time: "2026-03-01T10:00:00.000Z" },
+      agentplane: {
+        event: "SessionEnd",
+        session_id: "s-1",
+        cwd: "/w/api",
+        reason: "error",
+        time: "2026-03-01T10:00:00.000Z",
+      },
     });
     const timestamp = headers[TIMESTAMP_HEADER.toLowerCase()] as string;
     const signature = headers[SIGNATURE_HEADER.toLowerCase()] as string;
@@ -69,7 +77,9 @@ describe("webhook target", () => {
 
   it("fails on a non-2xx answer and when its signal fires on a receiver that never answers", async () => {
     const failing = await receiver(() => 500);
-    await expect(webhookTarget({ url: failing.url }).send(notice, new AbortController().signal)).rejects.toThrow("webhook answered HTTP 500");
+    await expect(webhookTarget({ url: failing.url }).send(notice, new AbortController().signal)).rejects.toThrow(
+      "webhook answered HTTP 500",
+    );
     const hanging = await receiver(() => "hang");
     const started = Date.now();
     await expect(webhookTarget({ url: hanging.url }).send(notice, AbortSignal.timeout(150))).rejects.toThrow();
@@ -77,14 +87,19 @@ describe("webhook target", () => {
   });
 
   it("leaves out the fields an event does not have", () => {
-    expect(webhookPayload({ text: "Task finished", input: { event: "Stop" }, at: notice.at })).toEqual({ text: "Task finished", agentplane: { event: "Stop", time: "2026-03-01T10:00:00.000Z" } });
+    expect(webhookPayload({ text: "Task finished", input: { event: "Stop" }, at: notice.at })).toEqual({
+      text: "Task finished",
+      agentplane: { event: "Stop", time: "2026-03-01T10:00:00.000Z" },
+    });
   });
 });
 
 describe("signature", () => {
   it("is the hex HMAC-SHA256 of timestamp, a dot and the body, and expires", () => {
     // Known answer: HMAC-SHA256("key", "1700000000.{}") computed independently (openssl dgst -sha256 -hmac key).
-    expect(signBody("key", "1700000000", "{}")).toBe("sha256=9d713ed406bb7076d4123f0dc2c39d2df5c654ed4b0cd56b52c8b4c940bd63ae");
+    expect(signBody("key", "1700000000", "{}")).toBe(
+      "sha256=9d713ed406bb7076d4123f0dc2c39d2df5c654ed4b0cd56b52c8b4c940bd63ae",
+    );
     const sig = signBody("key", "1700000000", "{}");
     expect(verifySignature("key", { timestamp: "1700000000", signature: sig }, "{}", 1700000100)).toBe(true);
     expect(verifySignature("key", { timestamp: "1700000000", signature: sig }, "{}", 1700000301)).toBe(false);

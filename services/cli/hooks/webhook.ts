@@ -50,7 +50,12 @@ export function webhookHeaders(config: WebhookConfig, body: string, nowMs: numbe
 }
 
 /** POSTs the body; resolves on a 2xx answer, rejects otherwise or when the signal fires. */
-export function postJson(url: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<void> {
+export function postJson(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  signal: AbortSignal,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     const send = target.protocol === "https:" ? httpsRequest : httpRequest;
@@ -59,7 +64,9 @@ export function postJson(url: string, headers: Record<string, string>, body: str
       const status = res.statusCode ?? 0;
       res.resume();
       res.on("error", reject);
-      res.on("end", () => (status >= 200 && status < 300 ? resolve() : reject(new Error(`webhook answered HTTP ${status}`))));
+      res.on("end", () =>
+        status >= 200 && status < 300 ? resolve() : reject(new Error(`webhook answered HTTP ${status}`)),
+      );
     });
     req.on("error", reject);
     req.end(body);

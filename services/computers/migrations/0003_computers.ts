@@ -31,7 +31,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   // one organization receive another's host registration.
   await sql`create unique index computers_host_id on computers (host_id) where host_id is not null`.execute(db);
   // The provisioning worker's queue: e2b computers still provisioning, oldest first.
-  await sql`create index computers_provisioning_queue on computers (created_at, id) where status = 'provisioning' and provider_type = 'e2b'`.execute(db);
+  await sql`create index computers_provisioning_queue on computers (created_at, id) where status = 'provisioning' and provider_type = 'e2b'`.execute(
+    db,
+  );
 
   await db.schema
     .createTable("computer_provisioning_steps")
@@ -39,11 +41,15 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("computer_id", "text", (c) => c.notNull().references("computers.id").onDelete("cascade"))
     .addColumn("org_id", "text", (c) => c.notNull().references("organizations.id").onDelete("cascade"))
     .addColumn("position", "integer", (c) => c.notNull())
-    .addColumn("kind", "text", (c) => c.notNull().check(sql`kind in ('register_host', 'create_sandbox', 'clone_repo', 'install_deps')`))
+    .addColumn("kind", "text", (c) =>
+      c.notNull().check(sql`kind in ('register_host', 'create_sandbox', 'clone_repo', 'install_deps')`),
+    )
     .addColumn("name", "text", (c) => c.notNull())
     .addColumn("repo_url", "text")
     .addColumn("repo_dir", "text")
-    .addColumn("status", "text", (c) => c.notNull().check(sql`status in ('pending', 'running', 'succeeded', 'failed', 'skipped')`))
+    .addColumn("status", "text", (c) =>
+      c.notNull().check(sql`status in ('pending', 'running', 'succeeded', 'failed', 'skipped')`),
+    )
     .addColumn("error", "text")
     .addColumn("attempts", "integer", (c) => c.notNull().defaultTo(0))
     .addColumn("started_at", sql`timestamptz(3)`)

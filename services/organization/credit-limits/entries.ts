@@ -31,7 +31,8 @@ export const ENTRY_ERRORS = {
 
 /** The whole request is a 400 unless it has 1 to 100 entries. */
 export function checkEntryCount(count: number): void {
-  if (count < 1 || count > MAX_ENTRIES) throw invalidArgument("users", `must have 1 to ${MAX_ENTRIES} entries, got ${count}`);
+  if (count < 1 || count > MAX_ENTRIES)
+    throw invalidArgument("users", `must have 1 to ${MAX_ENTRIES} entries, got ${count}`);
 }
 
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
@@ -40,7 +41,10 @@ export const normalizeEmail = (email: string): string => email.trim().toLowerCas
  * `userIds` maps normalized emails of the organization's users to their IDs. An email sent twice
  * is an error for every occurrence: which limit was meant is anybody's guess, so none is stored.
  */
-export function sortEntries(entries: readonly LimitEntry[], userIds: ReadonlyMap<string, string>): { accepted: AcceptedLimit[]; errors: LimitError[] } {
+export function sortEntries(
+  entries: readonly LimitEntry[],
+  userIds: ReadonlyMap<string, string>,
+): { accepted: AcceptedLimit[]; errors: LimitError[] } {
   const counts = new Map<string, number>();
   for (const e of entries) counts.set(normalizeEmail(e.email), (counts.get(normalizeEmail(e.email)) ?? 0) + 1);
   const accepted: AcceptedLimit[] = [];

@@ -1,7 +1,17 @@
 // SetUserCreditLimits through an in-memory router transport, over a real test database.
-import { Code, ConnectError, createClient, createRouterTransport, type Client, type Interceptor } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  createClient,
+  createRouterTransport,
+  type Client,
+  type Interceptor,
+} from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CreditLimitService, OrganizationService } from "../../../gen/agentplane/organization/v1alpha1/organization_pb.js";
+import {
+  CreditLimitService,
+  OrganizationService,
+} from "../../../gen/agentplane/organization/v1alpha1/organization_pb.js";
 import { ingestEvents } from "../../analytics/ingest/ingest.js";
 import { rollupOrganization } from "../../analytics/rollup/rollup.js";
 import { createTestDatabase, testLogger, type TestDatabase } from "../../../test/support/database.js";
@@ -30,14 +40,24 @@ describe("credit-limit handlers", () => {
     grace = (await createUser(database.db, { orgId, email: "grace@example.com", role: "member" })).id;
     as = (role) => {
       const asCaller: Interceptor = (next) => (req) => {
-        req.contextValues.set(kPrincipal, { orgId, userId: ada, role, credentialKind: "api_key", credentialId: "key:1", rateLimitPerMinute: 1000 });
+        req.contextValues.set(kPrincipal, {
+          orgId,
+          userId: ada,
+          role,
+          credentialKind: "api_key",
+          credentialId: "key:1",
+          rateLimitPerMinute: 1000,
+        });
         return next(req);
       };
       return createClient(
         OrganizationService,
-        createRouterTransport((router) => router.service(OrganizationService, createCreditLimitHandlers({ db: database.db })), {
-          router: { interceptors: [requestContextInterceptor(testLogger()), asCaller] },
-        }),
+        createRouterTransport(
+          (router) => router.service(OrganizationService, createCreditLimitHandlers({ db: database.db })),
+          {
+            router: { interceptors: [requestContextInterceptor(testLogger()), asCaller] },
+          },
+        ),
       );
     };
   });
@@ -62,10 +82,18 @@ describe("credit-limit handlers", () => {
 
   it("refuses members and guests, and whole requests with no or too many entries", async () => {
     for (const role of ["member", "guest"] as const) {
-      const err = ConnectError.from(await as(role).setUserCreditLimits({ users: [{ email: "grace@example.com", limit: 1 }] }).catch((e) => e));
+      const err = ConnectError.from(
+        await as(role)
+          .setUserCreditLimits({ users: [{ email: "grace@example.com", limit: 1 }] })
+          .catch((e) => e),
+      );
       expect(err.code).toBe(Code.PermissionDenied);
     }
-    const empty = ConnectError.from(await as("owner").setUserCreditLimits({ users: [] }).catch((e) => e));
+    const empty = ConnectError.from(
+      await as("owner")
+        .setUserCreditLimits({ users: [] })
+        .catch((e) => e),
+    );
     expect([empty.code, empty.rawMessage]).toEqual([Code.InvalidArgument, "users: must have 1 to 100 entries, got 0"]);
     expect(await findCreditLimit(database.db, orgId, grace)).toBeUndefined();
   });
@@ -74,7 +102,12 @@ describe("credit-limit handlers", () => {
     const NOW = new Date(Date.UTC(2026, 2, 15, 12));
     let linus: string;
     let balance: Client<typeof CreditLimitService>;
-    const usage = (userId: string, time: string, modelId: string, tokens: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number }) => ({
+    const usage = (
+      userId: string,
+      time: string,
+      modelId: string,
+      tokens: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number },
+    ) => ({
       type: "model_usage",
       time,
       orgId,
@@ -93,9 +126,14 @@ describe("credit-limit handlers", () => {
       balance = createClient(
         CreditLimitService,
         // As an unbound service account (the model gateway acts for any organization).
-        handlerTransport((router) => router.service(CreditLimitService, createCreditLimitService({ db: database.db, now: () => NOW }))),
+        handlerTransport((router) =>
+          router.service(CreditLimitService, createCreditLimitService({ db: database.db, now: () => NOW })),
+        ),
       );
-      await database.db.insertInto("analytics_credit_multipliers").values({ model_id: "opus", multiplier: 2 }).execute();
+      await database.db
+        .insertInto("analytics_credit_multipliers")
+        .values({ model_id: "opus", multiplier: 2 })
+        .execute();
       const result = await ingestEvents(
         database.db,
         [
@@ -120,7 +158,11 @@ describe("credit-limit handlers", () => {
       await rollupOrganization(database.db, orgId, ["2026-03-10", "2026-03-14"], { through: "2026-03-14" });
       // The rolled-up days are read from analytics_user_daily: a multiplier changed since then
       // does not rewrite history.
-      await database.db.updateTable("analytics_credit_multipliers").set({ multiplier: 3 }).where("model_id", "=", "opus").execute();
+      await database.db
+        .updateTable("analytics_credit_multipliers")
+        .set({ multiplier: 3 })
+        .where("model_id", "=", "opus")
+        .execute();
       expect(await creditsUsedThisMonth(database.db, orgId, linus, NOW)).toBeCloseTo(305, 9);
       // A late event on a rolled-up day makes that day pending: it is summed from raw events
       // (all of them, the late one included) until the next rollup, never twice.
@@ -146,7 +188,10 @@ describe("credit-limit handlers", () => {
 
     it("refuses unknown users and users of other organizations, and empty IDs", async () => {
       const other = (await createOrganization(database.db, { name: "Other" })).id;
-      for (const req of [{ orgId, userId: "nobody" }, { orgId: other, userId: linus }]) {
+      for (const req of [
+        { orgId, userId: "nobody" },
+        { orgId: other, userId: linus },
+      ]) {
         expect(ConnectError.from(await balance.getCreditBalance(req).catch((e) => e)).code).toBe(Code.NotFound);
       }
       const err = ConnectError.from(await balance.getCreditBalance({ orgId, userId: "" }).catch((e) => e));

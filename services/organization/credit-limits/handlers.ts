@@ -2,7 +2,10 @@
 // (internal, for the model gateway), built from their dependencies.
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
-import type { CreditLimitService, OrganizationService } from "../../../gen/agentplane/organization/v1alpha1/organization_pb.js";
+import type {
+  CreditLimitService,
+  OrganizationService,
+} from "../../../gen/agentplane/organization/v1alpha1/organization_pb.js";
 import type { Database } from "../../database.js";
 import { stopIfAbandoned } from "../../platform/abandoned.js";
 import { requireRole } from "../../platform/auth.js";
@@ -20,7 +23,9 @@ export interface CreditLimitDeps {
   now?: () => Date;
 }
 
-export function createCreditLimitHandlers(deps: CreditLimitDeps): Pick<ServiceImpl<typeof OrganizationService>, "setUserCreditLimits"> {
+export function createCreditLimitHandlers(
+  deps: CreditLimitDeps,
+): Pick<ServiceImpl<typeof OrganizationService>, "setUserCreditLimits"> {
   return {
     async setUserCreditLimits(req, ctx: HandlerContext) {
       const principal = principalOf(ctx);
@@ -47,17 +52,20 @@ export function createCreditLimitService(deps: CreditLimitDeps): Partial<Service
       if (req.userId === "") throw invalidArgument("userId", "is required");
       const at = now();
       // One snapshot for the limit and the usage, so remaining is computed from matching figures.
-      return deps.db.transaction().setIsolationLevel("repeatable read").execute(async (trx) => {
-        if (!(await findUser(trx, orgId, req.userId))) throw notFound("user");
-        const limit = await findCreditLimit(trx, orgId, req.userId);
-        const used = await creditsUsedThisMonth(trx, orgId, req.userId, at);
-        return {
-          limit,
-          usedMonthToDate: used,
-          remaining: limit === undefined ? undefined : Math.max(0, limit - used),
-          periodStart: monthBounds(at).start,
-        };
-      });
+      return deps.db
+        .transaction()
+        .setIsolationLevel("repeatable read")
+        .execute(async (trx) => {
+          if (!(await findUser(trx, orgId, req.userId))) throw notFound("user");
+          const limit = await findCreditLimit(trx, orgId, req.userId);
+          const used = await creditsUsedThisMonth(trx, orgId, req.userId, at);
+          return {
+            limit,
+            usedMonthToDate: used,
+            remaining: limit === undefined ? undefined : Math.max(0, limit - used),
+            periodStart: monthBounds(at).start,
+          };
+        });
     },
   };
 }

@@ -8,7 +8,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .createTable("user_credit_limits")
     .addColumn("org_id", "text", (c) => c.notNull().references("organizations.id").onDelete("cascade"))
     .addColumn("user_id", "text", (c) => c.notNull().references("users.id").onDelete("cascade"))
-    .addColumn("monthly_limit", "double precision", (c) => c.notNull().check(sql`monthly_limit >= 0 and monthly_limit < 'Infinity'::float8`))
+    .addColumn("monthly_limit", "double precision", (c) =>
+      c.notNull().check(sql`monthly_limit >= 0 and monthly_limit < 'Infinity'::float8`),
+    )
     .addColumn("updated_at", sql`timestamptz(3)`, (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn("updated_by", "text")
     .addPrimaryKeyConstraint("user_credit_limits_pkey", ["org_id", "user_id"])

@@ -36,13 +36,21 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("droid_version", "text")
     // Report IDs are unique per organization, so one organization's IDs reveal nothing about another's.
     .addPrimaryKeyConstraint("readiness_reports_pk", ["org_id", "id"])
-    .addForeignKeyConstraint("readiness_reports_repository", ["org_id", "repository_id"], "readiness_repositories", ["org_id", "id"], (c) =>
-      c.onDelete("cascade"),
+    .addForeignKeyConstraint(
+      "readiness_reports_repository",
+      ["org_id", "repository_id"],
+      "readiness_repositories",
+      ["org_id", "id"],
+      (c) => c.onDelete("cascade"),
     )
     .addCheckConstraint("readiness_reports_model", sql`(model_id is null) = (reasoning_effort is null)`)
     .execute();
   // The organization's list, newest first (scanned backwards).
-  await db.schema.createIndex("readiness_reports_org_created").on("readiness_reports").columns(["org_id", "created_at", "id"]).execute();
+  await db.schema
+    .createIndex("readiness_reports_org_created")
+    .on("readiness_reports")
+    .columns(["org_id", "created_at", "id"])
+    .execute();
   // One repository's list, and each report's predecessor for changesSincePrevious.
   await db.schema
     .createIndex("readiness_reports_repository_created")

@@ -14,7 +14,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("parent_session_id", "text", (c) => c.references("sessions.id").onDelete("cascade"))
     .addColumn("title", "text")
     .addColumn("computer_id", "text")
-    .addColumn("status", "text", (c) => c.notNull().defaultTo("idle").check(sql`status in ('idle', 'pending', 'running')`))
+    .addColumn("status", "text", (c) =>
+      c.notNull().defaultTo("idle").check(sql`status in ('idle', 'pending', 'running')`),
+    )
     .addColumn("message_count", "integer", (c) => c.notNull().defaultTo(0))
     .addColumn("settings", "jsonb", (c) => c.notNull().defaultTo(sql`'{}'::jsonb`))
     .addColumn("input_tokens", "double precision", (c) => c.notNull().defaultTo(0))
@@ -39,10 +41,14 @@ export async function up(db: Kysely<any>): Promise<void> {
   // Keyset paging of GET /sessions: the organization's, one user's, one computer's.
   await sql`create index sessions_org_updated on sessions (org_id, updated_at desc, id desc)`.execute(db);
   await sql`create index sessions_org_user_updated on sessions (org_id, user_id, updated_at desc, id desc)`.execute(db);
-  await sql`create index sessions_org_computer_updated on sessions (org_id, computer_id, updated_at desc, id desc) where computer_id is not null`.execute(db);
+  await sql`create index sessions_org_computer_updated on sessions (org_id, computer_id, updated_at desc, id desc) where computer_id is not null`.execute(
+    db,
+  );
   // Runners claim the longest-waiting session that is pending or whose lease expired.
   await sql`create index sessions_claimable on sessions (pending_since, id) where status <> 'idle'`.execute(db);
-  await sql`create index sessions_parent on sessions (parent_session_id) where parent_session_id is not null`.execute(db);
+  await sql`create index sessions_parent on sessions (parent_session_id) where parent_session_id is not null`.execute(
+    db,
+  );
 
   await db.schema
     .createTable("session_list_clocks")
@@ -59,8 +65,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("new_version", "bigint", (c) => c.notNull())
     .addColumn("superseded_at", sql`timestamptz(3)`, (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
-  await db.schema.createIndex("session_list_history_org_new").on("session_list_history").columns(["org_id", "new_version"]).execute();
-  await db.schema.createIndex("session_list_history_session").on("session_list_history").columns(["session_id", "superseded_at"]).execute();
+  await db.schema
+    .createIndex("session_list_history_org_new")
+    .on("session_list_history")
+    .columns(["org_id", "new_version"])
+    .execute();
+  await db.schema
+    .createIndex("session_list_history_session")
+    .on("session_list_history")
+    .columns(["session_id", "superseded_at"])
+    .execute();
 
   await db.schema
     .createTable("messages")
@@ -89,7 +103,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("author_user_id", "text")
     .addUniqueConstraint("messages_session_seq", ["session_id", "seq"])
     .execute();
-  await db.schema.createIndex("messages_session_role_seq").on("messages").columns(["session_id", "role", "seq"]).execute();
+  await db.schema
+    .createIndex("messages_session_role_seq")
+    .on("messages")
+    .columns(["session_id", "role", "seq"])
+    .execute();
 
   await db.schema
     .createTable("message_attachments")
@@ -105,7 +123,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("path", "text")
     .addColumn("size", "integer", (c) => c.notNull())
     .execute();
-  await db.schema.createIndex("message_attachments_message").on("message_attachments").columns(["message_id", "position"]).execute();
+  await db.schema
+    .createIndex("message_attachments_message")
+    .on("message_attachments")
+    .columns(["message_id", "position"])
+    .execute();
 
   await db.schema
     .createTable("idempotency_keys")

@@ -42,10 +42,14 @@ export async function up(db: Kysely<any>): Promise<void> {
   // also serves inserts by processes of the previous release during the rolling update.
   await sql`alter table sessions add column list_xid xid8 not null default pg_current_xact_id()`.execute(db);
   await sql`alter table sessions alter column list_version set default 0`.execute(db);
-  await sql`alter table session_list_history add column old_xid xid8, add column new_xid xid8 not null default pg_current_xact_id()`.execute(db);
+  await sql`alter table session_list_history add column old_xid xid8, add column new_xid xid8 not null default pg_current_xact_id()`.execute(
+    db,
+  );
   await sql`update session_list_history set old_xid = pg_current_xact_id()`.execute(db);
   await sql`alter table session_list_history alter column old_xid set not null`.execute(db);
-  await sql`alter table session_list_history alter column old_version drop not null, alter column new_version drop not null`.execute(db);
+  await sql`alter table session_list_history alter column old_version drop not null, alter column new_version drop not null`.execute(
+    db,
+  );
   await sql`drop index session_list_history_org_new`.execute(db);
   await sql`create index session_list_history_org_new_xid on session_list_history (org_id, new_xid)`.execute(db);
 
@@ -89,7 +93,9 @@ export async function down(db: Kysely<any>): Promise<void> {
   await sql`create index session_list_history_org_new on session_list_history (org_id, new_version)`.execute(db);
   await sql`delete from session_list_history where old_version is null or new_version is null`.execute(db);
   await sql`alter table session_list_history drop column old_xid, drop column new_xid`.execute(db);
-  await sql`alter table session_list_history alter column old_version set not null, alter column new_version set not null`.execute(db);
+  await sql`alter table session_list_history alter column old_version set not null, alter column new_version set not null`.execute(
+    db,
+  );
   await sql`alter table sessions alter column list_version drop default`.execute(db);
   await sql`alter table sessions drop column list_xid`.execute(db);
   await sql`drop index sessions_root`.execute(db);

@@ -58,11 +58,21 @@ function list(json: any, field: string, item: string[]): string | undefined {
   return undefined;
 }
 const paged = (field: string, item: string[]) => (json: any) =>
-  list(json, field, item) ?? keys(json.pagination, ["hasMore", "nextCursor"]) ?? (typeof json.pagination.hasMore === "boolean" ? undefined : "pagination.hasMore is not a boolean");
-const envelope = (json: any) => keys(json, ["data", "meta"]) ?? (Array.isArray(json.data) ? undefined : "data is not an array") ?? keys(json.meta, ["org_id", "start_date", "end_date"]);
+  list(json, field, item) ??
+  keys(json.pagination, ["hasMore", "nextCursor"]) ??
+  (typeof json.pagination.hasMore === "boolean" ? undefined : "pagination.hasMore is not a boolean");
+const envelope = (json: any) =>
+  keys(json, ["data", "meta"]) ??
+  (Array.isArray(json.data) ? undefined : "data is not an array") ??
+  keys(json.meta, ["org_id", "start_date", "end_date"]);
 
 const limitString = (): Param[] => [
-  { name: "limit", in: "query", valid: fc.integer({ min: 1, max: 100 }).map(String), invalid: fc.constantFrom("0", "-1", "101", "1000", "abc", "1.5", "1e2", "0x10") },
+  {
+    name: "limit",
+    in: "query",
+    valid: fc.integer({ min: 1, max: 100 }).map(String),
+    invalid: fc.constantFrom("0", "-1", "101", "1000", "abc", "1.5", "1e2", "0x10"),
+  },
 ];
 const NOT_A_CURSOR = fc.constantFrom("x", "garbage-cursor", "A".repeat(32), "a".repeat(300), "../..", "%2F");
 const optionalIdParam = (name: string, place: Place): Param => ({
@@ -73,13 +83,39 @@ const optionalIdParam = (name: string, place: Place): Param => ({
   invalid: fc.constant("c".repeat(201)),
 });
 
-function analytics(path: string, groupBy: string | undefined, org: Org, extra: Param[] = [], shape = envelope): Endpoint {
+function analytics(
+  path: string,
+  groupBy: string | undefined,
+  org: Org,
+  extra: Param[] = [],
+  shape = envelope,
+): Endpoint {
   const params: Param[] = [
-    { name: "startDate", in: "query", required: true, valid: pastDay, invalid: fc.constantFrom("2026-13-01", "2026-02-30", "2025-12-31", "20260301", "2026-3-1", "tomorrow", "").map((v) => (v === "tomorrow" ? dayOf(Date.now() + DAY_MS) : v)) },
+    {
+      name: "startDate",
+      in: "query",
+      required: true,
+      valid: pastDay,
+      invalid: fc
+        .constantFrom("2026-13-01", "2026-02-30", "2025-12-31", "20260301", "2026-3-1", "tomorrow", "")
+        .map((v) => (v === "tomorrow" ? dayOf(Date.now() + DAY_MS) : v)),
+    },
     // Yesterday keeps startDate <= endDate for every valid startDate; today is refused (data lags a day).
-    { name: "endDate", in: "query", required: true, valid: fc.constant(null).map(yesterday), invalid: fc.constantFrom("today", "2026-02-30", "2025-01-01", "x").map((v) => (v === "today" ? today() : v)) },
+    {
+      name: "endDate",
+      in: "query",
+      required: true,
+      valid: fc.constant(null).map(yesterday),
+      invalid: fc.constantFrom("today", "2026-02-30", "2025-01-01", "x").map((v) => (v === "today" ? today() : v)),
+    },
   ];
-  if (groupBy) params.push({ name: "group_by", in: "query", valid: fc.constant(groupBy), invalid: fc.constantFrom(groupBy.toUpperCase(), `${groupBy}s`, "user", "date") });
+  if (groupBy)
+    params.push({
+      name: "group_by",
+      in: "query",
+      valid: fc.constant(groupBy),
+      invalid: fc.constantFrom(groupBy.toUpperCase(), `${groupBy}s`, "user", "date"),
+    });
   void org;
   return { method: "GET", template: `/api/v1/analytics/${path}`, params: [...params, ...extra], ok: 200, shape };
 }
@@ -87,7 +123,12 @@ function analytics(path: string, groupBy: string | undefined, org: Org, extra: P
 /** The spec §4 endpoints, with valid values drawn from `org` (whose owner calls them). */
 export function endpoints(org: Org, fuzzComputer: { id: string }): Endpoint[] {
   const own = org.sessions.owner;
-  const sessionId: Param = { name: "sessionId", in: "path", valid: fc.constantFrom(own, org.sessions.member), invalid: fc.constantFrom(randomUUID(), "no-such-session") };
+  const sessionId: Param = {
+    name: "sessionId",
+    in: "path",
+    valid: fc.constantFrom(own, org.sessions.member),
+    invalid: fc.constantFrom(randomUUID(), "no-such-session"),
+  };
   return [
     analytics("tokens", "model", org),
     analytics("tools", "tool_name", org),
@@ -98,9 +139,19 @@ export function endpoints(org: Org, fuzzComputer: { id: string }): Endpoint[] {
       undefined,
       org,
       [
-        { name: "limit", in: "query", valid: fc.integer({ min: 1, max: 100 }).map(String), invalid: fc.constantFrom("0", "101", "-5", "abc", "1.5") },
+        {
+          name: "limit",
+          in: "query",
+          valid: fc.integer({ min: 1, max: 100 }).map(String),
+          invalid: fc.constantFrom("0", "101", "-5", "abc", "1.5"),
+        },
         // A cursor is one of the organization's users (next_cursor); any other ID is refused.
-        { name: "cursor", in: "query", valid: fc.constantFrom(org.members.member.userId, org.members.owner.userId, ""), invalid: fc.oneof(fc.constantFrom("u".repeat(300), randomUUID()), fc.stringMatching(/^[a-z0-9-]{1,40}$/)) },
+        {
+          name: "cursor",
+          in: "query",
+          valid: fc.constantFrom(org.members.member.userId, org.members.owner.userId, ""),
+          invalid: fc.oneof(fc.constantFrom("u".repeat(300), randomUUID()), fc.stringMatching(/^[a-z0-9-]{1,40}$/)),
+        },
       ],
       (json) => envelope(json) ?? keys(json.meta, ["has_more", "next_cursor"]),
     ),
@@ -108,9 +159,24 @@ export function endpoints(org: Org, fuzzComputer: { id: string }): Endpoint[] {
       method: "GET",
       template: "/api/organization/maturity-level-reports",
       params: [
-        { name: "repoId", in: "query", valid: fc.constantFrom(org.report.repoId), invalid: fc.constantFrom(randomUUID(), "nope") },
-        { name: "limit", in: "query", valid: fc.integer({ min: 1, max: 100 }).map(String), invalid: fc.constantFrom("0", "-1", "101", "abc") },
-        { name: "startAfter", in: "query", valid: fc.constantFrom(org.report.id), invalid: fc.constantFrom(randomUUID(), "nope") },
+        {
+          name: "repoId",
+          in: "query",
+          valid: fc.constantFrom(org.report.repoId),
+          invalid: fc.constantFrom(randomUUID(), "nope"),
+        },
+        {
+          name: "limit",
+          in: "query",
+          valid: fc.integer({ min: 1, max: 100 }).map(String),
+          invalid: fc.constantFrom("0", "-1", "101", "abc"),
+        },
+        {
+          name: "startAfter",
+          in: "query",
+          valid: fc.constantFrom(org.report.id),
+          invalid: fc.constantFrom(randomUUID(), "nope"),
+        },
       ],
       ok: 200,
       shape: (json) => list(json, "reports", ["reportId", "createdAt", "repoUrl", "apps", "report"]),
@@ -118,14 +184,21 @@ export function endpoints(org: Org, fuzzComputer: { id: string }): Endpoint[] {
     {
       method: "GET",
       template: "/api/v0/sessions",
-      params: [...limitString(), { name: "cursor", in: "query", valid: fc.constant(""), invalid: NOT_A_CURSOR }, optionalIdParam("computerId", "query")],
+      params: [
+        ...limitString(),
+        { name: "cursor", in: "query", valid: fc.constant(""), invalid: NOT_A_CURSOR },
+        optionalIdParam("computerId", "query"),
+      ],
       ok: 200,
       shape: paged("sessions", ["sessionId", "messageCount", "createdAt", "updatedAt"]),
     },
     {
       method: "GET",
       template: "/api/v0/sessions/{sessionId}",
-      params: [sessionId, { name: "computerId", in: "query", valid: fc.constant(""), invalid: fc.constant("c".repeat(201)) }],
+      params: [
+        sessionId,
+        { name: "computerId", in: "query", valid: fc.constant(""), invalid: fc.constant("c".repeat(201)) },
+      ],
       ok: 200,
       shape: (json) => keys(json, ["sessionId", "status", "messageCount", "createdAt", "updatedAt"]),
     },
@@ -143,13 +216,31 @@ export function endpoints(org: Org, fuzzComputer: { id: string }): Endpoint[] {
               specModeModel: fc.string({ maxLength: 30 }),
               assistantActiveTimeMs: fc.integer({ min: 0, max: 10_000_000 }),
               archivedAt: fc.constantFrom("2026-05-01T00:00:00Z"),
-              tags: fc.array(fc.record({ name: fc.stringMatching(/^[a-z]{1,10}$/), metadata: fc.dictionary(fc.stringMatching(/^[a-z]{1,5}$/), fc.string({ maxLength: 5 }), { maxKeys: 2 }) }), { maxLength: 3 }),
+              tags: fc.array(
+                fc.record({
+                  name: fc.stringMatching(/^[a-z]{1,10}$/),
+                  metadata: fc.dictionary(fc.stringMatching(/^[a-z]{1,5}$/), fc.string({ maxLength: 5 }), {
+                    maxKeys: 2,
+                  }),
+                }),
+                { maxLength: 3 },
+              ),
               enabledToolIds: fc.array(fc.stringMatching(/^[a-z]{1,10}$/), { maxLength: 3 }),
               disabledToolIds: fc.array(fc.stringMatching(/^[a-z]{1,10}$/), { maxLength: 3 }),
             },
             { requiredKeys: [] },
           ),
-          invalid: fc.constantFrom<unknown>("settings", 5, [], { unknownSetting: 1 }, { tags: "x" }, { tags: [{ metadata: {} }] }, { enabledToolIds: [5] }, { assistantActiveTimeMs: "soon" }, { model: 5 }),
+          invalid: fc.constantFrom<unknown>(
+            "settings",
+            5,
+            [],
+            { unknownSetting: 1 },
+            { tags: "x" },
+            { tags: [{ metadata: {} }] },
+            { enabledToolIds: [5] },
+            { assistantActiveTimeMs: "soon" },
+            { model: 5 },
+          ),
         },
       ],
       ok: 200,
@@ -163,7 +254,12 @@ export function endpoints(org: Org, fuzzComputer: { id: string }): Endpoint[] {
         ...limitString(),
         { name: "cursor", in: "query", valid: fc.constant(""), invalid: NOT_A_CURSOR },
         optionalIdParam("computerId", "query"),
-        { name: "role", in: "query", valid: fc.constantFrom("user", "assistant", "tool", ""), invalid: fc.constantFrom("system", "USER", "admin", "user,assistant") },
+        {
+          name: "role",
+          in: "query",
+          valid: fc.constantFrom("user", "assistant", "tool", ""),
+          invalid: fc.constantFrom("system", "USER", "admin", "user,assistant"),
+        },
       ],
       ok: 200,
       shape: paged("messages", ["id", "content", "createdAt", "updatedAt"]),
@@ -173,7 +269,12 @@ export function endpoints(org: Org, fuzzComputer: { id: string }): Endpoint[] {
       template: "/api/v0/sessions/{sessionId}/messages/{messageId}",
       params: [
         { name: "sessionId", in: "path", valid: fc.constant(own), invalid: fc.constantFrom(randomUUID(), "x") },
-        { name: "messageId", in: "path", valid: fc.constant(org.messages.owner), invalid: fc.constantFrom(randomUUID(), org.messages.member, "x") },
+        {
+          name: "messageId",
+          in: "path",
+          valid: fc.constant(org.messages.owner),
+          invalid: fc.constantFrom(randomUUID(), org.messages.member, "x"),
+        },
         { name: "computerId", in: "query", valid: fc.constant(""), invalid: fc.constant("c".repeat(201)) },
       ],
       ok: 200,
@@ -184,40 +285,120 @@ export function endpoints(org: Org, fuzzComputer: { id: string }): Endpoint[] {
       template: "/api/v0/sessions/{sessionId}/messages",
       params: [
         sessionId,
-        { name: "text", in: "body", required: true, valid: fc.string({ minLength: 1, maxLength: 200 }).filter((s) => s.trim() !== ""), invalid: fc.constantFrom<unknown>("", "   ", "\n\t", 5, true, [], {}, "x".repeat(500_001)) },
+        {
+          name: "text",
+          in: "body",
+          required: true,
+          valid: fc.string({ minLength: 1, maxLength: 200 }).filter((s) => s.trim() !== ""),
+          invalid: fc.constantFrom<unknown>("", "   ", "\n\t", 5, true, [], {}, "x".repeat(500_001)),
+        },
         {
           name: "images",
           in: "body",
-          valid: fc.constantFrom<unknown>([], [{ data: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==" }]),
-          invalid: fc.constantFrom<unknown>("image", [{ data: "not base64!" }], [{ data: "aGVsbG8=" }], [{ data: 5 }], [5], Array.from({ length: 21 }, () => ({ data: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==" }))),
+          valid: fc.constantFrom<unknown>(
+            [],
+            [
+              {
+                data: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+              },
+            ],
+          ),
+          invalid: fc.constantFrom<unknown>(
+            "image",
+            [{ data: "not base64!" }],
+            [{ data: "aGVsbG8=" }],
+            [{ data: 5 }],
+            [5],
+            Array.from({ length: 21 }, () => ({
+              data: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+            })),
+          ),
         },
         {
           name: "files",
           in: "body",
-          valid: fc.constantFrom<unknown>([], [{ data: "hello", name: "a.txt", path: "docs/a.txt" }], [{ parsedData: "text", name: "b.pdf" }]),
-          invalid: fc.constantFrom<unknown>("file", [{ data: 5 }], [7], [{ name: "a.txt", unknown: 1 }], Array.from({ length: 21 }, () => ({ data: "x" }))),
+          valid: fc.constantFrom<unknown>(
+            [],
+            [{ data: "hello", name: "a.txt", path: "docs/a.txt" }],
+            [{ parsedData: "text", name: "b.pdf" }],
+          ),
+          invalid: fc.constantFrom<unknown>(
+            "file",
+            [{ data: 5 }],
+            [7],
+            [{ name: "a.txt", unknown: 1 }],
+            Array.from({ length: 21 }, () => ({ data: "x" })),
+          ),
         },
         // The computer the message goes to: one of the organization's (absent: the session's).
-        { name: "computerId", in: "body", valid: fc.constantFrom("", org.computer.id), invalid: fc.constantFrom("c".repeat(201), randomUUID(), "no-such-computer", org.computer.name) },
+        {
+          name: "computerId",
+          in: "body",
+          valid: fc.constantFrom("", org.computer.id),
+          invalid: fc.constantFrom("c".repeat(201), randomUUID(), "no-such-computer", org.computer.name),
+        },
       ],
       ok: 200,
-      shape: (json) => keys(json, ["messageId", "status"]) ?? (["idle", "pending", "running"].includes(json.status) ? undefined : `status ${json.status}`),
+      shape: (json) =>
+        keys(json, ["messageId", "status"]) ??
+        (["idle", "pending", "running"].includes(json.status) ? undefined : `status ${json.status}`),
     },
     {
       method: "POST",
       template: "/api/v0/computers",
       params: [
-        { name: "name", in: "body", required: true, valid: fc.constant(null).map(() => `fuzz-${randomUUID()}`), invalid: fc.constantFrom<unknown>("", "n".repeat(64), "a/b", "tab\there", 5, null, []) },
-        { name: "remoteUser", in: "body", required: true, valid: fc.stringMatching(/^[a-z_][a-z0-9_-]{0,30}$/), invalid: fc.constantFrom<unknown>("", "has space", "a:b", "u".repeat(64), 7, {}) },
-        { name: "provider", in: "body", valid: fc.constant("byom"), invalid: fc.constantFrom<unknown>("aws", "BYOM", 1, []) },
-        { name: "hostId", in: "body", valid: fc.constant(null).map(() => randomUUID()), invalid: fc.constantFrom<unknown>("not-a-uuid", "1234", 5, "00000000-0000-0000-0000-00000000000g") },
+        {
+          name: "name",
+          in: "body",
+          required: true,
+          valid: fc.constant(null).map(() => `fuzz-${randomUUID()}`),
+          invalid: fc.constantFrom<unknown>("", "n".repeat(64), "a/b", "tab\there", 5, null, []),
+        },
+        {
+          name: "remoteUser",
+          in: "body",
+          required: true,
+          valid: fc.stringMatching(/^[a-z_][a-z0-9_-]{0,30}$/),
+          invalid: fc.constantFrom<unknown>("", "has space", "a:b", "u".repeat(64), 7, {}),
+        },
+        {
+          name: "provider",
+          in: "body",
+          valid: fc.constant("byom"),
+          invalid: fc.constantFrom<unknown>("aws", "BYOM", 1, []),
+        },
+        {
+          name: "hostId",
+          in: "body",
+          valid: fc.constant(null).map(() => randomUUID()),
+          invalid: fc.constantFrom<unknown>("not-a-uuid", "1234", 5, "00000000-0000-0000-0000-00000000000g"),
+        },
         {
           name: "repos",
           in: "body",
-          valid: fc.array(fc.stringMatching(/^[a-z]{1,12}$/).map((r) => `https://github.com/acme/${r}`), { maxLength: 3 }).map((rs) => [...new Set(rs)]),
-          invalid: fc.constantFrom<unknown>("https://github.com/a/b", ["file:///etc/passwd"], ["not a url"], ["ext::sh -c id"], Array.from({ length: 21 }, (_, i) => `https://github.com/a/r${i}`), [`https://github.com/${"a".repeat(2050)}`], ["https://x.test/a", "https://x.test/a"], [5]),
+          valid: fc
+            .array(
+              fc.stringMatching(/^[a-z]{1,12}$/).map((r) => `https://github.com/acme/${r}`),
+              { maxLength: 3 },
+            )
+            .map((rs) => [...new Set(rs)]),
+          invalid: fc.constantFrom<unknown>(
+            "https://github.com/a/b",
+            ["file:///etc/passwd"],
+            ["not a url"],
+            ["ext::sh -c id"],
+            Array.from({ length: 21 }, (_, i) => `https://github.com/a/r${i}`),
+            [`https://github.com/${"a".repeat(2050)}`],
+            ["https://x.test/a", "https://x.test/a"],
+            [5],
+          ),
         },
-        { name: "autoInstallDeps", in: "body", valid: fc.boolean(), invalid: fc.constantFrom<unknown>("yes", 2, [], {}) },
+        {
+          name: "autoInstallDeps",
+          in: "body",
+          valid: fc.boolean(),
+          invalid: fc.constantFrom<unknown>("yes", 2, [], {}),
+        },
       ],
       ok: 201,
       shape: (json) => keys(json, ["id", "name", "providerType", "createdAt"]),
@@ -226,10 +407,30 @@ export function endpoints(org: Org, fuzzComputer: { id: string }): Endpoint[] {
       method: "PATCH",
       template: "/api/v0/computers/{computerId}",
       params: [
-        { name: "computerId", in: "path", valid: fc.constant(fuzzComputer.id), invalid: fc.constantFrom(randomUUID(), "x", org.computer.name) },
-        { name: "name", in: "body", valid: fc.constant(null).map(() => `fuzz-${randomUUID()}`), invalid: fc.constantFrom<unknown>("", "n".repeat(64), "a/b", 5) },
-        { name: "hostId", in: "body", valid: fc.constant(null).map(() => randomUUID()), invalid: fc.constantFrom<unknown>("nope", 3) },
-        { name: "remoteUser", in: "body", valid: fc.stringMatching(/^[a-z]{1,20}$/), invalid: fc.constantFrom<unknown>("", "a b", "a:b", false) },
+        {
+          name: "computerId",
+          in: "path",
+          valid: fc.constant(fuzzComputer.id),
+          invalid: fc.constantFrom(randomUUID(), "x", org.computer.name),
+        },
+        {
+          name: "name",
+          in: "body",
+          valid: fc.constant(null).map(() => `fuzz-${randomUUID()}`),
+          invalid: fc.constantFrom<unknown>("", "n".repeat(64), "a/b", 5),
+        },
+        {
+          name: "hostId",
+          in: "body",
+          valid: fc.constant(null).map(() => randomUUID()),
+          invalid: fc.constantFrom<unknown>("nope", 3),
+        },
+        {
+          name: "remoteUser",
+          in: "body",
+          valid: fc.stringMatching(/^[a-z]{1,20}$/),
+          invalid: fc.constantFrom<unknown>("", "a b", "a:b", false),
+        },
       ],
       ok: 200,
       shape: (json) => keys(json, ["id", "name", "providerType", "createdAt"]),
@@ -237,7 +438,14 @@ export function endpoints(org: Org, fuzzComputer: { id: string }): Endpoint[] {
     {
       method: "GET",
       template: "/api/v0/computers/name/{name}",
-      params: [{ name: "name", in: "path", valid: fc.constant(org.computer.name), invalid: fc.constantFrom("no-such-computer", "n".repeat(64), randomUUID()) }],
+      params: [
+        {
+          name: "name",
+          in: "path",
+          valid: fc.constant(org.computer.name),
+          invalid: fc.constantFrom("no-such-computer", "n".repeat(64), randomUUID()),
+        },
+      ],
       ok: 200,
       shape: (json) => keys(json, ["id", "name", "providerType", "createdAt"]),
     },
@@ -256,12 +464,30 @@ export function endpoints(org: Org, fuzzComputer: { id: string }): Endpoint[] {
           name: "users",
           in: "body",
           required: true,
-          valid: fc.array(fc.record({ email: fc.constantFrom(org.members.member.email, org.members.guest.email, "nobody@example.test"), limit: fc.integer({ min: 0, max: 1_000_000 }) }), { minLength: 1, maxLength: 5 }),
-          invalid: fc.constantFrom<unknown>([], "users", 5, {}, [5], [{ email: 5, limit: 1 }], [{ email: "a@b.test", limit: "many" }], [{ email: "a@b.test", limit: 1, extra: true }], Array.from({ length: 101 }, (_, i) => ({ email: `u${i}@x.test`, limit: 1 }))),
+          valid: fc.array(
+            fc.record({
+              email: fc.constantFrom(org.members.member.email, org.members.guest.email, "nobody@example.test"),
+              limit: fc.integer({ min: 0, max: 1_000_000 }),
+            }),
+            { minLength: 1, maxLength: 5 },
+          ),
+          invalid: fc.constantFrom<unknown>(
+            [],
+            "users",
+            5,
+            {},
+            [5],
+            [{ email: 5, limit: 1 }],
+            [{ email: "a@b.test", limit: "many" }],
+            [{ email: "a@b.test", limit: 1, extra: true }],
+            Array.from({ length: 101 }, (_, i) => ({ email: `u${i}@x.test`, limit: 1 })),
+          ),
         },
       ],
       ok: 200,
-      shape: (json) => keys(json, ["updated", "errors"]) ?? (Array.isArray(json.updated) && Array.isArray(json.errors) ? undefined : "updated/errors are not arrays"),
+      shape: (json) =>
+        keys(json, ["updated", "errors"]) ??
+        (Array.isArray(json.updated) && Array.isArray(json.errors) ? undefined : "updated/errors are not arrays"),
     },
   ];
 }

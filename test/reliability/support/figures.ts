@@ -7,7 +7,10 @@ export function recordFigures(name: string, figures: Record<string, unknown>): v
   const dir = process.env.RELIABILITY_REPORT_DIR;
   if (dir) {
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, `${name.replace(/[^A-Za-z0-9]+/g, "_")}.json`), JSON.stringify({ name, ...figures }, null, 2));
+    writeFileSync(
+      join(dir, `${name.replace(/[^A-Za-z0-9]+/g, "_")}.json`),
+      JSON.stringify({ name, ...figures }, null, 2),
+    );
   }
   process.stdout.write(`[reliability] ${name}: ${JSON.stringify(figures)}\n`);
 }

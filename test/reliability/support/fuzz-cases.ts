@@ -5,7 +5,15 @@ import fc from "fast-check";
 import { MAX_REQUEST_BODY_BYTES } from "../../../services/server.js";
 import type { Expectation } from "./invariants.js";
 import type { Endpoint, Param } from "./endpoints.js";
-import { brokenPercent, hostileJson, hostileTargetString, INVALID_UTF8_BODIES, MALFORMED_JSON, percentEncode, rawEncode } from "./fuzz-values.js";
+import {
+  brokenPercent,
+  hostileJson,
+  hostileTargetString,
+  INVALID_UTF8_BODIES,
+  MALFORMED_JSON,
+  percentEncode,
+  rawEncode,
+} from "./fuzz-values.js";
 
 export interface FuzzCase {
   method: string;
@@ -73,19 +81,44 @@ function mutation(e: Endpoint, routed: Set<string>): fc.Arbitrary<Mutation> {
   ];
   if (hasBody) {
     options.push(
-      { weight: 2, arbitrary: fc.constantFrom(...MALFORMED_JSON).map((text) => ({ kind: "malformedJson" as const, text })) },
-      { weight: 2, arbitrary: fc.constantFrom(...INVALID_UTF8_BODIES).map((bytes) => ({ kind: "invalidUtf8" as const, bytes })) },
-      { weight: 2, arbitrary: fc.constantFrom<unknown>([], [{}], 5, "text", true, null).map((value) => ({ kind: "notAnObject" as const, value })) },
+      {
+        weight: 2,
+        arbitrary: fc.constantFrom(...MALFORMED_JSON).map((text) => ({ kind: "malformedJson" as const, text })),
+      },
+      {
+        weight: 2,
+        arbitrary: fc.constantFrom(...INVALID_UTF8_BODIES).map((bytes) => ({ kind: "invalidUtf8" as const, bytes })),
+      },
+      {
+        weight: 2,
+        arbitrary: fc
+          .constantFrom<unknown>([], [{}], 5, "text", true, null)
+          .map((value) => ({ kind: "notAnObject" as const, value })),
+      },
       { weight: 2, arbitrary: fc.constant({ kind: "extraField" as const }) },
-      { weight: 2, arbitrary: fc.constantFrom(undefined, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/jsonx", "json").map((value) => ({ kind: "contentType" as const, value })) },
+      {
+        weight: 2,
+        arbitrary: fc
+          .constantFrom(
+            undefined,
+            "text/plain",
+            "application/x-www-form-urlencoded",
+            "multipart/form-data; boundary=x",
+            "application/jsonx",
+            "json",
+          )
+          .map((value) => ({ kind: "contentType" as const, value })),
+      },
       { weight: 1, arbitrary: fc.constant({ kind: "oversized" as const }) },
     );
   }
   return fc.oneof(...options);
 }
 
-
-function encodeTargetValue(c: Extract<Choice, { value: unknown }>, separators: string): { text: string; broken: boolean } {
+function encodeTargetValue(
+  c: Extract<Choice, { value: unknown }>,
+  separators: string,
+): { text: string; broken: boolean } {
   const s = String(c.value);
   if (c.encoding === "broken") return { text: "", broken: true };
   return { text: c.encoding === "raw" ? rawEncode(s, separators) : percentEncode(s), broken: false };
@@ -106,7 +139,9 @@ export function fuzzCases(e: Endpoint, routed: Set<string>, key: string): fc.Arb
     const body: Record<string, unknown> = {};
     params.forEach((p, i) => {
       const c = choices[i]!;
-      labels.push(`${p.name}:${c.kind}${"encoding" in c && c.encoding && c.encoding !== "percent" ? `/${c.encoding}` : ""}`);
+      labels.push(
+        `${p.name}:${c.kind}${"encoding" in c && c.encoding && c.encoding !== "percent" ? `/${c.encoding}` : ""}`,
+      );
       if (c.kind === "absent") {
         forced[i] = p.required ? "4xx" : "2xx";
         return;
@@ -215,9 +250,23 @@ export function fuzzCases(e: Endpoint, routed: Set<string>, key: string): fc.Arb
     if (oversized) headers["content-length"] = String(MAX_REQUEST_BODY_BYTES + 1);
     if (bodyOut !== undefined && contentType !== undefined) headers["content-type"] = contentType;
     // A body with the wrong method, or with a GET: the edge ignores bodies of routes without one.
-    if (!hasBodyParams && bodyOut === undefined && m.kind === "wrongMethod" && ["POST", "PUT", "PATCH"].includes(method)) bodyOut = "{}", headers["content-type"] = "application/json";
+    if (
+      !hasBodyParams &&
+      bodyOut === undefined &&
+      m.kind === "wrongMethod" &&
+      ["POST", "PUT", "PATCH"].includes(method)
+    )
+      (bodyOut = "{}"), (headers["content-type"] = "application/json");
     for (const f of forced) worst(f);
     const target = path + (query.length ? `?${query.map((q) => q.text).join("&")}` : "");
-    return { method, target, headers, body: method === "HEAD" || method === "GET" ? undefined : bodyOut, expected, labels, otherRoute };
+    return {
+      method,
+      target,
+      headers,
+      body: method === "HEAD" || method === "GET" ? undefined : bodyOut,
+      expected,
+      labels,
+      otherRoute,
+    };
   });
 }

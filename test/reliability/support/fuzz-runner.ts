@@ -22,7 +22,14 @@ export interface FuzzFigures {
 }
 
 function describe(c: FuzzCase, res: RawResponse | undefined, problems: string[]): string {
-  const body = c.body === undefined ? "" : Buffer.isBuffer(c.body) ? `<${c.body.length} bytes>` : c.body.length > 300 ? `${c.body.slice(0, 300)}… (${c.body.length} chars)` : c.body;
+  const body =
+    c.body === undefined
+      ? ""
+      : Buffer.isBuffer(c.body)
+        ? `<${c.body.length} bytes>`
+        : c.body.length > 300
+          ? `${c.body.slice(0, 300)}… (${c.body.length} chars)`
+          : c.body;
   return [
     `${problems.join("; ")}`,
     `request: ${c.method} ${c.target.length > 300 ? `${c.target.slice(0, 300)}… (${c.target.length} chars)` : c.target}`,
@@ -33,12 +40,28 @@ function describe(c: FuzzCase, res: RawResponse | undefined, problems: string[])
   ].join("\n  ");
 }
 
-export async function fuzzEndpoint(baseUrl: string, endpoint: Endpoint, all: readonly Endpoint[], key: string, numRuns = FUZZ_RUNS): Promise<FuzzFigures> {
-  const figures: FuzzFigures = { endpoint: id(endpoint), cases: 0, byStatus: {}, byExpectation: {}, slowestMs: 0, seed: SEED };
+export async function fuzzEndpoint(
+  baseUrl: string,
+  endpoint: Endpoint,
+  all: readonly Endpoint[],
+  key: string,
+  numRuns = FUZZ_RUNS,
+): Promise<FuzzFigures> {
+  const figures: FuzzFigures = {
+    endpoint: id(endpoint),
+    cases: 0,
+    byStatus: {},
+    byExpectation: {},
+    slowestMs: 0,
+    seed: SEED,
+  };
   const arbitrary = fuzzCases(endpoint, methodsOf(all, endpoint.template), key);
   const result = await fc.check(
     fc.asyncProperty(arbitrary, async (c) => {
-      if (process.env.DEBUG_FUZZ) process.stdout.write(`CASE ${c.method} ${c.target.slice(0, 120)} ${JSON.stringify(c.headers).slice(0, 200)} [${c.labels.join(" ")}]\n`);
+      if (process.env.DEBUG_FUZZ)
+        process.stdout.write(
+          `CASE ${c.method} ${c.target.slice(0, 120)} ${JSON.stringify(c.headers).slice(0, 200)} [${c.labels.join(" ")}]\n`,
+        );
       let res: RawResponse | undefined;
       try {
         res = await send(baseUrl, c);
@@ -55,8 +78,11 @@ export async function fuzzEndpoint(baseUrl: string, endpoint: Endpoint, all: rea
     { numRuns, seed: SEED, endOnFailure: false, markInterruptAsFailure: true, interruptAfterTimeLimit: 20 * 60_000 },
   );
   if (result.failed) {
-    const counterexample = result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance);
-    throw new Error(`${id(endpoint)}: ${counterexample}\n  (seed ${result.seed}, path ${result.counterexamplePath}; rerun with FUZZ_SEED=${result.seed})`);
+    const counterexample =
+      result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance);
+    throw new Error(
+      `${id(endpoint)}: ${counterexample}\n  (seed ${result.seed}, path ${result.counterexamplePath}; rerun with FUZZ_SEED=${result.seed})`,
+    );
   }
   figures.seed = result.seed;
   recordFigures(`fuzz ${id(endpoint)}`, { ...figures });

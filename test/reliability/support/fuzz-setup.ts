@@ -17,8 +17,12 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
   try {
     const org = await seedOrg(server.platform.db, server.restUrl, server.internalGrpcUrl, "A");
     // PATCH /computers fuzzing renames this one, so the GET-by-name target keeps its name.
-    const fuzzComputer = await api(server.restUrl, org.members.owner.key, "/api/v0/computers", { method: "POST", body: { name: "fuzz-patch-target", remoteUser: "dev" } });
-    if (fuzzComputer.status !== 201) throw new Error(`creating the PATCH target failed: ${fuzzComputer.status} ${fuzzComputer.text}`);
+    const fuzzComputer = await api(server.restUrl, org.members.owner.key, "/api/v0/computers", {
+      method: "POST",
+      body: { name: "fuzz-patch-target", remoteUser: "dev" },
+    });
+    if (fuzzComputer.status !== 201)
+      throw new Error(`creating the PATCH target failed: ${fuzzComputer.status} ${fuzzComputer.text}`);
     return {
       server,
       org,

@@ -22,13 +22,17 @@ export function defineFuzzSuite(title: string, names: readonly string[]): void {
         expect(figures.cases).toBeGreaterThanOrEqual(FUZZ_RUNS);
         // The generator reaches both sides: valid requests succeed, broken ones are refused
         // (checked when the run is large enough to be sure of it).
-        const ok = Object.entries(figures.byStatus).filter(([s]) => s.startsWith("2")).reduce((n, [, c]) => n + c, 0);
+        const ok = Object.entries(figures.byStatus)
+          .filter(([s]) => s.startsWith("2"))
+          .reduce((n, [, c]) => n + c, 0);
         if (FUZZ_RUNS >= 200) {
           expect(ok, "answers that succeeded").toBeGreaterThan(0);
           expect(figures.cases - ok, "answers that refused").toBeGreaterThan(0);
         }
         // Afterwards the server still answers a plain valid request.
-        const health = await fetch(`${target.server.restUrl}/api/v0/organization/users?limit=1`, { headers: { authorization: `Bearer ${target.org.members.owner.key}` } });
+        const health = await fetch(`${target.server.restUrl}/api/v0/organization/users?limit=1`, {
+          headers: { authorization: `Bearer ${target.org.members.owner.key}` },
+        });
         expect(health.status).toBe(200);
       }, 900_000);
     }

@@ -4,17 +4,93 @@ import fc from "fast-check";
 
 /** Strings that sit on a boundary of something: numbers, IDs, encodings, injections. */
 export const BOUNDARY_STRINGS = [
-  "", " ", "0", "-1", "1", "20", "100", "101", "1.5", "1e2", "-0", "NaN", "Infinity", "-Infinity",
-  "9007199254740993", "99999999999999999999999", "0x10", "+1", "01", " 1", "1 ", "true", "null",
-  "undefined", "[]", "{}", "\"\"", "../../etc/passwd", "..", ".", "%", "%%", "%00", "\u0000",
-  "\u0001", "\t", "\n", "\r\n", "\u2028", "😀", "\ud800", "\udfff", "' OR 1=1 --", "'; drop table sessions; --",
-  "<script>alert(1)</script>", "${jndi:ldap://x}", "{{7*7}}", "a/b", "a?b", "a#b", "a&b=c", "a=b", "+", "~",
-  "00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff", "2026-02-30", "2026-13-01",
-  "1970-01-01", "9999-12-31", "0000-00-00", "2026-01-14",
+  "",
+  " ",
+  "0",
+  "-1",
+  "1",
+  "20",
+  "100",
+  "101",
+  "1.5",
+  "1e2",
+  "-0",
+  "NaN",
+  "Infinity",
+  "-Infinity",
+  "9007199254740993",
+  "99999999999999999999999",
+  "0x10",
+  "+1",
+  "01",
+  " 1",
+  "1 ",
+  "true",
+  "null",
+  "undefined",
+  "[]",
+  "{}",
+  '""',
+  "../../etc/passwd",
+  "..",
+  ".",
+  "%",
+  "%%",
+  "%00",
+  "\u0000",
+  "\u0001",
+  "\t",
+  "\n",
+  "\r\n",
+  "\u2028",
+  "😀",
+  "\ud800",
+  "\udfff",
+  "' OR 1=1 --",
+  "'; drop table sessions; --",
+  "<script>alert(1)</script>",
+  "${jndi:ldap://x}",
+  "{{7*7}}",
+  "a/b",
+  "a?b",
+  "a#b",
+  "a&b=c",
+  "a=b",
+  "+",
+  "~",
+  "00000000-0000-0000-0000-000000000000",
+  "ffffffff-ffff-ffff-ffff-ffffffffffff",
+  "2026-02-30",
+  "2026-13-01",
+  "1970-01-01",
+  "9999-12-31",
+  "0000-00-00",
+  "2026-01-14",
 ];
 
 /** Numbers past every limit a field might have, and the ones JSON cannot carry exactly. */
-export const BOUNDARY_NUMBERS = [0, -0, 1, -1, 20, 100, 101, 0.5, -1.5, 2 ** 31, -(2 ** 31) - 1, 2 ** 53 + 2, -(2 ** 53) - 2, 1e308, -1e308, 5e-324, 63, 64, 2048, 2049];
+export const BOUNDARY_NUMBERS = [
+  0,
+  -0,
+  1,
+  -1,
+  20,
+  100,
+  101,
+  0.5,
+  -1.5,
+  2 ** 31,
+  -(2 ** 31) - 1,
+  2 ** 53 + 2,
+  -(2 ** 53) - 2,
+  1e308,
+  -1e308,
+  5e-324,
+  63,
+  64,
+  2048,
+  2049,
+];
 
 const hugeLength = fc.constantFrom(1_000, 5_000, 70_000, 300_000);
 
@@ -23,7 +99,12 @@ export const hostileString: fc.Arbitrary<string> = fc.oneof(
   { weight: 3, arbitrary: fc.string({ maxLength: 40 }) },
   { weight: 2, arbitrary: fc.string({ unit: "grapheme", maxLength: 20 }) },
   { weight: 2, arbitrary: fc.string({ unit: "binary", maxLength: 20 }) },
-  { weight: 1, arbitrary: fc.tuple(hugeLength, fc.constantFrom("a", "é", "😀", "%", "\u0000")).map(([n, c]) => c.repeat(Math.floor(n / c.length))) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(hugeLength, fc.constantFrom("a", "é", "😀", "%", "\u0000"))
+      .map(([n, c]) => c.repeat(Math.floor(n / c.length))),
+  },
 );
 
 /** Strings for a request target (path segment or query value): huge ones stay below Node's 16 KiB header limit. */
@@ -42,7 +123,10 @@ export const hostileJson: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 3, arbitrary: hostileString },
   { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
   { weight: 1, arbitrary: fc.constantFrom(10, 1_000, 20_000).map((n) => Array.from({ length: n }, (_, i) => i)) },
-  { weight: 1, arbitrary: fc.constantFrom(10, 1_000).map((n) => Array.from({ length: n }, () => ({ name: "x", data: "AAAA" }))) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(10, 1_000).map((n) => Array.from({ length: n }, () => ({ name: "x", data: "AAAA" }))),
+  },
   { weight: 1, arbitrary: fc.constantFrom(50, 500).map(nested) },
 );
 
@@ -81,10 +165,26 @@ export function rawEncode(s: string, separators: string): string {
 }
 
 /** Percent sequences no decoder may accept: truncated, non-hex, overlong, surrogates, bytes that are not UTF-8. */
-export const BROKEN_PERCENT = ["%", "%G1", "%1", "%C3%28", "%FF", "%C0%AF", "%ED%A0%80", "%E2%82", "%F8%88%80%80%80", "%%41", "%u0041"];
+export const BROKEN_PERCENT = [
+  "%",
+  "%G1",
+  "%1",
+  "%C3%28",
+  "%FF",
+  "%C0%AF",
+  "%ED%A0%80",
+  "%E2%82",
+  "%F8%88%80%80%80",
+  "%%41",
+  "%u0041",
+];
 
 export const brokenPercent: fc.Arbitrary<string> = fc
-  .tuple(fc.string({ maxLength: 6, unit: fc.constantFrom("a", "b", "1") }), fc.constantFrom(...BROKEN_PERCENT), fc.string({ maxLength: 6, unit: fc.constantFrom("a", "b", "1") }))
+  .tuple(
+    fc.string({ maxLength: 6, unit: fc.constantFrom("a", "b", "1") }),
+    fc.constantFrom(...BROKEN_PERCENT),
+    fc.string({ maxLength: 6, unit: fc.constantFrom("a", "b", "1") }),
+  )
   .map(([a, b, c]) => a + b + c);
 
 /** Raw bytes that are not UTF-8 (for a body). */
@@ -95,4 +195,17 @@ export const INVALID_UTF8_BODIES = [
   Buffer.from([0xc0, 0xaf]),
 ];
 
-export const MALFORMED_JSON = ["{", "}", "{\"a\":}", "nul", "[1,", "{'a':1}", "{\"a\":1,}", "\"unterminated", "{\"a\":01}", "NaN", "{\"a\":1}{\"b\":2}", "\u0000"];
+export const MALFORMED_JSON = [
+  "{",
+  "}",
+  '{"a":}',
+  "nul",
+  "[1,",
+  "{'a':1}",
+  '{"a":1,}',
+  '"unterminated',
+  '{"a":01}',
+  "NaN",
+  '{"a":1}{"b":2}',
+  "\u0000",
+];

@@ -25,7 +25,12 @@ export function leakIn(text: string): string | undefined {
 }
 
 /** Returns the problems with an answer (empty when it is fine). */
-export function problemsWith(res: RawResponse, expected: Expectation, okShape: (json: any) => string | undefined, method = "GET"): string[] {
+export function problemsWith(
+  res: RawResponse,
+  expected: Expectation,
+  okShape: (json: any) => string | undefined,
+  method = "GET",
+): string[] {
   const problems: string[] = [];
   const { status } = res;
   const leak = leakIn(res.text);
@@ -40,7 +45,8 @@ export function problemsWith(res: RawResponse, expected: Expectation, okShape: (
   // A HEAD answer has no body by definition (RFC 9110 §9.3.2).
   if (method === "HEAD") return problems;
   if (status >= 400) {
-    if (!String(res.headers["content-type"] ?? "").startsWith("application/json")) problems.push(`error content-type ${String(res.headers["content-type"])}`);
+    if (!String(res.headers["content-type"] ?? "").startsWith("application/json"))
+      problems.push(`error content-type ${String(res.headers["content-type"])}`);
     let json: any;
     try {
       json = JSON.parse(res.text);

@@ -16,7 +16,11 @@ export interface Load<T> {
   now(): number;
 }
 
-export function startLoad<T>(workers: number, op: (worker: number, n: number) => Promise<{ status: number; value?: T }>, pauseMs = 0): Load<T> {
+export function startLoad<T>(
+  workers: number,
+  op: (worker: number, n: number) => Promise<{ status: number; value?: T }>,
+  pauseMs = 0,
+): Load<T> {
   const outcomes: Outcome<T>[] = [];
   const t0 = performance.now();
   const now = () => performance.now() - t0;

@@ -2,7 +2,14 @@
 // correct frames, headers and length prefixes; the fuzzer needs to send wrong ones, so it writes
 // the request itself with node:http2: any headers, the body in chunks of its choosing, a
 // Content-Length that does not match. Each request has a deadline; missing it is a hang.
-import { connect, constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http2";
+import {
+  connect,
+  constants,
+  type ClientHttp2Session,
+  type ClientHttp2Stream,
+  type IncomingHttpHeaders,
+  type OutgoingHttpHeaders,
+} from "node:http2";
 
 export interface H2Request {
   path: string;
@@ -64,7 +71,10 @@ export class H2Client {
     return new Promise((resolve, reject) => {
       let stream: ClientHttp2Stream;
       try {
-        stream = this.current().request({ ":method": req.method ?? "POST", ":path": req.path, ...req.headers }, { endStream: false });
+        stream = this.current().request(
+          { ":method": req.method ?? "POST", ":path": req.path, ...req.headers },
+          { endStream: false },
+        );
       } catch (e) {
         reject(e);
         return;
@@ -84,7 +94,16 @@ export class H2Client {
         fn();
       };
       const answer = (resetCode?: number) =>
-        finish(() => resolve({ status: Number(headers[":status"] ?? 0), headers, trailers, body: Buffer.concat(chunks), ms: performance.now() - started, ...(resetCode === undefined ? {} : { resetCode }) }));
+        finish(() =>
+          resolve({
+            status: Number(headers[":status"] ?? 0),
+            headers,
+            trailers,
+            body: Buffer.concat(chunks),
+            ms: performance.now() - started,
+            ...(resetCode === undefined ? {} : { resetCode }),
+          }),
+        );
       const timer = setTimeout(() => {
         finish(() => reject(new HangError(`no answer within ${timeoutMs} ms: ${req.path}`)));
       }, timeoutMs);
@@ -96,7 +115,11 @@ export class H2Client {
       });
       stream.on("end", () => answer());
       // Closed without an end: a reset by the server is an answer of its own kind.
-      stream.on("close", () => answer(stream.rstCode !== undefined && stream.rstCode !== constants.NGHTTP2_NO_ERROR ? stream.rstCode : undefined));
+      stream.on("close", () =>
+        answer(
+          stream.rstCode !== undefined && stream.rstCode !== constants.NGHTTP2_NO_ERROR ? stream.rstCode : undefined,
+        ),
+      );
       stream.on("error", (e) => {
         if (stream.rstCode !== undefined && stream.rstCode !== constants.NGHTTP2_NO_ERROR) return; // reported on close
         finish(() => reject(e));

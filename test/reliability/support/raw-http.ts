@@ -29,9 +29,11 @@ export function send(baseUrl: string, req: RawRequest, timeoutMs = 15_000): Prom
   const url = new URL(baseUrl);
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const body = req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body, "utf8");
+    const body =
+      req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body, "utf8");
     const headers: Record<string, string | number> = { ...req.headers };
-    if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === "content-length")) headers["content-length"] = body.length;
+    if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === "content-length"))
+      headers["content-length"] = body.length;
     const r = request(
       { host: url.hostname, port: url.port, method: req.method, path: req.target, headers, agent },
       (res) => {
@@ -39,7 +41,12 @@ export function send(baseUrl: string, req: RawRequest, timeoutMs = 15_000): Prom
         res.on("data", (c: Buffer) => chunks.push(c));
         res.on("end", () => {
           clearTimeout(timer);
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString("utf8"), ms: performance.now() - started });
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            text: Buffer.concat(chunks).toString("utf8"),
+            ms: performance.now() - started,
+          });
         });
         res.on("error", (e) => {
           clearTimeout(timer);

@@ -44,7 +44,9 @@ export async function startRedisProcess(): Promise<RedisProcess> {
   const port = await freePort();
   let child: ChildProcess | undefined;
   const start = async () => {
-    child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
+    child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
+      stdio: "ignore",
+    });
     const deadline = Date.now() + 10_000;
     while (!(await answersPing(port))) {
       if (Date.now() > deadline) throw new Error(`redis-server did not start on port ${port}`);

@@ -9,7 +9,16 @@ import fc from "fast-check";
 import { fromBinary, fromJsonString, type DescMessage } from "@bufbuild/protobuf";
 import { envelope, hasEnvelope, type H2Request } from "./raw-h2.js";
 import type { Access, RpcMethod } from "./rpc-catalog.js";
-import { binaryBody, jsonBody, jsonDamage, wireDamage, type GeneratedMessage, type JsonDamage, type MessageGenerator, type WireDamage } from "./rpc-messages.js";
+import {
+  binaryBody,
+  jsonBody,
+  jsonDamage,
+  wireDamage,
+  type GeneratedMessage,
+  type JsonDamage,
+  type MessageGenerator,
+  type WireDamage,
+} from "./rpc-messages.js";
 import type { RpcWorld } from "./rpc-setup.js";
 
 export type Protocol = "connect" | "grpc";
@@ -41,7 +50,10 @@ type Credential = "valid" | "none" | "malformed" | "unknown" | "otherRole" | "hu
 function credential(access: Access, hasToken: boolean): fc.Arbitrary<Credential> {
   if (access === "open" || (access === "internal" && !hasToken)) {
     // No credential needed: one sent anyway must be ignored, whatever it is.
-    return fc.oneof({ weight: 8, arbitrary: fc.constant<Credential>("none") }, { weight: 1, arbitrary: fc.constantFrom<Credential>("malformed", "unknown", "huge") });
+    return fc.oneof(
+      { weight: 8, arbitrary: fc.constant<Credential>("none") },
+      { weight: 1, arbitrary: fc.constantFrom<Credential>("malformed", "unknown", "huge") },
+    );
   }
   return fc.oneof(
     { weight: 16, arbitrary: fc.constant<Credential>("valid") },
@@ -77,14 +89,25 @@ function framing(protocol: Protocol, streaming: boolean): fc.Arbitrary<Framing> 
     { weight: 40, arbitrary: fc.constant({ kind: "none" as const }) },
     { weight: 2, arbitrary: fc.integer({ min: 1, max: 7 }).map((size) => ({ kind: "splitChunks" as const, size })) },
     { weight: 1, arbitrary: fc.constantFrom(...WRONG_METHODS).map((value) => ({ kind: "method" as const, value })) },
-    { weight: 1, arbitrary: fc.constantFrom(...HUGE_METADATA).map((bytes) => ({ kind: "hugeMetadata" as const, bytes })) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(...HUGE_METADATA).map((bytes) => ({ kind: "hugeMetadata" as const, bytes })),
+    },
     { weight: 1, arbitrary: fc.constantFrom(100, 2_000).map((count) => ({ kind: "manyHeaders" as const, count })) },
   ];
   if (protocol === "grpc" || streaming) {
     common.push(
       { weight: 2, arbitrary: fc.constant({ kind: "compressedNoEncoding" as const }) },
-      { weight: 1, arbitrary: fc.constantFrom("gzip", "br", "zstd", "identity", "").map((encoding) => ({ kind: "badCompression" as const, encoding })) },
-      { weight: 2, arbitrary: fc.constantFrom(1, 10, 100_000).map((extra) => ({ kind: "prefixLarger" as const, extra })) },
+      {
+        weight: 1,
+        arbitrary: fc
+          .constantFrom("gzip", "br", "zstd", "identity", "")
+          .map((encoding) => ({ kind: "badCompression" as const, encoding })),
+      },
+      {
+        weight: 2,
+        arbitrary: fc.constantFrom(1, 10, 100_000).map((extra) => ({ kind: "prefixLarger" as const, extra })),
+      },
       { weight: 1, arbitrary: fc.constant({ kind: "prefixSmaller" as const }) },
       { weight: 1, arbitrary: fc.constant({ kind: "partialHeader" as const }) },
     );
@@ -93,18 +116,58 @@ function framing(protocol: Protocol, streaming: boolean): fc.Arbitrary<Framing> 
     common.push(
       { weight: 2, arbitrary: fc.constant({ kind: "twoMessages" as const }) },
       { weight: 2, arbitrary: fc.constant({ kind: "noMessage" as const }) },
-      { weight: 2, arbitrary: fc.constantFrom(undefined, "text/plain", "application/grpc+foo", "application/x-protobuf", "application/grpc-webx").map((value) => ({ kind: "contentType" as const, value })) },
-      { weight: 2, arbitrary: fc.constantFrom("abc", "", "1", "-1S", "1000000000H", "99999999S", "1.5S", "1n", "1m").map((value) => ({ kind: "timeout" as const, value })) },
+      {
+        weight: 2,
+        arbitrary: fc
+          .constantFrom(
+            undefined,
+            "text/plain",
+            "application/grpc+foo",
+            "application/x-protobuf",
+            "application/grpc-webx",
+          )
+          .map((value) => ({ kind: "contentType" as const, value })),
+      },
+      {
+        weight: 2,
+        arbitrary: fc
+          .constantFrom("abc", "", "1", "-1S", "1000000000H", "99999999S", "1.5S", "1n", "1m")
+          .map((value) => ({ kind: "timeout" as const, value })),
+      },
     );
   } else {
     common.push(
-      { weight: 2, arbitrary: fc.constantFrom(undefined, "text/plain", "application/jsonx", "application/connect+json", "application/x-www-form-urlencoded").map((value) => ({ kind: "contentType" as const, value })) },
-      { weight: 2, arbitrary: fc.constantFrom("abc", "", "-1", "1.5", "99999999999", "0", "1").map((value) => ({ kind: "timeout" as const, value })) },
+      {
+        weight: 2,
+        arbitrary: fc
+          .constantFrom(
+            undefined,
+            "text/plain",
+            "application/jsonx",
+            "application/connect+json",
+            "application/x-www-form-urlencoded",
+          )
+          .map((value) => ({ kind: "contentType" as const, value })),
+      },
+      {
+        weight: 2,
+        arbitrary: fc
+          .constantFrom("abc", "", "-1", "1.5", "99999999999", "0", "1")
+          .map((value) => ({ kind: "timeout" as const, value })),
+      },
     );
     if (!streaming) {
       common.push(
-        { weight: 1, arbitrary: fc.constantFrom("gzip", "br", "identity", "").map((encoding) => ({ kind: "badCompression" as const, encoding })) },
-        { weight: 2, arbitrary: fc.constantFrom(-1, 1, 1_000).map((delta) => ({ kind: "contentLength" as const, delta })) },
+        {
+          weight: 1,
+          arbitrary: fc
+            .constantFrom("gzip", "br", "identity", "")
+            .map((encoding) => ({ kind: "badCompression" as const, encoding })),
+        },
+        {
+          weight: 2,
+          arbitrary: fc.constantFrom(-1, 1, 1_000).map((delta) => ({ kind: "contentLength" as const, delta })),
+        },
       );
     }
   }
@@ -141,7 +204,8 @@ function credentialHeader(c: Credential, valid: string | undefined, other: strin
 function decodes(input: DescMessage, protocol: Protocol, payload: Uint8Array): boolean {
   try {
     if (protocol === "grpc") fromBinary(input, payload);
-    else fromJsonString(input, new TextDecoder("utf-8", { fatal: true }).decode(payload), { ignoreUnknownFields: true });
+    else
+      fromJsonString(input, new TextDecoder("utf-8", { fatal: true }).decode(payload), { ignoreUnknownFields: true });
     return true;
   } catch {
     return false;
@@ -158,24 +222,43 @@ export interface CaseContext {
 export function rpcCases(m: RpcMethod, ctx: CaseContext): fc.Arbitrary<RpcCase> {
   const streaming = m.method.methodKind === "server_streaming";
   const input: DescMessage = m.method.input;
-  const token = m.access === "public" ? ctx.world.org.members.owner.key : m.access === "internal" ? ctx.world.workloadTokens[m.service.typeName] : undefined;
+  const token =
+    m.access === "public"
+      ? ctx.world.org.members.owner.key
+      : m.access === "internal"
+        ? ctx.world.workloadTokens[m.service.typeName]
+        : undefined;
   const others = [ctx.world.org.members.manager.key, ctx.world.org.members.member.key, ctx.world.org.members.guest.key];
   const path = `/${m.service.typeName}/${m.method.name}`;
   const protocolCase = (protocol: Protocol) =>
-    fc.record({
-      message: ctx.generator.message(input),
-      coherent: ctx.coherent ?? fc.constant(undefined),
-      damage: protocol === "connect" ? jsonDamage(input) : wireDamage(input),
-      framing: framing(protocol, streaming),
-      credential: credential(m.access, token !== undefined),
-      other: fc.constantFrom(...others),
-    }).map((r) => build(protocol, r as Parts));
+    fc
+      .record({
+        message: ctx.generator.message(input),
+        coherent: ctx.coherent ?? fc.constant(undefined),
+        damage: protocol === "connect" ? jsonDamage(input) : wireDamage(input),
+        framing: framing(protocol, streaming),
+        credential: credential(m.access, token !== undefined),
+        other: fc.constantFrom(...others),
+      })
+      .map((r) => build(protocol, r as Parts));
 
-  type Parts = { message: GeneratedMessage; coherent: Record<string, unknown> | undefined; damage: JsonDamage | WireDamage; framing: Framing; credential: Credential; other: string };
+  type Parts = {
+    message: GeneratedMessage;
+    coherent: Record<string, unknown> | undefined;
+    damage: JsonDamage | WireDamage;
+    framing: Framing;
+    credential: Credential;
+    other: string;
+  };
 
   function build(protocol: Protocol, r: Parts): RpcCase {
     const json = { ...r.message.json };
-    const labels = [`protocol:${protocol}`, `credential:${r.credential}`, `damage:${r.damage.kind}`, `framing:${r.framing.kind}`];
+    const labels = [
+      `protocol:${protocol}`,
+      `credential:${r.credential}`,
+      `damage:${r.damage.kind}`,
+      `framing:${r.framing.kind}`,
+    ];
     if (r.coherent) {
       const keys = Object.keys(r.coherent);
       if (keys.length > 0 && keys.every((k) => r.message.labels.includes(`${k}:valid`))) {
@@ -191,7 +274,10 @@ export function rpcCases(m: RpcMethod, ctx: CaseContext): fc.Arbitrary<RpcCase> 
     if (auth) headers.authorization = auth;
 
     let body: Buffer[];
-    const payload = protocol === "grpc" ? Buffer.from(binaryBody(input, json, r.damage as WireDamage)) : jsonBody(input, json, r.damage as JsonDamage);
+    const payload =
+      protocol === "grpc"
+        ? Buffer.from(binaryBody(input, json, r.damage as WireDamage))
+        : jsonBody(input, json, r.damage as JsonDamage);
     if (protocol === "grpc") {
       headers["content-type"] = "application/grpc";
       headers.te = "trailers";
@@ -283,7 +369,13 @@ export function rpcCases(m: RpcMethod, ctx: CaseContext): fc.Arbitrary<RpcCase> 
     if (f.kind === "manyHeaders") for (let i = 0; i < f.count; i++) headers[`x-fuzz-${i}`] = String(i);
 
     const badCredential = token !== undefined && ["none", "malformed", "unknown", "huge"].includes(r.credential);
-    const expected = expectationOf(f, { protocol, streaming, badCredential, emptyBody: payload.length === 0, decodes: () => decodes(input, protocol, payload) });
+    const expected = expectationOf(f, {
+      protocol,
+      streaming,
+      badCredential,
+      emptyBody: payload.length === 0,
+      decodes: () => decodes(input, protocol, payload),
+    });
     const request: H2Request = { path, headers, body, ...(f.kind === "method" ? { method: f.value } : {}) };
     // A server stream is judged by its first message (or its end): it never ends by itself.
     if (streaming) request.until = hasEnvelope;
@@ -298,7 +390,10 @@ export function rpcCases(m: RpcMethod, ctx: CaseContext): fc.Arbitrary<RpcCase> 
  * at (the body is read first), so a bad credential forces exactly UNAUTHENTICATED only on a
  * request that is otherwise sound and decodes.
  */
-function expectationOf(f: Framing, c: { protocol: Protocol; streaming: boolean; badCredential: boolean; emptyBody: boolean; decodes: () => boolean }): Expectation {
+function expectationOf(
+  f: Framing,
+  c: { protocol: Protocol; streaming: boolean; badCredential: boolean; emptyBody: boolean; decodes: () => boolean },
+): Expectation {
   switch (f.kind) {
     case "contentType":
     case "method":

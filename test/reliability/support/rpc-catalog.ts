@@ -7,7 +7,10 @@
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { AnalyticsService, TelemetryService } from "../../../gen/agentplane/analytics/v1/analytics_pb.js";
 import { ComputerService, HostService } from "../../../gen/agentplane/computers/v1alpha1/computers_pb.js";
-import { CreditLimitService, OrganizationService } from "../../../gen/agentplane/organization/v1alpha1/organization_pb.js";
+import {
+  CreditLimitService,
+  OrganizationService,
+} from "../../../gen/agentplane/organization/v1alpha1/organization_pb.js";
 import { ReadinessService, ReportSubmissionService } from "../../../gen/agentplane/readiness/v1/readiness_pb.js";
 import { SessionRunnerService, SessionService } from "../../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import { Health } from "../../../gen/grpc/health/v1/health_pb.js";
@@ -43,7 +46,9 @@ export interface RpcMethod {
 export const rpcId = (m: { method: DescMethod }) => `${m.method.parent.typeName}/${m.method.name}`;
 
 /** Every fuzzed method, service by service in declaration order. */
-export const RPC_METHODS: readonly RpcMethod[] = RPC_SERVICES.flatMap(({ service, access }) => service.methods.map((method) => ({ service, method, access })));
+export const RPC_METHODS: readonly RpcMethod[] = RPC_SERVICES.flatMap(({ service, access }) =>
+  service.methods.map((method) => ({ service, method, access })),
+);
 
 /** Where the server under test listens. */
 export interface RpcEndpoints {

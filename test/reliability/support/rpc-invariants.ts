@@ -98,7 +98,8 @@ export function readAnswer(res: H2Response, method: DescMethod, problems: string
     if (statusText === undefined) {
       // A stream cancelled after its first message has no trailers yet.
       if (streaming && res.body.length > 0) {
-        for (const e of envelopes(res.body, problems, header(res.headers, "grpc-encoding"))) parses(() => fromBinary(output, e.data), problems, "streamed message");
+        for (const e of envelopes(res.body, problems, header(res.headers, "grpc-encoding")))
+          parses(() => fromBinary(output, e.data), problems, "streamed message");
         return { kind: "rpc", code: 0, message: "" };
       }
       problems.push("gRPC answer without grpc-status");
@@ -106,7 +107,10 @@ export function readAnswer(res: H2Response, method: DescMethod, problems: string
     }
     if (!/^(?:[0-9]|1[0-6])$/.test(statusText)) problems.push(`grpc-status ${JSON.stringify(statusText)}`);
     const code = Number(statusText) as Code | 0;
-    const message = decodeGrpcMessage(header(res.trailers, "grpc-message") ?? header(res.headers, "grpc-message") ?? "", problems);
+    const message = decodeGrpcMessage(
+      header(res.trailers, "grpc-message") ?? header(res.headers, "grpc-message") ?? "",
+      problems,
+    );
     const messages = envelopes(res.body, problems, header(res.headers, "grpc-encoding"));
     if (code === 0) {
       if (!streaming && messages.length !== 1) problems.push(`OK with ${messages.length} messages`);
@@ -120,7 +124,9 @@ export function readAnswer(res: H2Response, method: DescMethod, problems: string
   }
   if (contentType.startsWith("application/json")) {
     const encoding = header(res.headers, "content-encoding");
-    const text = (encoding && encoding !== "identity" ? inflate(res.body, encoding, problems) : res.body).toString("utf8");
+    const text = (encoding && encoding !== "identity" ? inflate(res.body, encoding, problems) : res.body).toString(
+      "utf8",
+    );
     if (res.status === 200) {
       parses(() => fromJson(output, JSON.parse(text) as JsonValue), problems, "answer JSON");
       return { kind: "rpc", code: 0, message: "" };
@@ -135,7 +141,11 @@ export function readAnswer(res: H2Response, method: DescMethod, problems: string
       return { kind: "rpc", code: Code.Unknown, message: "" };
     }
     if (first.flags === 0) {
-      parses(() => fromJson(output, JSON.parse(first.data.toString("utf8")) as JsonValue), problems, "streamed JSON message");
+      parses(
+        () => fromJson(output, JSON.parse(first.data.toString("utf8")) as JsonValue),
+        problems,
+        "streamed JSON message",
+      );
       return { kind: "rpc", code: 0, message: "" };
     }
     if (first.flags !== 2) problems.push(`envelope flags ${first.flags}`);
@@ -168,7 +178,8 @@ function connectError(text: string, status: number | undefined, problems: string
     problems.push(`Connect error code ${JSON.stringify(json?.code)}`);
     return { kind: "rpc", code: Code.Unknown, message: "" };
   }
-  if (status !== undefined && codeToHttpStatus(code) !== status) problems.push(`Connect code ${json.code} with HTTP status ${status}`);
+  if (status !== undefined && codeToHttpStatus(code) !== status)
+    problems.push(`Connect code ${json.code} with HTTP status ${status}`);
   const message = typeof json.message === "string" ? json.message : "";
   return { kind: "rpc", code, message };
 }
@@ -177,12 +188,17 @@ function connectError(text: string, status: number | undefined, problems: string
 export function problemsWith(c: RpcCase, res: H2Response, method: DescMethod): { answer: Answer; problems: string[] } {
   const problems: string[] = [];
   const answer = readAnswer(res, method, problems);
-  for (const text of [res.body.toString("utf8"), header(res.trailers, "grpc-message") ?? "", answer.kind === "rpc" ? answer.message : ""]) {
+  for (const text of [
+    res.body.toString("utf8"),
+    header(res.trailers, "grpc-message") ?? "",
+    answer.kind === "rpc" ? answer.message : "",
+  ]) {
     const leak = leakIn(text);
     if (leak) problems.push(`the answer leaks internals: ${JSON.stringify(leak)}`);
   }
   if (answer.kind === "rpc" && answer.code !== 0) {
-    if (answer.code === Code.Internal || answer.code === Code.Unknown) problems.push(`${codeName(answer.code)}: ${answer.message}`);
+    if (answer.code === Code.Internal || answer.code === Code.Unknown)
+      problems.push(`${codeName(answer.code)}: ${answer.message}`);
     if (answer.message.trim() === "") problems.push(`${codeName(answer.code)} without a message`);
     if (answer.code === Code.InvalidArgument) {
       const vague = vagueness(answer.message, method.input);
@@ -200,17 +216,32 @@ function unmet(expected: Expectation, a: Answer): string[] {
     case "error":
       return a.kind === "rpc" && a.code !== 0 ? [] : [`expected an error, got ${answerLabel(a)}`];
     case "unauthenticated":
-      return a.kind === "rpc" && a.code === Code.Unauthenticated ? [] : [`expected UNAUTHENTICATED, got ${answerLabel(a)}`];
+      return a.kind === "rpc" && a.code === Code.Unauthenticated
+        ? []
+        : [`expected UNAUTHENTICATED, got ${answerLabel(a)}`];
     case "nonProtocol":
-      return a.kind === "http" && [405, 415].includes(a.status) ? [] : a.kind === "rpc" && a.code !== 0 ? [] : [`expected HTTP 405/415 or an error, got ${answerLabel(a)}`];
+      return a.kind === "http" && [405, 415].includes(a.status)
+        ? []
+        : a.kind === "rpc" && a.code !== 0
+          ? []
+          : [`expected HTTP 405/415 or an error, got ${answerLabel(a)}`];
     case "transport":
-      return a.kind === "http" && a.status !== 431 ? [`expected an RPC answer, a reset or 431, got ${answerLabel(a)}`] : [];
+      return a.kind === "http" && a.status !== 431
+        ? [`expected an RPC answer, a reset or 431, got ${answerLabel(a)}`]
+        : [];
   }
 }
 
 // Messages of the protocol layer (Connect's framing, decoding and limits), which say what is
 // wrong with the request as a whole rather than with one field.
-const PROTOCOL_MESSAGES = [/^protocol error: /, /^cannot decode /, /^parse binary: /, /^received compressed envelope/, /^decompression failed$/, /^timeout \d+ms must be <= \d+$/];
+const PROTOCOL_MESSAGES = [
+  /^protocol error: /,
+  /^cannot decode /,
+  /^parse binary: /,
+  /^received compressed envelope/,
+  /^decompression failed$/,
+  /^timeout \d+ms must be <= \d+$/,
+];
 
 /**
  * Why an INVALID_ARGUMENT message fails to say what is wrong, or undefined: it must be one of the
@@ -240,7 +271,12 @@ function fieldNames(input: DescMessage): Set<string> {
     seen.add(m.typeName);
     for (const f of m.fields) {
       known!.add(f.jsonName).add(f.name).add(f.localName);
-      const inner = f.fieldKind === "message" ? f.message : (f.fieldKind === "list" || f.fieldKind === "map") && f.message ? f.message : undefined;
+      const inner =
+        f.fieldKind === "message"
+          ? f.message
+          : (f.fieldKind === "list" || f.fieldKind === "map") && f.message
+            ? f.message
+            : undefined;
       if (inner) visit(inner, seen);
     }
   };

@@ -36,22 +36,27 @@ export function nestedJson(depth: number, kind: "object" | "array"): JsonValue {
 }
 
 const hugeObject = (n: number): JsonValue => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]));
-const ODD_KEYS: JsonValue = { "": 1, "\u0000": 2, "\ud800": 3, "a.b": 4, "__proto__": 5, constructor: 6, "😀": 7 };
+const ODD_KEYS: JsonValue = { "": 1, "\u0000": 2, "\ud800": 3, "a.b": 4, __proto__: 5, constructor: 6, "😀": 7 };
 
 /** Values of Struct, Value and ListValue fields (JSON objects, any JSON, arrays). */
 function wktValue(m: DescMessage, choice: "valid" | "hostile"): fc.Arbitrary<unknown> {
-  const object = choice === "valid"
-    ? fc.dictionary(fc.stringMatching(/^[a-z]{1,8}$/), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 })
-    : fc.oneof(
-        fc.constantFrom(10, 30).map((d) => nestedJson(d, "object")),
-        fc.constantFrom(1_000, 20_000).map(hugeObject),
-        fc.constant(ODD_KEYS),
-        fc.dictionary(fc.string({ maxLength: 8 }), hostileJsonValue, { maxKeys: 4 }),
-      );
+  const object =
+    choice === "valid"
+      ? fc.dictionary(fc.stringMatching(/^[a-z]{1,8}$/), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 })
+      : fc.oneof(
+          fc.constantFrom(10, 30).map((d) => nestedJson(d, "object")),
+          fc.constantFrom(1_000, 20_000).map(hugeObject),
+          fc.constant(ODD_KEYS),
+          fc.dictionary(fc.string({ maxLength: 8 }), hostileJsonValue, { maxKeys: 4 }),
+        );
   if (m.typeName === WKT_STRUCT) return object;
-  const array = choice === "valid"
-    ? fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 4 })
-    : fc.oneof(fc.constantFrom(10, 30).map((d) => nestedJson(d, "array")), fc.constantFrom(1_000, 20_000).map((n) => Array.from({ length: n }, (_, i) => i)));
+  const array =
+    choice === "valid"
+      ? fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 4 })
+      : fc.oneof(
+          fc.constantFrom(10, 30).map((d) => nestedJson(d, "array")),
+          fc.constantFrom(1_000, 20_000).map((n) => Array.from({ length: n }, (_, i) => i)),
+        );
   if (m.typeName === WKT_LIST) return array;
   return choice === "valid" ? fc.jsonValue({ maxDepth: 2 }) : fc.oneof(object, array, hostileJsonValue);
 }
@@ -70,10 +75,17 @@ function depthOf(v: unknown): number {
  * hostileJson as a Value can hold it: no NaN or infinities (they print as null), and nested at
  * most 30 deep so the message keeps a binary form (deeper nesting is encoding damage).
  */
-const hostileJsonValue: fc.Arbitrary<JsonValue> = hostileJson.filter((v) => !(typeof v === "number" && !Number.isFinite(v)) && depthOf(v) <= 30) as fc.Arbitrary<JsonValue>;
+const hostileJsonValue: fc.Arbitrary<JsonValue> = hostileJson.filter(
+  (v) => !(typeof v === "number" && !Number.isFinite(v)) && depthOf(v) <= 30,
+) as fc.Arbitrary<JsonValue>;
 
 function enumValue(field: DescField, choice: "valid" | "hostile"): fc.Arbitrary<unknown> {
-  const e = field.fieldKind === "enum" ? field.enum : field.fieldKind === "list" && field.listKind === "enum" ? field.enum : undefined;
+  const e =
+    field.fieldKind === "enum"
+      ? field.enum
+      : field.fieldKind === "list" && field.listKind === "enum"
+        ? field.enum
+        : undefined;
   const names = e ? e.values.map((v) => v.name) : ["0"];
   return choice === "valid" ? fc.constantFrom(...names) : fc.constantFrom(99, -1, 2147483647);
 }
@@ -116,12 +128,24 @@ export class MessageGenerator {
 
   /** One value of a field (a whole list or map for those); undefined when it has no hostile form. */
   private fieldValue(desc: DescMessage, f: DescField, depth: number, choice: "valid"): fc.Arbitrary<unknown>;
-  private fieldValue(desc: DescMessage, f: DescField, depth: number, choice: "hostile"): fc.Arbitrary<unknown> | undefined;
-  private fieldValue(desc: DescMessage, f: DescField, depth: number, choice: "valid" | "hostile"): fc.Arbitrary<unknown> | undefined {
+  private fieldValue(
+    desc: DescMessage,
+    f: DescField,
+    depth: number,
+    choice: "hostile",
+  ): fc.Arbitrary<unknown> | undefined;
+  private fieldValue(
+    desc: DescMessage,
+    f: DescField,
+    depth: number,
+    choice: "valid" | "hostile",
+  ): fc.Arbitrary<unknown> | undefined {
     const pool = poolFor(this.pools, desc, f);
     switch (f.fieldKind) {
       case "scalar":
-        return choice === "valid" ? (pool ?? plainScalar(f.scalar)).map((v) => coerce(f.scalar, v)) : hostileScalar(f.scalar);
+        return choice === "valid"
+          ? (pool ?? plainScalar(f.scalar)).map((v) => coerce(f.scalar, v))
+          : hostileScalar(f.scalar);
       case "enum":
         return enumValue(f, choice);
       case "message":
@@ -134,7 +158,9 @@ export class MessageGenerator {
         if (choice === "valid" && pool) return pool;
         const item: fc.Arbitrary<unknown> =
           f.listKind === "scalar"
-            ? choice === "valid" ? plainScalar(f.scalar).map((v) => coerce(f.scalar, v)) : hostileScalar(f.scalar)
+            ? choice === "valid"
+              ? plainScalar(f.scalar).map((v) => coerce(f.scalar, v))
+              : hostileScalar(f.scalar)
             : f.listKind === "enum"
               ? enumValue(f, choice)
               : isWkt(f.message)
@@ -145,18 +171,31 @@ export class MessageGenerator {
         if (choice === "valid") return fc.array(item, { maxLength: 3 });
         // 1 000 or 20 000 items: the simplest item (an empty message, a default scalar) so the
         // size is the point, or a few hostile ones.
-        const simplest = f.listKind === "message" ? {} : f.listKind === "enum" ? 0 : coerce(f.scalar, f.scalar === ScalarType.STRING ? "x" : f.scalar === ScalarType.BOOL ? false : 0);
+        const simplest =
+          f.listKind === "message"
+            ? {}
+            : f.listKind === "enum"
+              ? 0
+              : coerce(f.scalar, f.scalar === ScalarType.STRING ? "x" : f.scalar === ScalarType.BOOL ? false : 0);
         return fc.oneof(
           { weight: 2, arbitrary: fc.array(item, { minLength: 1, maxLength: 4 }) },
-          { weight: 1, arbitrary: fc.constantFrom(1_000, 20_000).map((n) => Array.from({ length: n }, () => simplest)) },
+          {
+            weight: 1,
+            arbitrary: fc.constantFrom(1_000, 20_000).map((n) => Array.from({ length: n }, () => simplest)),
+          },
         );
       }
       case "map": {
         const keyPool = poolFor(this.pools, desc, f, "#key");
-        const key: fc.Arbitrary<string> = choice === "valid" ? ((keyPool as fc.Arbitrary<string> | undefined) ?? fc.stringMatching(/^[a-z]{1,8}$/)) : fc.string({ maxLength: 20 });
+        const key: fc.Arbitrary<string> =
+          choice === "valid"
+            ? ((keyPool as fc.Arbitrary<string> | undefined) ?? fc.stringMatching(/^[a-z]{1,8}$/))
+            : fc.string({ maxLength: 20 });
         const value: fc.Arbitrary<unknown> =
           f.mapKind === "scalar"
-            ? choice === "valid" ? plainScalar(f.scalar).map((v) => coerce(f.scalar, v)) : hostileScalar(f.scalar)
+            ? choice === "valid"
+              ? plainScalar(f.scalar).map((v) => coerce(f.scalar, v))
+              : hostileScalar(f.scalar)
             : f.mapKind === "enum"
               ? enumValue(f, choice)
               : isWkt(f.message)
@@ -167,7 +206,19 @@ export class MessageGenerator {
         if (choice === "valid") return fc.dictionary(key, value, { maxKeys: 3 });
         return fc.oneof(
           { weight: 2, arbitrary: fc.dictionary(key, value, { minKeys: 1, maxKeys: 4 }) },
-          { weight: 1, arbitrary: fc.constantFrom(1_000, 20_000).map((n) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, f.mapKind === "message" ? {} : f.mapKind === "enum" ? 0 : coerce(f.scalar, 0)]))) },
+          {
+            weight: 1,
+            arbitrary: fc
+              .constantFrom(1_000, 20_000)
+              .map((n) =>
+                Object.fromEntries(
+                  Array.from({ length: n }, (_, i) => [
+                    `k${i}`,
+                    f.mapKind === "message" ? {} : f.mapKind === "enum" ? 0 : coerce(f.scalar, 0),
+                  ]),
+                ),
+              ),
+          },
         );
       }
     }
@@ -188,7 +239,8 @@ const toWellFormed = (s: string) => s.replace(LONE_SURROGATE, "\ufffd");
 function wellFormed(v: unknown): unknown {
   if (typeof v === "string") return toWellFormed(v);
   if (Array.isArray(v)) return v.map(wellFormed);
-  if (v !== null && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [toWellFormed(k), wellFormed(x)]));
+  if (v !== null && typeof v === "object")
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [toWellFormed(k), wellFormed(x)]));
   return v;
 }
 
@@ -214,17 +266,33 @@ export function jsonDamage(desc: DescMessage): fc.Arbitrary<JsonDamage> {
     { weight: 24, arbitrary: fc.constant({ kind: "none" as const }) },
     { weight: 2, arbitrary: fc.constant({ kind: "unknownField" as const }) },
     { weight: 1, arbitrary: fc.constantFrom(...MALFORMED_JSON).map((text) => ({ kind: "malformed" as const, text })) },
-    { weight: 1, arbitrary: fc.constantFrom(...INVALID_UTF8_BODIES).map((bytes) => ({ kind: "invalidUtf8" as const, bytes })) },
-    { weight: 1, arbitrary: fc.constantFrom("[]", "[{}]", "5", "\"text\"", "true", "null").map((text) => ({ kind: "notAnObject" as const, text })) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(...INVALID_UTF8_BODIES).map((bytes) => ({ kind: "invalidUtf8" as const, bytes })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .constantFrom("[]", "[{}]", "5", '"text"', "true", "null")
+        .map((text) => ({ kind: "notAnObject" as const, text })),
+    },
     { weight: 1, arbitrary: fc.constant({ kind: "loneSurrogate" as const }) },
     { weight: 1, arbitrary: fc.constant({ kind: "duplicateKey" as const }) },
-    { weight: 1, arbitrary: fc.constantFrom(200, 5_000, 100_000).map((depth) => ({ kind: "deepNesting" as const, depth })) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(200, 5_000, 100_000).map((depth) => ({ kind: "deepNesting" as const, depth })),
+    },
     { weight: 1, arbitrary: fc.constant({ kind: "empty" as const }) },
     { weight: 1, arbitrary: fc.constant({ kind: "bom" as const }) },
   ];
   if (names.length > 0) {
     options.push(
-      { weight: 4, arbitrary: fc.tuple(fc.constantFrom(...names), hostileJson).map(([field, value]) => ({ kind: "wrongType" as const, field, value })) },
+      {
+        weight: 4,
+        arbitrary: fc
+          .tuple(fc.constantFrom(...names), hostileJson)
+          .map(([field, value]) => ({ kind: "wrongType" as const, field, value })),
+      },
       { weight: 1, arbitrary: fc.constant({ kind: "numberOverflow" as const }) },
     );
   }
@@ -249,7 +317,7 @@ export function jsonBody(desc: DescMessage, json: Record<string, unknown>, d: Js
       return Buffer.from(d.text);
     case "loneSurrogate":
       // Escapes JSON.parse accepts but that name no Unicode scalar value.
-      return Buffer.from(JSON.stringify({ ...json, [first]: "\ud800" }).replace("\"\\ud800\"", "\"\\udc00\\ud800x\""));
+      return Buffer.from(JSON.stringify({ ...json, [first]: "\ud800" }).replace('"\\ud800"', '"\\udc00\\ud800x"'));
     case "duplicateKey": {
       const text = JSON.stringify(json);
       return Buffer.from(`{"${first}":"a",${text.slice(1)}`.replace(",}", "}"));
@@ -293,8 +361,13 @@ export function wireDamage(desc: DescMessage): fc.Arbitrary<WireDamage> {
     { weight: 1, arbitrary: fc.nat(20).map((keep) => ({ kind: "truncated" as const, keep })) },
   ];
   if (desc.fields.length > 0) options.push({ weight: 2, arbitrary: fc.constant({ kind: "wrongWireType" as const }) });
-  if (desc.fields.some((f) => f.fieldKind === "scalar" && f.scalar === ScalarType.STRING)) options.push({ weight: 2, arbitrary: fc.constant({ kind: "invalidUtf8" as const }) });
-  if (wktPath(desc)) options.push({ weight: 1, arbitrary: fc.constantFrom(50, 150, 100_000).map((depth) => ({ kind: "deepNesting" as const, depth })) });
+  if (desc.fields.some((f) => f.fieldKind === "scalar" && f.scalar === ScalarType.STRING))
+    options.push({ weight: 2, arbitrary: fc.constant({ kind: "invalidUtf8" as const }) });
+  if (wktPath(desc))
+    options.push({
+      weight: 1,
+      arbitrary: fc.constantFrom(50, 150, 100_000).map((depth) => ({ kind: "deepNesting" as const, depth })),
+    });
   return fc.oneof(...options);
 }
 
@@ -376,14 +449,23 @@ function deepWkt(wkt: DescMessage, depth: number): Uint8Array {
 /** The binary request message with the damage done. */
 export function binaryBody(desc: DescMessage, json: Record<string, unknown>, d: WireDamage): Uint8Array {
   const good = binaryOf(desc, json);
-  const concat = (...parts: Uint8Array[]) => Buffer.concat(parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength)));
+  const concat = (...parts: Uint8Array[]) =>
+    Buffer.concat(parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength)));
   const stringField = desc.fields.find((f) => f.fieldKind === "scalar" && f.scalar === ScalarType.STRING);
   const anyNo = stringField?.number ?? desc.fields[0]?.number ?? 1;
   switch (d.kind) {
     case "none":
       return good;
     case "unknownField":
-      return concat(good, writer().tag(d.no, WireType.Varint).uint64(12345n).tag(d.no + 1 > 536870911 ? 98 : d.no + 1, WireType.LengthDelimited).string("unknown").finish());
+      return concat(
+        good,
+        writer()
+          .tag(d.no, WireType.Varint)
+          .uint64(12345n)
+          .tag(d.no + 1 > 536870911 ? 98 : d.no + 1, WireType.LengthDelimited)
+          .string("unknown")
+          .finish(),
+      );
     case "wrongWireType": {
       const f = desc.fields[0]!;
       const wrong = wireTypeOf(f) === WireType.Varint ? WireType.LengthDelimited : WireType.Varint;
@@ -393,10 +475,32 @@ export function binaryBody(desc: DescMessage, json: Record<string, unknown>, d: 
     case "truncatedVarint":
       return concat(good, new Uint8Array([(anyNo << 3) | WireType.Varint, 0xff, 0xff, 0xff]));
     case "invalidUtf8":
-      return concat(good, writer().tag(stringField!.number, WireType.LengthDelimited).bytes(new Uint8Array([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80])).finish());
+      return concat(
+        good,
+        writer()
+          .tag(stringField!.number, WireType.LengthDelimited)
+          .bytes(new Uint8Array([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]))
+          .finish(),
+      );
     case "negativeLength":
       // Length -1 as a 64-bit varint (what a signed writer produces).
-      return concat(good, new Uint8Array([(anyNo << 3) | WireType.LengthDelimited, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x61]));
+      return concat(
+        good,
+        new Uint8Array([
+          (anyNo << 3) | WireType.LengthDelimited,
+          0xff,
+          0xff,
+          0xff,
+          0xff,
+          0xff,
+          0xff,
+          0xff,
+          0xff,
+          0xff,
+          0x01,
+          0x61,
+        ]),
+      );
     case "lengthOverrun":
       return concat(good, new Uint8Array([(anyNo << 3) | WireType.LengthDelimited, 0xe8, 0x07, 0x61, 0x62]));
     case "deepGroups": {

@@ -24,7 +24,16 @@ export interface RpcFigures {
 }
 
 function describeCase(c: RpcCase, res: H2Response | undefined, problems: string[]): string {
-  const headers = Object.fromEntries(Object.entries(c.request.headers).map(([k, v]) => [k, k === "authorization" ? "<redacted>" : String(v).length > 100 ? `${String(v).slice(0, 100)}… (${String(v).length} chars)` : v]));
+  const headers = Object.fromEntries(
+    Object.entries(c.request.headers).map(([k, v]) => [
+      k,
+      k === "authorization"
+        ? "<redacted>"
+        : String(v).length > 100
+          ? `${String(v).slice(0, 100)}… (${String(v).length} chars)`
+          : v,
+    ]),
+  );
   const body = Buffer.concat(c.request.body);
   return [
     problems.join("; "),
@@ -32,7 +41,9 @@ function describeCase(c: RpcCase, res: H2Response | undefined, problems: string[
     `headers: ${JSON.stringify(headers)}`,
     `body: ${body.length > 400 ? `${body.subarray(0, 400).toString("hex")}… (${body.length} bytes)` : c.protocol === "connect" && !c.request.headers["content-type"]?.toString().includes("proto") ? JSON.stringify(body.toString("utf8")) : body.toString("hex")}`,
     `expected: ${c.expected} [${c.labels.join(" ")}]`,
-    res ? `answer: ${res.status} ${JSON.stringify(res.headers)} ${JSON.stringify(res.trailers)} ${res.body.subarray(0, 400).toString("utf8")}${res.resetCode !== undefined ? ` reset ${res.resetCode}` : ""}` : "answer: none",
+    res
+      ? `answer: ${res.status} ${JSON.stringify(res.headers)} ${JSON.stringify(res.trailers)} ${res.body.subarray(0, 400).toString("utf8")}${res.resetCode !== undefined ? ` reset ${res.resetCode}` : ""}`
+      : "answer: none",
   ].join("\n  ");
 }
 
@@ -40,7 +51,12 @@ export interface FuzzMethodOptions {
   runs?: number;
 }
 
-export async function fuzzMethod(endpoints: RpcEndpoints, m: RpcMethod, ctx: CaseContext, options: FuzzMethodOptions = {}): Promise<RpcFigures> {
+export async function fuzzMethod(
+  endpoints: RpcEndpoints,
+  m: RpcMethod,
+  ctx: CaseContext,
+  options: FuzzMethodOptions = {},
+): Promise<RpcFigures> {
   const numRuns = options.runs ?? FUZZ_RUNS;
   const figures: RpcFigures = { method: rpcId(m), cases: 0, byCode: {}, byProtocol: {}, slowestMs: 0, seed: SEED };
   const url = rpcUrlFor(endpoints, m.service);
@@ -73,7 +89,8 @@ export async function fuzzMethod(endpoints: RpcEndpoints, m: RpcMethod, ctx: Cas
       { numRuns, seed: SEED, endOnFailure: true, markInterruptAsFailure: true, interruptAfterTimeLimit: 20 * 60_000 },
     );
     if (result.failed) {
-      const counterexample = result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance);
+      const counterexample =
+        result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance);
       throw new Error(`${rpcId(m)}: ${counterexample}\n  (seed ${result.seed}; rerun with FUZZ_SEED=${result.seed})`);
     }
     figures.seed = result.seed;

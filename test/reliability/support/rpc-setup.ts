@@ -24,7 +24,11 @@ import { seedOrg, type Org } from "./world.js";
 export async function workloadTokenFor(db: Kysely<Database>, orgId: string, serviceTypeName: string): Promise<string> {
   const served = ALL_MODULES.flatMap((m) => m.services).find((s) => s.service.typeName === serviceTypeName);
   if (served?.policy.kind !== "internal") throw new Error(`${serviceTypeName} is not an internal service`);
-  return createTestServiceAccount(db, { orgId, scopes: [...new Set(Object.values(served.policy.scopes))], name: `fuzz ${serviceTypeName}` });
+  return createTestServiceAccount(db, {
+    orgId,
+    scopes: [...new Set(Object.values(served.policy.scopes))],
+    name: `fuzz ${serviceTypeName}`,
+  });
 }
 
 /** A session claimed by a runner in the setup: a valid (sessionId, leaseToken) pair. */
@@ -69,15 +73,24 @@ export async function startRpcTarget(env: Record<string, string> = {}): Promise<
   const database = await createTestDatabase<Database>(migrations);
   let server: ServeProcess | undefined;
   try {
-    server = await startServeProcess({ DATABASE_URL: database.url, REDIS_URL: process.env.TEST_REDIS_URL ?? "", ...env });
+    server = await startServeProcess({
+      DATABASE_URL: database.url,
+      REDIS_URL: process.env.TEST_REDIS_URL ?? "",
+      ...env,
+    });
     const endpoints: RpcEndpoints = { grpcUrl: server.grpcUrl, internalGrpcUrl: server.internalGrpcUrl };
     const org = await seedOrg(database.db, server.restUrl!, server.internalGrpcUrl, "R");
     const workloadTokens: Record<string, string | undefined> = {};
-    for (const { service, access } of RPC_SERVICES) if (access === "internal") workloadTokens[service.typeName] = await workloadTokenFor(database.db, org.orgId, service.typeName);
+    for (const { service, access } of RPC_SERVICES)
+      if (access === "internal")
+        workloadTokens[service.typeName] = await workloadTokenFor(database.db, org.orgId, service.typeName);
 
     const owner = org.members.owner;
     const computer = async (body: Record<string, unknown>) => {
-      const created = await api(server!.restUrl!, owner.key, "/api/v0/computers", { method: "POST", body: { remoteUser: "dev", ...body } });
+      const created = await api(server!.restUrl!, owner.key, "/api/v0/computers", {
+        method: "POST",
+        body: { remoteUser: "dev", ...body },
+      });
       if (created.status !== 201) throw new Error(`creating a computer failed: ${created.status} ${created.text}`);
       return { id: created.json.id as string, name: created.json.name as string };
     };
@@ -95,11 +108,23 @@ export async function startRpcTarget(env: Record<string, string> = {}): Promise<
       // The four sessions seedOrg made wait too: claim those first.
       for (let i = 0; i < 4 + 18; i++) {
         if (i >= 4) {
-          const s = await runner.call(SessionRunnerService.method.createSession, { orgId: org.orgId, userId: owner.userId, title: `leased ${i}` }, metadataOf(token));
-          const posted = await api(server.restUrl!, owner.key, `/api/v0/sessions/${s.sessionId}/messages`, { method: "POST", body: { text: `work ${i}` } });
-          if (posted.status !== 200) throw new Error(`posting to a leased session failed: ${posted.status} ${posted.text}`);
+          const s = await runner.call(
+            SessionRunnerService.method.createSession,
+            { orgId: org.orgId, userId: owner.userId, title: `leased ${i}` },
+            metadataOf(token),
+          );
+          const posted = await api(server.restUrl!, owner.key, `/api/v0/sessions/${s.sessionId}/messages`, {
+            method: "POST",
+            body: { text: `work ${i}` },
+          });
+          if (posted.status !== 200)
+            throw new Error(`posting to a leased session failed: ${posted.status} ${posted.text}`);
         }
-        const claim = await runner.call(SessionRunnerService.method.claimSession, { runnerId: "fuzz-setup", leaseSeconds: 3600, orgId: org.orgId }, metadataOf(token));
+        const claim = await runner.call(
+          SessionRunnerService.method.claimSession,
+          { runnerId: "fuzz-setup", leaseSeconds: 3600, orgId: org.orgId },
+          metadataOf(token),
+        );
         if (claim.session) leases.push({ sessionId: claim.session.sessionId, leaseToken: claim.leaseToken });
       }
     } finally {

@@ -5,7 +5,14 @@
 import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
-import { AUTONOMY_LEVELS, AUTONOMY_MODES, CLIENTS, EVENT_TYPES, FILE_OPS, MODEL_TIERS } from "../../../services/analytics/ingest/events.js";
+import {
+  AUTONOMY_LEVELS,
+  AUTONOMY_MODES,
+  CLIENTS,
+  EVENT_TYPES,
+  FILE_OPS,
+  MODEL_TIERS,
+} from "../../../services/analytics/ingest/events.js";
 import { EARLIEST } from "./endpoints.js";
 import { BOUNDARY_NUMBERS, hostileString } from "./fuzz-values.js";
 import type { RpcWorld } from "./rpc-setup.js";
@@ -14,9 +21,14 @@ const DAY_MS = 86_400_000;
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const pastDay = fc.integer({ min: Date.parse(EARLIEST), max: Date.now() - DAY_MS }).map(dayOf);
 const yesterday = fc.constant(null).map(() => dayOf(Date.now() - DAY_MS));
-const recentTime = fc.integer({ min: Date.now() - 20 * DAY_MS, max: Date.now() - DAY_MS }).map((ms) => new Date(ms).toISOString());
+const recentTime = fc
+  .integer({ min: Date.now() - 20 * DAY_MS, max: Date.now() - DAY_MS })
+  .map((ms) => new Date(ms).toISOString());
 const word = fc.stringMatching(/^[a-z][a-z0-9-]{0,15}$/);
-const text = fc.oneof(word, fc.string({ minLength: 1, maxLength: 60 }).filter((s) => s.trim() !== "" && !s.includes("\u0000")));
+const text = fc.oneof(
+  word,
+  fc.string({ minLength: 1, maxLength: 60 }).filter((s) => s.trim() !== "" && !s.includes("\u0000")),
+);
 const freshName = fc.constant(null).map(() => `fuzz-${randomUUID().slice(0, 13)}`);
 // The smallest PNG there is (1×1, transparent).
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
@@ -53,7 +65,10 @@ export function validPools(w: RpcWorld): Record<string, fc.Arbitrary<unknown>> {
     endDate: yesterday,
     // Mostly the last days: a rollup of the whole history (every organization when orgId is
     // empty) is valid too, and slow enough that a few of them are plenty.
-    fromDate: fc.oneof({ weight: 9, arbitrary: fc.integer({ min: 1, max: 5 }).map((d) => dayOf(Date.now() - d * DAY_MS)) }, { weight: 1, arbitrary: date }),
+    fromDate: fc.oneof(
+      { weight: 9, arbitrary: fc.integer({ min: 1, max: 5 }).map((d) => dayOf(Date.now() - d * DAY_MS)) },
+      { weight: 1, arbitrary: date },
+    ),
     toDate: yesterday,
     "GetTokensRequest.groupBy": fc.constantFrom("", "model"),
     "GetToolsRequest.groupBy": fc.constantFrom("", "tool_name"),
@@ -82,8 +97,15 @@ export function validPools(w: RpcWorld): Record<string, fc.Arbitrary<unknown>> {
 
     // Readiness reports.
     "ReadinessReport.reportId": fc.oneof(fc.constant(""), fc.uuid()),
-    "ReadinessReport.createdAt": fc.oneof(fc.constant(0), fc.integer({ min: Date.now() - 30 * DAY_MS, max: Date.now() - 60_000 })),
-    repoUrl: fc.constantFrom("https://github.com/fuzz/repo", "git@github.com:fuzz/other.git", "ssh://git@gitlab.com/a/b"),
+    "ReadinessReport.createdAt": fc.oneof(
+      fc.constant(0),
+      fc.integer({ min: Date.now() - 30 * DAY_MS, max: Date.now() - 60_000 }),
+    ),
+    repoUrl: fc.constantFrom(
+      "https://github.com/fuzz/repo",
+      "git@github.com:fuzz/other.git",
+      "ssh://git@gitlab.com/a/b",
+    ),
     commitHash: fc.stringMatching(/^[0-9a-f]{40}$/),
     branch: fc.constantFrom("main", "feature/x"),
     droidVersion: fc.constantFrom("1.2.3", "0.9.0"),
@@ -146,12 +168,21 @@ export function validPools(w: RpcWorld): Record<string, fc.Arbitrary<unknown>> {
     "UserCreditLimit.limit": fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 1_000_000 })),
 
     // Health: the whole server, or one served service.
-    "HealthCheckRequest.service": fc.constantFrom("", "agentplane.sessions.v1alpha1.SessionService", "grpc.health.v1.Health"),
+    "HealthCheckRequest.service": fc.constantFrom(
+      "",
+      "agentplane.sessions.v1alpha1.SessionService",
+      "grpc.health.v1.Health",
+    ),
   };
 }
 
 /** The pool for a field, if any: "Message.field", then "field". */
-export function poolFor(pools: Record<string, fc.Arbitrary<unknown>>, message: DescMessage, field: DescField, suffix = ""): fc.Arbitrary<unknown> | undefined {
+export function poolFor(
+  pools: Record<string, fc.Arbitrary<unknown>>,
+  message: DescMessage,
+  field: DescField,
+  suffix = "",
+): fc.Arbitrary<unknown> | undefined {
   return pools[`${message.name}.${field.localName}${suffix}`] ?? (suffix ? undefined : pools[field.localName]);
 }
 
@@ -215,13 +246,26 @@ export function plainScalar(t: ScalarType): fc.Arbitrary<unknown> {
 /** Converts a pool value to the JSON a field of this scalar type takes. */
 export function coerce(t: ScalarType | undefined, v: unknown): unknown {
   if (t === ScalarType.STRING && typeof v === "number") return String(v);
-  if (t !== undefined && t !== ScalarType.STRING && t !== ScalarType.BYTES && t !== ScalarType.BOOL && typeof v === "string" && /^-?\d+$/.test(v)) {
-    return [ScalarType.INT64, ScalarType.UINT64, ScalarType.SINT64, ScalarType.FIXED64, ScalarType.SFIXED64].includes(t) ? v : Number(v);
+  if (
+    t !== undefined &&
+    t !== ScalarType.STRING &&
+    t !== ScalarType.BYTES &&
+    t !== ScalarType.BOOL &&
+    typeof v === "string" &&
+    /^-?\d+$/.test(v)
+  ) {
+    return [ScalarType.INT64, ScalarType.UINT64, ScalarType.SINT64, ScalarType.FIXED64, ScalarType.SFIXED64].includes(t)
+      ? v
+      : Number(v);
   }
   return v;
 }
 
-const LEASES_OF: Record<string, keyof RpcWorld["leases"]> = { RenewLeaseRequest: "renew", AppendMessagesRequest: "append", FinishRunRequest: "finish" };
+const LEASES_OF: Record<string, keyof RpcWorld["leases"]> = {
+  RenewLeaseRequest: "renew",
+  AppendMessagesRequest: "append",
+  FinishRunRequest: "finish",
+};
 
 /**
  * Fields that only work together: a lease token proves the lease of one session, a message ID
@@ -231,10 +275,20 @@ const LEASES_OF: Record<string, keyof RpcWorld["leases"]> = { RenewLeaseRequest:
 export function coherentFor(w: RpcWorld, message: DescMessage): fc.Arbitrary<Record<string, unknown>> | undefined {
   const names = new Set(message.fields.map((f) => f.localName));
   const leases = LEASES_OF[message.name];
-  if (leases) return fc.constantFrom(...w.leases[leases]).map((l) => ({ sessionId: l.sessionId, leaseToken: l.leaseToken }));
+  if (leases)
+    return fc.constantFrom(...w.leases[leases]).map((l) => ({ sessionId: l.sessionId, leaseToken: l.leaseToken }));
   // A report is valid only when all of its many fields are; now and then take a whole one.
   if (message.name === "SubmitReportRequest") {
-    const report = fc.uuid().map((reportId) => ({ report: { reportId, createdAt: 0, repoUrl: "https://github.com/fuzz/repo", report: { readme: { numerator: 1, denominator: 1, rationale: "present" } } } }));
+    const report = fc
+      .uuid()
+      .map((reportId) => ({
+        report: {
+          reportId,
+          createdAt: 0,
+          repoUrl: "https://github.com/fuzz/repo",
+          report: { readme: { numerator: 1, denominator: 1, rationale: "present" } },
+        },
+      }));
     return fc.oneof({ weight: 3, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: report });
   }
   if (names.has("sessionId") && names.has("messageId")) {

@@ -14,7 +14,15 @@ export interface ServeProcess {
 
 export async function startServeProcess(env: Record<string, string>): Promise<ServeProcess> {
   const child = spawn(process.execPath, ["bin/agentplane.js", "serve"], {
-    env: { ...process.env, PORT: "0", GRPC_PORT: "0", INTERNAL_GRPC_PORT: "0", SEED_DEMO: "false", LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn", ...env },
+    env: {
+      ...process.env,
+      PORT: "0",
+      GRPC_PORT: "0",
+      INTERNAL_GRPC_PORT: "0",
+      SEED_DEMO: "false",
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";

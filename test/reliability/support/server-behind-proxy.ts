@@ -22,7 +22,9 @@ export interface ServerBehindProxy {
   close(): Promise<void>;
 }
 
-export async function startServerBehindProxy(options: { poolMax?: number; statementTimeoutMs?: number; env?: Record<string, string> } = {}): Promise<ServerBehindProxy> {
+export async function startServerBehindProxy(
+  options: { poolMax?: number; statementTimeoutMs?: number; env?: Record<string, string> } = {},
+): Promise<ServerBehindProxy> {
   const upstream = new URL(process.env.TEST_DATABASE_URL!);
   const proxy = await startPgProxy(upstream.hostname, Number(upstream.port || 5432));
   const database = await createTestDatabase<Database>(migrations);

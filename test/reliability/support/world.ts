@@ -8,7 +8,12 @@ import { ReadinessReportSchema } from "../../../gen/agentplane/readiness/v1/read
 import { SessionRunnerService } from "../../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import type { Database } from "../../../services/database.js";
 import { writeDemoData } from "../../../services/demo.js";
-import { createApiKey, createOrganization, createUser, setOrganizationRateLimit } from "../../../services/organization/queries.js";
+import {
+  createApiKey,
+  createOrganization,
+  createUser,
+  setOrganizationRateLimit,
+} from "../../../services/organization/queries.js";
 import { submitReport } from "../../../services/readiness/submit.js";
 import type { Role } from "../../../services/platform/context.js";
 import { api, bearer, createTestServiceAccount } from "../../support/fixtures.js";
@@ -43,7 +48,13 @@ export const UNLIMITED = 10_000_000;
 
 const ROLES: Role[] = ["owner", "manager", "member", "guest"];
 
-export async function seedOrg(db: Kysely<Database>, restUrl: string, internalGrpcUrl: string, label: string, options: { demo?: boolean } = {}): Promise<Org> {
+export async function seedOrg(
+  db: Kysely<Database>,
+  restUrl: string,
+  internalGrpcUrl: string,
+  label: string,
+  options: { demo?: boolean } = {},
+): Promise<Org> {
   const marker = `MARK${label}${randomUUID().slice(0, 8)}`;
   const org = await createOrganization(db, { name: `Reliability ${marker}` });
   await setOrganizationRateLimit(db, org.id, UNLIMITED);
@@ -56,17 +67,28 @@ export async function seedOrg(db: Kysely<Database>, restUrl: string, internalGrp
   }
   if (options.demo !== false) await writeDemoData(db, org.id, { days: 3, users: 2 });
 
-  const runner = grpcClient(SessionRunnerService, internalGrpcUrl, bearer(await createTestServiceAccount(db, { orgId: org.id, scopes: ["sessions.runner"] })));
+  const runner = grpcClient(
+    SessionRunnerService,
+    internalGrpcUrl,
+    bearer(await createTestServiceAccount(db, { orgId: org.id, scopes: ["sessions.runner"] })),
+  );
   const sessions = {} as Record<Role, string>;
   const messages = {} as Record<Role, string>;
   try {
     for (const role of ROLES) {
-      const s = await runner.call(SessionRunnerService.method.createSession, { orgId: org.id, userId: members[role].userId, title: `${marker} ${role} session` });
+      const s = await runner.call(SessionRunnerService.method.createSession, {
+        orgId: org.id,
+        userId: members[role].userId,
+        title: `${marker} ${role} session`,
+      });
       sessions[role] = s.sessionId;
       // Guests cannot post: the owner (who may write to any session of the organization) puts
       // the message into the guest's session.
       const poster = role === "guest" ? members.owner : members[role];
-      const posted = await api(restUrl, poster.key, `/api/v0/sessions/${s.sessionId}/messages`, { method: "POST", body: { text: `${marker} says hello from ${role}` } });
+      const posted = await api(restUrl, poster.key, `/api/v0/sessions/${s.sessionId}/messages`, {
+        method: "POST",
+        body: { text: `${marker} says hello from ${role}` },
+      });
       if (posted.status !== 200) throw new Error(`seeding a message failed: ${posted.status} ${posted.text}`);
       messages[role] = posted.json.messageId;
     }
@@ -74,7 +96,10 @@ export async function seedOrg(db: Kysely<Database>, restUrl: string, internalGrp
     runner.close();
   }
 
-  const created = await api(restUrl, members.owner.key, "/api/v0/computers", { method: "POST", body: { name: `${marker}-box`, remoteUser: "dev" } });
+  const created = await api(restUrl, members.owner.key, "/api/v0/computers", {
+    method: "POST",
+    body: { name: `${marker}-box`, remoteUser: "dev" },
+  });
   if (created.status !== 201) throw new Error(`seeding a computer failed: ${created.status} ${created.text}`);
   const reportId = randomUUID();
   const submitted = await submitReport(
@@ -115,7 +140,11 @@ export async function ownedIds(db: Kysely<Database>, orgId: string): Promise<str
       and c.data_type in ('text', 'uuid', 'character varying')`.execute(db);
   const ids = new Set<string>([orgId]);
   for (const { table_name, column_name } of tables.rows) {
-    const rows = await sql<{ v: string | null }>`select distinct ${sql.ref(column_name)}::text as v from ${sql.table(table_name)} where org_id::text = ${orgId}`.execute(db);
+    const rows = await sql<{
+      v: string | null;
+    }>`select distinct ${sql.ref(column_name)}::text as v from ${sql.table(table_name)} where org_id::text = ${orgId}`.execute(
+      db,
+    );
     for (const r of rows.rows) if (r.v && r.v.length >= 8) ids.add(r.v);
   }
   return [...ids];
