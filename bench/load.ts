@@ -59,7 +59,7 @@ const SERVICES: Record<string, DescService> = Object.fromEntries(
 
 /** Tells the orchestrator the measured period begins, so it samples the server's CPU time now. */
 function announceStart(): void {
-  process.stdout.write(JSON.stringify({ event: "start" }) + "\n");
+  process.stdout.write(`${JSON.stringify({ event: "start" })}\n`);
 }
 
 class Recorder {
@@ -251,7 +251,7 @@ async function main() {
   // The spec comes on stdin: thousands of session ids would overflow an argument.
   const spec = JSON.parse(await readStdin()) as LoadSpec;
   const result = spec.target.kind === "http" ? await runHttp(spec, spec.target) : await runGrpc(spec, spec.target);
-  process.stdout.write(JSON.stringify(result) + "\n");
+  process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
 // Imported for its types by the orchestrator; runs only as a script.

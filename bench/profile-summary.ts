@@ -113,6 +113,6 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     process.exit(2);
   }
   summarizeProfile(file, [join(process.cwd(), BUILD_DIR), process.cwd()], Number(process.argv[3] ?? 30)).then((s) =>
-    process.stdout.write(s + "\n"),
+    process.stdout.write(`${s}\n`),
   );
 }

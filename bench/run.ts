@@ -181,7 +181,7 @@ function cleanUp(): Promise<void> {
 
 async function main() {
   const parsed = parseOptions(process.argv.slice(2));
-  if (parsed === "help") return void process.stdout.write(USAGE + "\n");
+  if (parsed === "help") return void process.stdout.write(`${USAGE}\n`);
   const options = parsed;
   const cases = options.cases.map((id) => CASES.find((c) => c.id === id)!);
   const workDir = await mkdtemp(join(tmpdir(), "agentplane-bench-"));

@@ -62,7 +62,7 @@ async function main(): Promise<void> {
   const parsed = JSON.parse(text.toString("utf8")) as { data?: unknown[] };
   if (!Array.isArray(parsed.data) || parsed.data.length === 0) throw new Error(`${path}: no rows in the answer`);
   process.stdout.write(
-    JSON.stringify({ times, bytes: last!.length, encoding: encoding ?? null, inflateMs, pages }) + "\n",
+    `${JSON.stringify({ times, bytes: last!.length, encoding: encoding ?? null, inflateMs, pages })}\n`,
   );
 }
 

@@ -77,7 +77,7 @@ for (const [name, v] of Object.entries({ USERS, DAYS, TARGET, CONCURRENCY, BATCH
 }
 
 const log = (line: string) => {
-  if (!args.json) process.stderr.write(line + "\n");
+  if (!args.json) process.stderr.write(`${line}\n`);
 };
 
 function percentile(sorted: number[], p: number): number {
@@ -234,17 +234,15 @@ async function main() {
         await db
           .insertInto("users")
           .values(
-            users
-              .slice(i, i + 1000)
-              .map((u, j) => ({
-                id: u.id,
-                org_id: orgId,
-                email: u.email,
-                role: i + j === 0 ? "owner" : "member",
-                first_name: "Dev",
-                last_name: String(i + j),
-                metadata: "{}",
-              })),
+            users.slice(i, i + 1000).map((u, j) => ({
+              id: u.id,
+              org_id: orgId,
+              email: u.email,
+              role: i + j === 0 ? "owner" : "member",
+              first_name: "Dev",
+              last_name: String(i + j),
+              metadata: "{}",
+            })),
           )
           .execute();
       }
@@ -302,7 +300,7 @@ async function main() {
     }
 
     // Rollup: every day of the organization, as `agentplane rollup --from --to` does.
-    let t = performance.now();
+    const t = performance.now();
     const rolled = await rollupRange(db, { from: days[0]!, to: yesterday, orgId }, { through: yesterday });
     const rollupMs = performance.now() - t;
     log(
@@ -386,10 +384,10 @@ async function main() {
         ]),
       ),
     };
-    if (args.json) process.stdout.write(JSON.stringify(result) + "\n");
+    if (args.json) process.stdout.write(`${JSON.stringify(result)}\n`);
     else {
       process.stdout.write(
-        [
+        `${[
           `events ingested:   ${ingested} (${USERS} users, ${DAYS} days, event ids ${result.eventIds ? "on" : "off"})`,
           `ingest:            ${result.ingestEventsPerSecond} events/s (${result.ingestSeconds} s; generating took another ${result.generateSeconds} s)`,
           ...(result.ingestCpuMicrosPerEvent
@@ -399,10 +397,10 @@ async function main() {
             : []),
           `rollup:            ${result.rollupEventsPerSecond} events/s (${result.rollupSeconds} s)`,
           ...Object.entries(result.latencyMs).map(
-            ([k, v]) => `${(k + ":").padEnd(40)} p50 ${v.p50} ms, p99 ${v.p99} ms (${v.bytes} bytes)`,
+            ([k, v]) => `${(`${k}:`).padEnd(40)} p50 ${v.p50} ms, p99 ${v.p99} ms (${v.bytes} bytes)`,
           ),
           `decompressing the compressed /tokens:    ${result.inflateMs} ms (in the client, once)`,
-        ].join("\n") + "\n",
+        ].join("\n")}\n`,
       );
     }
   } finally {

@@ -86,5 +86,5 @@ for (const f of figures.filter((x) => !x.name.startsWith("fuzz ") && !rpc.includ
   const { name, ...rest } = f;
   lines.push(`${name}: ${JSON.stringify(rest)}`);
 }
-process.stdout.write(lines.join("\n") + "\n");
+process.stdout.write(`${lines.join("\n")}\n`);
 process.exit(result.status ?? 1);

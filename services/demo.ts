@@ -63,6 +63,6 @@ export async function writeDemoData(db: Kysely<Database>, orgId: string, options
 export async function saveDemoKey(dataDir: string, key: string): Promise<string> {
   await mkdir(dataDir, { recursive: true });
   const path = join(dataDir, "demo-api-key");
-  await writeFile(path, key + "\n", { mode: 0o600 });
+  await writeFile(path, `${key}\n`, { mode: 0o600 });
   return path;
 }

@@ -71,7 +71,7 @@ describe("agentplane ingest", () => {
       "[1, 2]",
     ];
     const file = join(dir, "events.jsonl");
-    await writeFile(file, lines.join("\n") + "\n");
+    await writeFile(file, `${lines.join("\n")}\n`);
     const answer = await run("ingest", [file]);
     expect(answer).toMatchObject({ events: 7, accepted: 2, duplicates: 1, rejected: 4 });
     expect(answer.rejections.map((r: { line: number }) => r.line)).toEqual([4, 5, 6, 8]);

@@ -167,7 +167,7 @@ describe("computers API", () => {
     ],
     [
       "a 2049-character repo URL",
-      { name: "ok", remoteUser: "u", repos: ["https://github.com/" + "a".repeat(2049 - 19)] },
+      { name: "ok", remoteUser: "u", repos: [`https://github.com/${"a".repeat(2049 - 19)}`] },
       /^repos\[0\]: must be at most 2048 characters, got 2049/,
     ],
     [
@@ -183,7 +183,7 @@ describe("computers API", () => {
   it("accepts the limits themselves: 63 characters, 20 repos of 2048 characters", async () => {
     const repos = Array.from(
       { length: 20 },
-      (_, i) => `https://github.com/acme/r${i}/` + "x".repeat(2048 - `https://github.com/acme/r${i}/`.length),
+      (_, i) => `https://github.com/acme/r${i}/${"x".repeat(2048 - `https://github.com/acme/r${i}/`.length)}`,
     );
     const res = await post(member, { name: "n".repeat(63), remoteUser: "u".repeat(63), provider: "byom", repos });
     expect(res.status).toBe(201);

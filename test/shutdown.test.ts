@@ -34,7 +34,7 @@ describe("SIGTERM", () => {
     // The start banner on stdout names the REST edge URL.
     const restUrl = await new Promise<string>((resolve, reject) => {
       let buffered = "";
-      const timer = setTimeout(() => reject(new Error("server did not start: " + buffered)), 60_000);
+      const timer = setTimeout(() => reject(new Error(`server did not start: ${buffered}`)), 60_000);
       child.stdout.on("data", (chunk: Buffer) => {
         buffered += chunk.toString();
         const match = /REST edge: (http:\/\/\S+)/.exec(buffered);

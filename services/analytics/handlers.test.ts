@@ -8,7 +8,7 @@ import { createTestDatabase, type TestDatabase } from "../../test/support/databa
 import type { Database } from "../database.js";
 import { migrations } from "../migrations.js";
 import { createOrganization, createUser } from "../organization/queries.js";
-import { type Role } from "../platform/context.js";
+import type { Role } from "../platform/context.js";
 import { createAnalyticsService } from "./read/handlers.js";
 import { createTelemetryService, MAX_INGEST_BATCH } from "./telemetry-handlers.js";
 

@@ -75,7 +75,7 @@ async function serve(ctx: CommandContext): Promise<void> {
   if (server.restUrl && keyFile) {
     banner += `Try:\n  curl -s -H "Authorization: Bearer $(cat ${keyFile})" ${server.restUrl}/api/v0/organization/users\n`;
   }
-  process.stdout.write(banner + "\n");
+  process.stdout.write(`${banner}\n`);
   const shutdown = (signal: string) => {
     logger.info({ signal }, "shutting down");
     server.stop().then(

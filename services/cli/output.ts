@@ -12,14 +12,14 @@ export function createOutput(json: boolean): Output {
   return {
     json,
     result(value, text) {
-      process.stdout.write(json ? JSON.stringify(value) + "\n" : text + "\n");
+      process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${text}\n`);
     },
   };
 }
 
 export function fail(err: unknown, json: boolean): never {
   const message = (err instanceof Error ? err.message : String(err)).split("\n")[0] ?? "failed";
-  if (json) process.stdout.write(JSON.stringify({ error: message }) + "\n");
+  if (json) process.stdout.write(`${JSON.stringify({ error: message })}\n`);
   process.stderr.write(`agentplane: ${message}\n`);
   process.exit(err instanceof UsageError ? 2 : 1);
 }

@@ -8,7 +8,7 @@ import { createTestDatabase, type TestDatabase } from "../../test/support/databa
 import type { Database } from "../database.js";
 import { migrations } from "../migrations.js";
 import { createOrganization } from "../organization/queries.js";
-import { type Role } from "../platform/context.js";
+import type { Role } from "../platform/context.js";
 import { writeComputersDemo } from "./demo.js";
 import { createComputerService, createHostService } from "./handlers.js";
 

@@ -47,7 +47,7 @@ export const sandboxMetadata = (computer: ComputerRow) => ({
 /** The end of a failed command's output: git and package managers say why on their last lines. */
 function failureDetail(stderr: string, stdout: string): string {
   const text = (stderr.trim() || stdout.trim()).split("\n").slice(-5).join("\n");
-  return text.length > 500 ? "…" + text.slice(-500) : text;
+  return text.length > 500 ? `…${text.slice(-500)}` : text;
 }
 
 /**

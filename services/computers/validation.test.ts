@@ -59,9 +59,9 @@ describe("computer validation", () => {
     expect(problem(() => validateRepos([...ok, "https://github.com/acme/r20"]))).toBe(
       "repos: must have at most 20 items, got 21",
     );
-    const long = "https://github.com/" + "a".repeat(2048 - "https://github.com/".length);
+    const long = `https://github.com/${"a".repeat(2048 - "https://github.com/".length)}`;
     expect(validateRepos([long])).toEqual([long]);
-    expect(problem(() => validateRepos([long + "b"]))).toBe("repos[0]: must be at most 2048 characters, got 2049");
+    expect(problem(() => validateRepos([`${long}b`]))).toBe("repos[0]: must be at most 2048 characters, got 2049");
     expect(problem(() => validateRepos(["https://x.org/a", "not a uri"]))).toMatch(
       /^repos\[1\]: must be an absolute URI/,
     );

@@ -71,7 +71,7 @@ export function locateJsonError(desc: DescMessage, json: unknown, path = ""): st
       field.fieldKind === "message" || field.fieldKind === "list" || field.fieldKind === "map"
         ? field.message
         : undefined;
-    const wellKnown = message !== undefined && message.typeName.startsWith("google.protobuf.");
+    const wellKnown = message?.typeName.startsWith("google.protobuf.");
     if (field.fieldKind === "message" && message && !wellKnown && isObject(value)) {
       return locateJsonError(message, value, here) ?? `${here}: must be ${expected(field)}`;
     }

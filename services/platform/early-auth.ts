@@ -11,7 +11,7 @@
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { constants as h2 } from "node:http2";
 import { requestIdFrom } from "./request-id.js";
-import { ConnectError, createContextValues, type ContextValues } from "@connectrpc/connect";
+import { type ConnectError, createContextValues, type ContextValues } from "@connectrpc/connect";
 import { encodeEnvelope } from "@connectrpc/connect/protocol";
 import type { DescService } from "@bufbuild/protobuf";
 import {

@@ -6,7 +6,7 @@ import { testLogger } from "../../test/support/database.js";
 import { createTestKv } from "../../test/support/kv.js";
 import { openKeyValueStore, type KeyValueStore } from "./kv.js";
 import { MemoryKeyValueStore } from "./kv-memory.js";
-import { openRedisStore, RedisKeyValueStore } from "./kv-redis.js";
+import { openRedisStore, type RedisKeyValueStore } from "./kv-redis.js";
 
 const redisUrl = process.env.TEST_REDIS_URL;
 const mode = redisUrl ? "redis" : "memory";

@@ -66,7 +66,7 @@ describe("buffered server logger", () => {
   });
 
   it("still redacts credentials", async () => {
-    const key = "apk_" + "k".repeat(43);
+    const key = `apk_${"k".repeat(43)}`;
     const { lines } = await runChild(
       `log.info({ authorization: "Bearer secret-key", reason: "repoId: no repository with ID ${key}" }, "req");\n` +
         `log.child({ path: "/v/${key}" }).warn({ err: new Error("boom ${key}") }, "message with ${key}");\nprocess.exit(0);`,
@@ -88,8 +88,8 @@ describe("buffered server logger", () => {
   });
 });
 
-const KEY = "apk_" + "A1b2C3d4-_".repeat(4) + "xyz";
-const WORKLOAD = "aps_" + "Zz9_-".repeat(8) + "abc";
+const KEY = `apk_${"A1b2C3d4-_".repeat(4)}xyz`;
+const WORKLOAD = `aps_${"Zz9_-".repeat(8)}abc`;
 const JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c2VyIiwib3JnX2lkIjoibyJ9.c2lnbmF0dXJlLXNpZ25hdHVyZQ";
 
 describe("redactCredentials", () => {
@@ -98,7 +98,7 @@ describe("redactCredentials", () => {
     ["a workload token in a path", `/api/v0/sessions/${WORKLOAD}/messages`, "/api/v0/sessions/aps_[redacted]/messages"],
     ["a key glued to other text", `name=x${KEY}!`, "name=xapk_[redacted]!"],
     ["a JWT in a quoted value", `sessionId: no session "${JWT}"`, 'sessionId: no session "[redacted JWT]"'],
-    ["a JWT without its signature", JWT.split(".").slice(0, 2).join(".") + " end", "[redacted JWT] end"],
+    ["a JWT without its signature", `${JWT.split(".").slice(0, 2).join(".")} end`, "[redacted JWT] end"],
     ["a Bearer value of any shape", "got Bearer opaque-token-123 here", "got Bearer [redacted] here"],
     ["Bearer and a key", `authorization was "Bearer ${KEY}"`, 'authorization was "Bearer [redacted]"'],
     ["several in one line", `${KEY} ${WORKLOAD} ${JWT}`, "apk_[redacted] aps_[redacted] [redacted JWT]"],

@@ -1,7 +1,7 @@
 // Abandoned calls (the client left, or the deadline passed) get no work from the reports list:
 // it checks its signal once a database connection is free and before reading the page.
 import { create } from "@bufbuild/protobuf";
-import { Code, createContextValues, createHandlerContext } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ReadinessService } from "../../gen/agentplane/readiness/v1/readiness_pb.js";
 import { abortedSignal, codeOf, countingStatements, directCallContext } from "../../test/support/abandoned.js";
@@ -9,7 +9,7 @@ import { createTestDatabase, type TestDatabase } from "../../test/support/databa
 import type { Database } from "../database.js";
 import { migrations } from "../migrations.js";
 import { createOrganization, createUser } from "../organization/queries.js";
-import { kPrincipal, type Principal } from "../platform/context.js";
+import type { Principal } from "../platform/context.js";
 import { newId } from "../platform/ids.js";
 import { createReadinessService } from "./handlers.js";
 

@@ -11,7 +11,7 @@ import { planSteps } from "../computers/steps.js";
 import type { Database } from "../database.js";
 import { migrations } from "../migrations.js";
 import { createOrganization, createUser } from "../organization/queries.js";
-import { type Role } from "../platform/context.js";
+import type { Role } from "../platform/context.js";
 import { CursorStore } from "../platform/cursors.js";
 import { MemoryKeyValueStore } from "../platform/kv-memory.js";
 import { createSessionService } from "./handlers.js";

@@ -428,8 +428,8 @@ describe("the Lua error mapper answers as the TypeScript edge", () => {
 });
 
 describe("the access log's path", () => {
-  const KEY = "apk_" + "Kk0_-".repeat(8) + "xyz";
-  const WORKLOAD = "aps_" + "Ww9".repeat(14) + "w";
+  const KEY = `apk_${"Kk0_-".repeat(8)}xyz`;
+  const WORKLOAD = `aps_${"Ww9".repeat(14)}w`;
   const JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1In0.c2lnbmF0dXJlLXNpZ25hdHVyZQ";
   it.each([
     ["a key in a query value", `/api/organization/maturity-level-reports?repoId=${KEY}`],

@@ -102,7 +102,7 @@ describe("slow requests", () => {
   }
 
   it("answers a body shorter than its Content-Length with 408 at the deadline, and closes the connection", async () => {
-    const answer = await rawExchange(port, bodyHead(100, "short-body") + '{"name":');
+    const answer = await rawExchange(port, `${bodyHead(100, "short-body")}{"name":`);
     expect408(answer, "short-body");
     expect(answer.closedAfterMs).toBeGreaterThanOrEqual(DEADLINE_MS - 50);
     expect(answer.closedAfterMs).toBeLessThan(DEADLINE_MS + SLACK_MS);
@@ -161,7 +161,7 @@ describe("slow requests", () => {
     const answers = await Promise.all(
       Array.from({ length: 300 }, (_, i) =>
         i % 2 === 0
-          ? rawExchange(port, bodyHead(100, `short-${i}`) + "{")
+          ? rawExchange(port, `${bodyHead(100, `short-${i}`)}{`)
           : rawExchange(port, bodyHead(body.length, `trickle-${i}`), [...body], 500),
       ),
     );

@@ -104,7 +104,7 @@ describe("secrets", () => {
     const valid = await jwt(owner.orgId, member.userId);
     const expired = await jwt(owner.orgId, member.userId, { exp: Math.floor(Date.now() / 1000) - 30 });
     const forged = await jwt(owner.orgId, owner.userId, { secret: "not-the-server-secret-0123456789abcdef" });
-    const unknownKey = "apk_" + "Q".repeat(43);
+    const unknownKey = `apk_${"Q".repeat(43)}`;
     used.push(owner.key, member.key, revoked.key, valid, expired, forged, unknownKey);
 
     const requests: Array<
@@ -164,9 +164,9 @@ describe("secrets", () => {
     const org = await seedOrg(database.db, restUrl, internalGrpcUrl, "Secrets", { demo: false });
     const planted = [
       org.members.member.key,
-      "apk_" + "R".repeat(20) + "unknownKey" + "r".repeat(13),
+      `apk_${"R".repeat(20)}unknownKey${"r".repeat(13)}`,
       // A workload token (aps_, the shape of an API key), which the server does not know.
-      "aps_" + "W".repeat(20) + "workload" + "w".repeat(15),
+      `aps_${"W".repeat(20)}workload${"w".repeat(15)}`,
       await jwt(org.orgId, org.members.member.userId),
     ];
     const asBearer = `Bearer ${org.members.manager.key}`;

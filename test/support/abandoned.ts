@@ -4,7 +4,7 @@
 // through it (an abandoned call sends none).
 import type { DescMethod } from "@bufbuild/protobuf";
 import {
-  Code,
+  type Code,
   ConnectError,
   createContextValues,
   createHandlerContext,

@@ -136,7 +136,7 @@ export async function startE2bApiTestServer(): Promise<E2bApiTestServer> {
       if (typeof body?.templateID !== "string" || body.templateID === "")
         return sendError(res, 400, "templateID is required");
       const sandbox: FakeSandbox = {
-        sandboxID: "i" + randomBytes(10).toString("hex"),
+        sandboxID: `i${randomBytes(10).toString("hex")}`,
         templateID: body.templateID,
         envdAccessToken: randomBytes(16).toString("hex"),
         metadata: body.metadata ?? {},

@@ -1,14 +1,7 @@
-// Handler-level tests: service implementations behind an in-memory router transport, with the
-// real request-context interceptor (error mapping) and a fixed caller in place of the auth
-// interceptor, over a real test database.
-import type { DescMethod } from "@bufbuild/protobuf";
 import {
   ConnectError,
-  createContextValues,
-  createHandlerContext,
   createRouterTransport,
   type ConnectRouter,
-  type HandlerContext,
   type Interceptor,
   type Transport,
 } from "@connectrpc/connect";

@@ -1,6 +1,6 @@
 // A key-value store per caller: Redis from TEST_REDIS_URL under a unique key prefix (its keys are
 // deleted on close), else the in-process store.
-import { type KeyValueStore } from "../../services/platform/kv.js";
+import type { KeyValueStore } from "../../services/platform/kv.js";
 import { MemoryKeyValueStore } from "../../services/platform/kv-memory.js";
 import { openRedisStore, type RedisKeyValueStore } from "../../services/platform/kv-redis.js";
 import { testLogger } from "./database.js";

@@ -20,7 +20,7 @@ export function textArray(values: ReadonlyArray<string | null>): string {
     const v = values[i]!;
     out += v === null ? "NULL" : element(v);
   }
-  return out + "}";
+  return `${out}}`;
 }
 
 /** A bigint[] literal of integers (already validated); null elements become NULL. */
@@ -31,5 +31,5 @@ export function integerArray(values: ReadonlyArray<number | null>): string {
     const v = values[i]!;
     out += v === null ? "NULL" : String(v);
   }
-  return out + "}";
+  return `${out}}`;
 }

@@ -2,7 +2,7 @@
 // endpoints: they check their signal once a database connection is free and before their
 // largest read.
 import { create } from "@bufbuild/protobuf";
-import { Code, createContextValues, createHandlerContext, type HandlerContext } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AnalyticsService } from "../../../gen/agentplane/analytics/v1/analytics_pb.js";
 import { abortedSignal, codeOf, countingStatements, directCallContext } from "../../../test/support/abandoned.js";
@@ -10,7 +10,7 @@ import { createTestDatabase, type TestDatabase } from "../../../test/support/dat
 import type { Database } from "../../database.js";
 import { migrations } from "../../migrations.js";
 import { createOrganization, createUser } from "../../organization/queries.js";
-import { kPrincipal, type Principal } from "../../platform/context.js";
+import type { Principal } from "../../platform/context.js";
 import { createAnalyticsService } from "./handlers.js";
 
 const NOW = Date.parse("2027-03-01T08:00:00Z");

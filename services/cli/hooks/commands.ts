@@ -170,7 +170,7 @@ function notifyCommandLine(configPath: string | undefined): string {
     onPath && sameFile(onPath, script)
       ? "agentplane"
       : `${shellQuote(process.execPath)} ${shellQuote(realpathSync(script))}`;
-  return `${base} hook notify` + (configPath ? ` --config ${shellQuote(resolve(configPath))}` : "");
+  return `${base} hook notify${configPath ? ` --config ${shellQuote(resolve(configPath))}` : ""}`;
 }
 
 async function readSettings(file: string): Promise<string | undefined> {

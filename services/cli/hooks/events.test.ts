@@ -55,7 +55,7 @@ describe("describeEvent", () => {
   });
 
   it("strips control characters and cuts long messages", () => {
-    const text = describeEvent({ event: "Notification", message: "\u001b[31mred\u0007\nline two" + "x".repeat(500) });
+    const text = describeEvent({ event: "Notification", message: `\u001b[31mred\u0007\nline two${"x".repeat(500)}` });
     expect(text).not.toMatch(/[\u0000-\u001f]/);
     expect(text.startsWith("Agent is waiting for you: [31mred line two")).toBe(true);
     expect(text.length).toBeLessThanOrEqual("Agent is waiting for you: ".length + 200);

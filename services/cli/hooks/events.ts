@@ -86,7 +86,7 @@ export function describeEvent(input: HookInput): string {
   const at = where(input.cwd);
   switch (input.event) {
     case "Notification":
-      return `Agent is waiting for you${at}` + (input.message ? `: ${clip(input.message, 200)}` : "");
+      return `Agent is waiting for you${at}${input.message ? `: ${clip(input.message, 200)}` : ""}`;
     case "Stop":
       return `Task finished${at}`;
     case "SubagentStop":

@@ -17,7 +17,7 @@ export function createHookLog(file: string): HookLog {
   let checked = false;
   return {
     write(level, msg, fields) {
-      const line = JSON.stringify({ time: new Date().toISOString(), level, pid: process.pid, msg, ...fields }) + "\n";
+      const line = `${JSON.stringify({ time: new Date().toISOString(), level, pid: process.pid, msg, ...fields })}\n`;
       try {
         if (!checked) {
           checked = true;

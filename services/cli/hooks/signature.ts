@@ -9,7 +9,7 @@ export const SIGNATURE_HEADER = "X-Agentplane-Signature";
 export const TIMESTAMP_HEADER = "X-Agentplane-Timestamp";
 
 export function signBody(secret: string, timestamp: string, body: string): string {
-  return "sha256=" + createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex");
+  return `sha256=${createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex")}`;
 }
 
 /** Checks a signature as a receiver would; `toleranceSeconds` bounds the timestamp's age. */

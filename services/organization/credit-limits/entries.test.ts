@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DomainError } from "../../platform/errors.js";
+import type { DomainError } from "../../platform/errors.js";
 import { checkEntryCount, ENTRY_ERRORS, sortEntries } from "./entries.js";
 
 const users = new Map([

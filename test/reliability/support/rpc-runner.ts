@@ -7,7 +7,7 @@ import { FUZZ_RUNS } from "./fuzz-runner.js";
 import { H2Client, type H2Response } from "./raw-h2.js";
 import { rpcId, rpcUrlFor, type RpcEndpoints, type RpcMethod } from "./rpc-catalog.js";
 import { rpcCases, type CaseContext, type RpcCase } from "./rpc-cases.js";
-import { answerLabel, problemsWith, type Answer } from "./rpc-invariants.js";
+import { answerLabel, problemsWith } from "./rpc-invariants.js";
 
 const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
 /** Longest wait for an answer; past it the call hangs. */

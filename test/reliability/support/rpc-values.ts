@@ -279,16 +279,14 @@ export function coherentFor(w: RpcWorld, message: DescMessage): fc.Arbitrary<Rec
     return fc.constantFrom(...w.leases[leases]).map((l) => ({ sessionId: l.sessionId, leaseToken: l.leaseToken }));
   // A report is valid only when all of its many fields are; now and then take a whole one.
   if (message.name === "SubmitReportRequest") {
-    const report = fc
-      .uuid()
-      .map((reportId) => ({
-        report: {
-          reportId,
-          createdAt: 0,
-          repoUrl: "https://github.com/fuzz/repo",
-          report: { readme: { numerator: 1, denominator: 1, rationale: "present" } },
-        },
-      }));
+    const report = fc.uuid().map((reportId) => ({
+      report: {
+        reportId,
+        createdAt: 0,
+        repoUrl: "https://github.com/fuzz/repo",
+        report: { readme: { numerator: 1, denominator: 1, rationale: "present" } },
+      },
+    }));
     return fc.oneof({ weight: 3, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: report });
   }
   if (names.has("sessionId") && names.has("messageId")) {
