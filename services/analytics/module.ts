@@ -15,7 +15,7 @@ export const analyticsModule: ServiceModule = {
   provides: { telemetrySink: createTelemetrySink },
   services: [
     { service: AnalyticsService, policy: API_KEY_ONLY },
-    // A user's own API key may ingest its own events (the hooks path; ingest-access.ts).
+    // A user's own API key may ingest its own events (the hooks path; ingest/access.ts).
     {
       service: TelemetryService,
       policy: internal({ Ingest: "analytics.ingest", Rollup: "analytics.rollup" }, ["Ingest"]),

@@ -40,7 +40,7 @@ export class DomainError extends Error {
   }
 }
 
-/** Bad input. The message names the offending field first: "limit: must be 1 to 100". */
+/** Bad input. The message names the offending field first: "limit: must be an integer from 1 to 100, got 0". */
 export const invalidArgument = (field: string, problem: string) =>
   new DomainError("invalid_argument", `${field}: ${problem}`);
 export const notFound = (what: string) => new DomainError("not_found", `${what} not found`);
