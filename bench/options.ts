@@ -85,7 +85,7 @@ function parseOptionsArgs(argv: string[]) {
 }
 
 export function parseOptions(argv: string[]): BenchOptions | "help" {
-  let parsed;
+  let parsed: ReturnType<typeof parseOptionsArgs>;
   try {
     parsed = parseOptionsArgs(argv);
   } catch (err) {

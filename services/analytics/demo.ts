@@ -45,6 +45,7 @@ export async function writeAnalyticsDemo(
   const users = await demoUsers(db, orgId, Math.max(1, options.users));
   const yesterday = addDays(dayOf(nowMs), -1);
   const first = addDays(yesterday, -(Math.max(1, options.days) - 1));
+  // biome-ignore lint/complexity/useMathMinMax: the values are "YYYY-MM-DD" strings compared as text; Math.max would turn them into NaN
   const days = eachDay(first < EARLIEST_DATE ? EARLIEST_DATE : first, yesterday);
   if (days.length === 0) return { events: 0, days: 0 };
   let batch: Parameters<typeof ingestEvents>[1][number][] = [];

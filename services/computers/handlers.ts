@@ -56,7 +56,7 @@ export function createComputerService(deps: ComputersDeps): Partial<ServiceImpl<
       const principal = principalOf(ctx);
       requireRole(principal, WRITERS, "creating computers");
       const input = validateCreate(req);
-      let created;
+      let created: Awaited<ReturnType<typeof insertComputer>>;
       try {
         const steps = planSteps(input.provider, input.repos, input.autoInstallDeps);
         created = await deps.db.transaction().execute((trx) => {

@@ -23,19 +23,17 @@ export function planSteps(provider: ProviderType, repos: readonly string[], auto
   const steps: PlannedStep[] = [
     { position: 0, kind: "create_sandbox", name: "Create the E2B sandbox", repoUrl: null, repoDir: null },
   ];
-  repos.forEach((url, i) =>
-    steps.push({ position: steps.length, kind: "clone_repo", name: `Clone ${url}`, repoUrl: url, repoDir: dirs[i]! }),
-  );
+  for (const [i, url] of repos.entries())
+    steps.push({ position: steps.length, kind: "clone_repo", name: `Clone ${url}`, repoUrl: url, repoDir: dirs[i]! });
   if (autoInstallDeps) {
-    repos.forEach((url, i) =>
+    for (const [i, url] of repos.entries())
       steps.push({
         position: steps.length,
         kind: "install_deps",
         name: `Install dependencies of ${dirs[i]}`,
         repoUrl: url,
         repoDir: dirs[i]!,
-      }),
-    );
+      });
   }
   return steps;
 }

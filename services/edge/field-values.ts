@@ -3,7 +3,14 @@
 //
 // Everything descriptor-shaped is computed once (when the route table is built) and cached per
 // field or message, so a request only does map lookups and string parsing.
-import { ScalarType, fromJson, type DescEnum, type DescField, type DescMessage } from "@bufbuild/protobuf";
+import {
+  ScalarType,
+  fromJson,
+  type DescEnum,
+  type DescField,
+  type DescMessage,
+  type MessageShape,
+} from "@bufbuild/protobuf";
 import { reflect, type ReflectList, type ReflectMessage } from "@bufbuild/protobuf/reflect";
 import { base64Decode } from "@bufbuild/protobuf/wire";
 import { hasCustomJsonRepresentation, isWrapperDesc } from "@bufbuild/protobuf/wkt";
@@ -249,7 +256,7 @@ function buildSetter(field: DescField): FieldSetter | undefined {
           expected: msg.typeName,
           repeated: false,
           apply(target, text) {
-            let parsed;
+            let parsed: MessageShape<typeof msg>;
             try {
               parsed = fromJson(msg, text);
             } catch {

@@ -177,7 +177,7 @@ function refuse(req: Http2ServerRequest, res: Http2ServerResponse, error: Connec
     // Connect unary: the HTTP status and the JSON error body.
     status = codeToHttpStatus(error.code);
     headers.set("content-type", "application/json");
-    error.metadata.forEach((value, key) => headers.set(key, value));
+    for (const [key, value] of error.metadata) headers.set(key, value);
     body = errorToJsonBytes(error, undefined);
   }
   // The raw stream, so a gRPC trailers-only answer is one HEADERS frame with END_STREAM, as

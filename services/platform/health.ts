@@ -4,10 +4,8 @@
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { type Health, HealthCheckResponse_ServingStatus as Status } from "../../gen/grpc/health/v1/health_pb.js";
 
-export interface DependencyProbe {
-  /** True when every dependency answers. Never throws. */
-  (): Promise<boolean>;
-}
+/** True when every dependency answers. Never throws. */
+export type DependencyProbe = () => Promise<boolean>;
 
 const CACHE_MS = 1000;
 const WATCH_INTERVAL_MS = 2000;

@@ -49,8 +49,8 @@ export function assertMigrationsOrdered(migrations: Record<string, Migration>): 
   }
 }
 
-export async function migrateToLatest(
-  db: Kysely<any>,
+export async function migrateToLatest<DB>(
+  db: Kysely<DB>,
   migrations: Record<string, Migration>,
   logger: Logger,
 ): Promise<MigrateResult> {

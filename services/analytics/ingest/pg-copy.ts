@@ -68,7 +68,10 @@ export class BinaryCopyWriter {
 
   /** A text field (UTF-8), or NULL. */
   text(value: string | null): void {
-    if (value === null) return this.nullField();
+    if (value === null) {
+      this.nullField();
+      return;
+    }
     const field = this.field++;
     if (value === this.lastText[field]) {
       const from = this.lastStart[field]!;
@@ -102,7 +105,10 @@ export class BinaryCopyWriter {
 
   /** A bigint field (an integer within ±2^53), or NULL. */
   int8(value: number | null): void {
-    if (value === null) return this.nullField();
+    if (value === null) {
+      this.nullField();
+      return;
+    }
     this.field++;
     this.ensure(12);
     this.int32(8);

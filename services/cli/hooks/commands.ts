@@ -13,7 +13,7 @@ import { findOnPath } from "./desktop.js";
 import { DEFAULT_INSTALL_EVENTS, HOOK_EVENTS, isHookEvent, sampleEvent, type HookEventName } from "./events.js";
 import { createHookLog, errorMessage } from "./log.js";
 import { deliverEvent, notificationTargets, notifyFromStdin } from "./notify.js";
-import { installHooks, SettingsError, uninstallHooks } from "./settings.js";
+import { installHooks, SettingsError, uninstallHooks, type InstallResult, type UninstallResult } from "./settings.js";
 import { writeFileAtomic } from "./write-atomic.js";
 import { parseCommandLine, type CommandLine } from "../options.js";
 import { createOutput, fail, UsageError, type Output } from "../output.js";
@@ -198,7 +198,7 @@ async function install(values: Values, args: string[], out: Output): Promise<voi
     timeout: parseTimeout(values, deadlineMs),
   };
   const before = await readSettings(file);
-  let result;
+  let result: InstallResult;
   try {
     result = installHooks(before, events, hook);
   } catch (err) {
@@ -239,7 +239,7 @@ async function uninstall(values: Values, args: string[], out: Output): Promise<v
   const before = await readSettings(file);
   if (before === undefined)
     return out.result({ settings: file, removed: [] }, `${file} does not exist; nothing to remove`);
-  let result;
+  let result: UninstallResult;
   try {
     result = uninstallHooks(before, events);
   } catch (err) {
