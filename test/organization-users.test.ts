@@ -117,7 +117,7 @@ describe("GET /api/v0/organization/users", () => {
     await setOrganizationRateLimit(db, orgId, 3);
     const user = await createTestUser(db, orgId, "owner");
     const statuses: number[] = [];
-    let last;
+    let last: Awaited<ReturnType<typeof api>> | undefined;
     let sent = 0;
     for (let i = 0; i < 5; i++) {
       sent = Date.now();

@@ -110,7 +110,7 @@ describe("tag metadata nesting", () => {
   let runner: GrpcCaller;
   let protobufEs: GrpcCaller;
   // @grpc/grpc-js with the service loaded by @grpc/proto-loader: protobufjs decodes the answers.
-  let protobufJs: grpc.Client & Record<string, Function>;
+  let protobufJs: grpc.Client & Record<string, (...args: any[]) => any>;
 
   beforeAll(async () => {
     server = await startTestServer();

@@ -100,7 +100,9 @@ const transport = createRouterTransport(({ service }) => {
     echoHeaders(req, ctx) {
       record("EchoHeaders", req, ctx);
       const headers: Record<string, string> = {};
-      ctx.requestHeader.forEach((v, k) => (headers[k] = v));
+      ctx.requestHeader.forEach((v, k) => {
+        headers[k] = v;
+      });
       ctx.responseHeader.set("ratelimit-limit", "100");
       ctx.responseHeader.set("ratelimit-remaining", "99");
       ctx.responseHeader.set("ratelimit-reset", "30");

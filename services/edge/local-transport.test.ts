@@ -59,7 +59,9 @@ const routes = (router: ConnectRouter) => {
     },
     echoHeaders(_req, ctx) {
       const headers: Record<string, string> = {};
-      ctx.requestHeader.forEach((v, k) => (headers[k] = v));
+      ctx.requestHeader.forEach((v, k) => {
+        headers[k] = v;
+      });
       ctx.responseTrailer.set("x-from-trailer", "yes");
       return { headers };
     },
@@ -68,7 +70,10 @@ const routes = (router: ConnectRouter) => {
       if (req.sleepMs > 0) {
         await new Promise((resolve) => {
           const t = setTimeout(resolve, req.sleepMs);
-          ctx.signal.addEventListener("abort", () => (clearTimeout(t), resolve(undefined)));
+          ctx.signal.addEventListener("abort", () => {
+            clearTimeout(t);
+            resolve(undefined);
+          });
         });
         if (ctx.signal.aborted) throw ctx.signal.reason;
       }

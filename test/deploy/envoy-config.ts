@@ -238,17 +238,22 @@ export function checkEnvoyCrossReferences(
   if (vhosts.length === 0) fail("route_config", "no virtual host");
   const usedClusters = new Set<string>();
   for (const vh of vhosts) {
-    (vh.routes ?? []).forEach((r: Node, i: number) => {
+    for (const [i, r] of (vh.routes ?? []).entries()) {
       const where = `route ${vh.name}[${i}] (${r.match?.prefix ?? r.match?.path ?? "?"})`;
       const action = r.route;
-      if (!action) return fail(where, "is not a route to a cluster");
-      if (typeof action.cluster !== "string")
-        return fail(where, "must name one cluster (weighted or header-chosen clusters are not checked here)");
+      if (!action) {
+        fail(where, "is not a route to a cluster");
+        continue;
+      }
+      if (typeof action.cluster !== "string") {
+        fail(where, "must name one cluster (weighted or header-chosen clusters are not checked here)");
+        continue;
+      }
       usedClusters.add(action.cluster);
       if (!clusterByName.has(action.cluster))
         fail(where, `routes to cluster "${action.cluster}", which does not exist`);
       if (action.timeout === undefined || action.timeout === "0s") fail(where, "needs an explicit, non-zero timeout");
-    });
+    }
   }
   for (const name of clusterByName.keys())
     if (!usedClusters.has(name)) fail(`cluster ${name}`, "is not used by any route");

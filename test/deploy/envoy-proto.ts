@@ -207,8 +207,10 @@ class Checker {
   private field(field: protobuf.Field, value: Json, where: string, options: Record<string, unknown>): void {
     const rules = options["(validate.rules)"] as Rules | undefined;
     if (field instanceof protobuf.MapField) {
-      if (value === null || typeof value !== "object" || Array.isArray(value))
-        return this.fail(where, "expected an object (map)");
+      if (value === null || typeof value !== "object" || Array.isArray(value)) {
+        this.fail(where, "expected an object (map)");
+        return;
+      }
       for (const [k, v] of Object.entries(value)) {
         if (field.keyType !== "string" && !INT_RE.test(k) && field.keyType !== "bool")
           this.fail(`${where}[${k}]`, `map key must be ${field.keyType}`);
@@ -217,13 +219,17 @@ class Checker {
       return;
     }
     if (field.repeated) {
-      if (!Array.isArray(value)) return this.fail(where, "expected a list");
+      if (!Array.isArray(value)) {
+        this.fail(where, "expected a list");
+        return;
+      }
       const min = (rules?.repeated as Rules | undefined)?.min_items;
       if (typeof min === "number" && value.length < min) this.fail(where, `needs at least ${min} item(s)`);
       const itemRules = (rules?.repeated as Rules | undefined)?.items as Rules | undefined;
-      value.forEach((v, i) =>
-        v === null ? this.fail(`${where}[${i}]`, "null in a list") : this.single(field, v, `${where}[${i}]`, itemRules),
-      );
+      for (const [i, v] of value.entries()) {
+        if (v === null) this.fail(`${where}[${i}]`, "null in a list");
+        else this.single(field, v, `${where}[${i}]`, itemRules);
+      }
       return;
     }
     this.single(field, value, where, rules);
@@ -255,7 +261,10 @@ class Checker {
     const r = rules?.[kind] as Rules | undefined;
     switch (kind) {
       case "string": {
-        if (typeof value !== "string") return this.fail(where, "expected a string");
+        if (typeof value !== "string") {
+          this.fail(where, "expected a string");
+          return;
+        }
         const min = r?.min_len;
         if (typeof min === "number" && value.length < min) this.fail(where, `must be at least ${min} character(s)`);
         return;
@@ -280,7 +289,10 @@ class Checker {
         // int32, uint32, sint32, fixed32, sfixed32 and their 64-bit kinds
         const n =
           typeof value === "number" ? value : typeof value === "string" && INT_RE.test(value) ? Number(value) : NaN;
-        if (!Number.isInteger(n)) return this.fail(where, `expected an integer (${kind})`);
+        if (!Number.isInteger(n)) {
+          this.fail(where, `expected an integer (${kind})`);
+          return;
+        }
         if (kind.startsWith("u") || kind.startsWith("fixed")) {
           if (n < 0) this.fail(where, `must not be negative (${kind})`);
         }
@@ -353,16 +365,22 @@ class Checker {
   }
 
   private any(value: Json, where: string): void {
-    if (value === null || typeof value !== "object" || Array.isArray(value))
-      return this.fail(where, "expected an object with @type");
+    if (value === null || typeof value !== "object" || Array.isArray(value)) {
+      this.fail(where, "expected an object with @type");
+      return;
+    }
     const url = value["@type"];
-    if (typeof url !== "string") return this.fail(where, "missing @type");
+    if (typeof url !== "string") {
+      this.fail(where, "missing @type");
+      return;
+    }
     const name = url.slice(url.lastIndexOf("/") + 1);
     let type: protobuf.Type;
     try {
       type = this.root.lookupType(name);
     } catch {
-      return this.fail(`${where}.@type`, `unknown type ${url}`);
+      this.fail(`${where}.@type`, `unknown type ${url}`);
+      return;
     }
     const rest = Object.fromEntries(Object.entries(value).filter(([k]) => k !== "@type"));
     const special = WRAPPERS[name] !== undefined || name.startsWith("google.protobuf.");

@@ -73,7 +73,7 @@ class FieldWalker {
   walk(value: unknown, type: ts.Type, where: string): void {
     if (Array.isArray(value)) {
       const element = this.elementType(type);
-      if (element) value.forEach((v, i) => this.walk(v, element, `${where}[${i}]`));
+      if (element) for (const [i, v] of value.entries()) this.walk(v, element, `${where}[${i}]`);
       return;
     }
     if (value === null || typeof value !== "object") return; // scalars: the schema validators check them

@@ -636,6 +636,7 @@ describe("a deliberately broken copy of deploy/ fails", () => {
   it("a Service without the internal port", () => {
     const objects = renderBroken(
       "deploy/base/services/computers.yaml",
+      // biome-ignore lint/complexity/noAdjacentSpacesInRegex: the spaces are the YAML's indentation, written as it appears in computers.yaml
       /  - name: grpc-internal\n    port: 8082\n[\s\S]*?appProtocol: kubernetes.io\/h2c\n/,
       "",
     );

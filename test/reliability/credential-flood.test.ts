@@ -74,8 +74,10 @@ describe.skipIf(!REAL)(
       expect(queried).toBeLessThanOrEqual(DEFAULT_AUTH_FAILURE_LIMITS.perWindow + CONCURRENCY);
       expect(statuses[401]).toBeLessThanOrEqual(DEFAULT_AUTH_FAILURE_LIMITS.perWindow + CONCURRENCY);
       expect((statuses[401] ?? 0) + (statuses[429] ?? 0)).toBe(FLOOD);
-      for (const value of retryAfter)
-        expect(Number(value)).toBeGreaterThanOrEqual(1), expect(Number(value)).toBeLessThanOrEqual(60);
+      for (const value of retryAfter) {
+        expect(Number(value)).toBeGreaterThanOrEqual(1);
+        expect(Number(value)).toBeLessThanOrEqual(60);
+      }
       expect(legit.length).toBeGreaterThan(10);
       expect(legit.every((s) => s === 200)).toBe(true);
     }, 120_000);

@@ -50,14 +50,17 @@ describe("upstream retries", () => {
     let calls = 0;
     const ran = new ConnectError("a backing service is unavailable", Code.Unavailable);
     await expect(
-      withUpstreamRetries(async () => (calls++, Promise.reject(ran)), new AbortController().signal),
+      withUpstreamRetries(async () => {
+        calls++;
+        return Promise.reject(ran);
+      }, new AbortController().signal),
     ).rejects.toBe(ran);
     expect(calls).toBe(1);
     calls = 0;
-    const err = await withUpstreamRetries(
-      async () => (calls++, Promise.reject(refused())),
-      new AbortController().signal,
-    ).catch((e: unknown) => e);
+    const err = await withUpstreamRetries(async () => {
+      calls++;
+      return Promise.reject(refused());
+    }, new AbortController().signal).catch((e: unknown) => e);
     expect(calls).toBe(MAX_RETRIES + 1);
     expect((err as ConnectError).code).toBe(Code.Unavailable);
   });

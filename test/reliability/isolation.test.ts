@@ -51,7 +51,6 @@ interface Row {
 }
 
 const INVALID: Caller[] = ["revokedKey", "expiredJwt", "wrongJwt"];
-const WRITERS: Caller[] = ["owner", "manager", "member", "ownerJwt"];
 
 describe("isolation matrix", () => {
   let server: TestServer;

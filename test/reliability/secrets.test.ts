@@ -262,13 +262,13 @@ function replaceStrings(value: unknown, by: string): unknown {
 
 /** The endpoint called with a valid value for every parameter but `name`, which gets `value`. */
 async function send(restUrl: string, endpoint: Endpoint, key: string, name: string, value: unknown) {
-  const valueOf = (p: Endpoint["params"][number]) =>
+  const validOrValue = (p: Endpoint["params"][number]) =>
     p.name === name ? value : fc.sample(p.valid, { numRuns: 1, seed: 17 })[0];
   let path = endpoint.template;
   const query = new URLSearchParams();
   const body: Record<string, unknown> = {};
   for (const p of endpoint.params) {
-    const v = valueOf(p);
+    const v = validOrValue(p);
     if (p.in === "path") path = path.replace(`{${p.name}}`, encodeURIComponent(String(v)));
     else if (p.in === "query") {
       if (v !== "") query.set(p.name, String(v));

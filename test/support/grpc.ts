@@ -41,7 +41,7 @@ export function grpcClient(
   }
   const Client = grpc.makeGenericClientConstructor(definition as grpc.ServiceDefinition, service.typeName);
   const client = new Client(address, grpc.credentials.createInsecure()) as unknown as grpc.Client &
-    Record<string, Function>;
+    Record<string, (...args: any[]) => any>;
   return {
     call(method, request, metadata = {}) {
       const md = new grpc.Metadata();

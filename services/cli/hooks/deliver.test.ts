@@ -7,7 +7,7 @@ const notice: Notice = {
   at: new Date("2026-03-01T10:00:00Z"),
 };
 
-const after = (ms: number, signal: AbortSignal) =>
+const delay = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     const timer = setTimeout(resolve, ms);
     signal.addEventListener("abort", () => {
@@ -19,8 +19,8 @@ const after = (ms: number, signal: AbortSignal) =>
 describe("deliverAll", () => {
   it("runs the targets in parallel and reports each one", async () => {
     const targets: Target[] = [
-      { name: "a", send: (_n, signal) => after(150, signal) },
-      { name: "b", send: (_n, signal) => after(150, signal) },
+      { name: "a", send: (_n, signal) => delay(150, signal) },
+      { name: "b", send: (_n, signal) => delay(150, signal) },
       { name: "c", send: async () => Promise.reject(new Error("refused")) },
     ];
     const started = Date.now();
@@ -58,7 +58,7 @@ describe("deliverAll", () => {
   it("with the deadline already passed, gives every target a cancelled signal and returns at once", async () => {
     let sawAbort = false;
     const outcomes = await deliverAll(
-      [{ name: "late", send: (_n, signal) => after(1000, signal).finally(() => (sawAbort = signal.aborted)) }],
+      [{ name: "late", send: (_n, signal) => delay(1000, signal).finally(() => (sawAbort = signal.aborted)) }],
       notice,
       Date.now() - 10,
     );

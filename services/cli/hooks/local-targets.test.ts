@@ -35,7 +35,7 @@ describe("desktop notifications", () => {
     const command = desktopCommand('say "hi"', "darwin", dir);
     expect(command?.program).toBe(join(dir, "osascript"));
     expect(command?.args.slice(-2)).toEqual(['say "hi"', "agentplane"]);
-    expect(command?.args.filter((a, i) => command.args[i - 1] === "-e").join("\n")).not.toContain("say");
+    expect(command?.args.filter((_a, i) => command.args[i - 1] === "-e").join("\n")).not.toContain("say");
   });
 
   it("is a target only where a notifier is installed", async () => {

@@ -255,8 +255,10 @@ export function fuzzCases(e: Endpoint, routed: Set<string>, key: string): fc.Arb
       bodyOut === undefined &&
       m.kind === "wrongMethod" &&
       ["POST", "PUT", "PATCH"].includes(method)
-    )
-      (bodyOut = "{}"), (headers["content-type"] = "application/json");
+    ) {
+      bodyOut = "{}";
+      headers["content-type"] = "application/json";
+    }
     for (const f of forced) worst(f);
     const target = path + (query.length ? `?${query.map((q) => q.text).join("&")}` : "");
     return {

@@ -49,6 +49,7 @@ export const BOUNDARY_STRINGS = [
   "' OR 1=1 --",
   "'; drop table sessions; --",
   "<script>alert(1)</script>",
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a Log4Shell-style lookup string, a literal attack payload, not a template
   "${jndi:ldap://x}",
   "{{7*7}}",
   "a/b",

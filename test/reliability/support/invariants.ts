@@ -9,7 +9,7 @@ export type Expectation = "2xx" | "4xx" | "any";
 // A V8 stack frame ("    at fn (/path/file.ts:12:5)" or "at /path/file.js:3:1"), a source path
 // of this repository or of node_modules, or Node's internal module paths.
 const LEAKS: readonly RegExp[] = [
-  /\bat (?:async )?[\w$.<>\[\] ]*\(?(?:file:\/\/|\/|node:)[^\s)]*:\d+:\d+\)?/,
+  /\bat (?:async )?[\w$.<>[\] ]*\(?(?:file:\/\/|\/|node:)[^\s)]*:\d+:\d+\)?/,
   /\/(?:work|home|usr|tmp|app)\/[\w./-]+\.(?:[cm]?[jt]s)\b/,
   /node_modules\//,
   /\bnode:internal\b/,
