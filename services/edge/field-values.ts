@@ -3,14 +3,7 @@
 //
 // Everything descriptor-shaped is computed once (when the route table is built) and cached per
 // field or message, so a request only does map lookups and string parsing.
-import {
-  ScalarType,
-  fromJson,
-  type DescEnum,
-  type DescField,
-  type DescMessage,
-  type MessageShape,
-} from "@bufbuild/protobuf";
+import { ScalarType, fromJson, type DescEnum, type DescField, type DescMessage } from "@bufbuild/protobuf";
 import { reflect, type ReflectList, type ReflectMessage } from "@bufbuild/protobuf/reflect";
 import { base64Decode } from "@bufbuild/protobuf/wire";
 import { hasCustomJsonRepresentation, isWrapperDesc } from "@bufbuild/protobuf/wkt";
@@ -179,57 +172,25 @@ function buildSetter(field: DescField): FieldSetter | undefined {
   switch (field.fieldKind) {
     case "scalar": {
       const type = field.scalar;
-      return {
-        expected: scalarExpected(type),
-        repeated: false,
-        apply(target, text) {
-          const v = parseScalar(type, text);
-          if (v === undefined) return false;
-          target.set(field, v);
-          return true;
-        },
-      };
+      return textSetter(
+        scalarExpected(type),
+        false,
+        (text) => parseScalar(type, text),
+        (target, v) => target.set(field, v),
+      );
     }
-    case "enum": {
-      const parse = enumParser(field.enum);
-      return {
-        expected: `enum ${field.enum.typeName}`,
-        repeated: false,
-        apply(target, text) {
-          const v = parse(text);
-          if (v === undefined) return false;
-          target.set(field, v);
-          return true;
-        },
-      };
-    }
+    case "enum":
+      return textSetter(`enum ${field.enum.typeName}`, false, enumParser(field.enum), (target, v) =>
+        target.set(field, v),
+      );
     case "list": {
+      const add = (target: ReflectMessage, v: unknown) => (target.get(field) as ReflectList).add(v);
       if (field.listKind === "scalar") {
         const type = field.scalar;
-        return {
-          expected: scalarExpected(type),
-          repeated: true,
-          apply(target, text) {
-            const v = parseScalar(type, text);
-            if (v === undefined) return false;
-            (target.get(field) as ReflectList).add(v);
-            return true;
-          },
-        };
+        return textSetter(scalarExpected(type), true, (text) => parseScalar(type, text), add);
       }
-      if (field.listKind === "enum") {
-        const parse = enumParser(field.enum);
-        return {
-          expected: `enum ${field.enum.typeName}`,
-          repeated: true,
-          apply(target, text) {
-            const v = parse(text);
-            if (v === undefined) return false;
-            (target.get(field) as ReflectList).add(v);
-            return true;
-          },
-        };
-      }
+      if (field.listKind === "enum")
+        return textSetter(`enum ${field.enum.typeName}`, true, enumParser(field.enum), add);
       return undefined; // repeated messages cannot be bound from text
     }
     case "message": {
@@ -238,40 +199,51 @@ function buildSetter(field: DescField): FieldSetter | undefined {
         const valueField = msg.fields[0]!;
         if (valueField.fieldKind !== "scalar") return undefined;
         const type = valueField.scalar;
-        return {
-          expected: scalarExpected(type),
-          repeated: false,
-          apply(target, text) {
-            const v = parseScalar(type, text);
-            if (v === undefined) return false;
+        return textSetter(
+          scalarExpected(type),
+          false,
+          (text) => parseScalar(type, text),
+          (target, v) => {
             const wrapper = reflect(msg);
             wrapper.set(valueField, v);
             target.set(field, wrapper);
-            return true;
           },
-        };
+        );
       }
       if (STRING_JSON_WKTS.has(msg.typeName)) {
-        return {
-          expected: msg.typeName,
-          repeated: false,
-          apply(target, text) {
-            let parsed: MessageShape<typeof msg>;
-            try {
-              parsed = fromJson(msg, text);
-            } catch {
-              return false;
-            }
-            target.set(field, reflect(msg, parsed));
-            return true;
-          },
+        const parse = (text: string) => {
+          try {
+            return fromJson(msg, text);
+          } catch {
+            return undefined;
+          }
         };
+        return textSetter(msg.typeName, false, parse, (target, parsed) => target.set(field, reflect(msg, parsed)));
       }
       return undefined;
     }
     case "map":
       return undefined;
   }
+}
+
+/** A setter that parses one text value (undefined: it does not parse) and stores what it parsed. */
+function textSetter<T>(
+  expected: string,
+  repeated: boolean,
+  parse: (text: string) => T | undefined,
+  store: (target: ReflectMessage, value: T) => void,
+): FieldSetter {
+  return {
+    expected,
+    repeated,
+    apply(target, text) {
+      const v = parse(text);
+      if (v === undefined) return false;
+      store(target, v);
+      return true;
+    },
+  };
 }
 
 /**
