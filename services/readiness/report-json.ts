@@ -58,6 +58,32 @@ class Reader {
     }
     return v as T;
   }
+  /**
+   * The entries of the required object `obj[key]`, keyed by `keyedBy`, whose values must be
+   * objects with `shape`: each valid one with its key and path. A missing or mistyped map, and
+   * each mistyped entry, is noted instead.
+   */
+  *objectsKeyedBy(
+    obj: JsonObject,
+    key: string,
+    keyedBy: string,
+    shape: string,
+  ): Generator<[string, string, JsonObject]> {
+    const map = obj[key];
+    if (!isObject(map)) {
+      const got =
+        map === undefined
+          ? `is required (an object keyed by ${keyedBy})`
+          : `must be an object keyed by ${keyedBy}, got ${typeName(map)}`;
+      this.add(key, got);
+      return;
+    }
+    for (const [k, v] of Object.entries(map)) {
+      const path = member(key, k);
+      if (isObject(v)) yield [k, path, v];
+      else this.add(path, `must be an object with ${shape}, got ${typeName(v)}`);
+    }
+  }
   unknownFields(obj: JsonObject, path: string, known: ReadonlySet<string>): void {
     for (const key of Object.keys(obj))
       if (!known.has(key) && !(path === "" && COMPUTED.has(key)))
@@ -83,65 +109,42 @@ export function readReportJson(json: unknown): ReadReport {
   report.hasLocalChanges = r.value<boolean>(json, "hasLocalChanges", "hasLocalChanges", "boolean", false);
   report.hasNonRemoteCommits = r.value<boolean>(json, "hasNonRemoteCommits", "hasNonRemoteCommits", "boolean", false);
 
-  if (!isObject(json.apps))
-    r.add(
-      "apps",
-      json.apps === undefined
-        ? "is required (an object keyed by application path)"
-        : `must be an object keyed by application path, got ${typeName(json.apps)}`,
-    );
-  else {
-    for (const [path, app] of Object.entries(json.apps)) {
-      const appPath = member("apps", path);
-      if (!isObject(app)) {
-        r.add(appPath, `must be an object with a description, got ${typeName(app)}`);
-        continue;
-      }
-      r.unknownFields(app, appPath, new Set(["description"]));
-      report.apps[path] = {
-        $typeName: "agentplane.readiness.v1.AppInfo",
-        description: r.value<string>(app, "description", member(appPath, "description"), "string", true) ?? "",
-      };
-    }
+  for (const [path, appPath, app] of r.objectsKeyedBy(json, "apps", "application path", "a description")) {
+    r.unknownFields(app, appPath, new Set(["description"]));
+    report.apps[path] = {
+      $typeName: "agentplane.readiness.v1.AppInfo",
+      description: r.value<string>(app, "description", member(appPath, "description"), "string", true) ?? "",
+    };
   }
 
-  if (!isObject(json.report))
-    r.add(
-      "report",
-      json.report === undefined
-        ? "is required (an object keyed by criterion ID)"
-        : `must be an object keyed by criterion ID, got ${typeName(json.report)}`,
-    );
-  else {
-    for (const [id, c] of Object.entries(json.report)) {
-      const path = member("report", id);
-      if (!isObject(c)) {
-        r.add(path, `must be an object with numerator, denominator and rationale, got ${typeName(c)}`);
-        continue;
+  for (const [id, path, c] of r.objectsKeyedBy(
+    json,
+    "report",
+    "criterion ID",
+    "numerator, denominator and rationale",
+  )) {
+    r.unknownFields(c, path, new Set(["numerator", "denominator", "rationale", "appPaths"]));
+    const numerator = r.value<number>(c, "numerator", member(path, "numerator"), "number", true);
+    const denominator = r.value<number>(c, "denominator", member(path, "denominator"), "number", true);
+    const rationale = r.value<string>(c, "rationale", member(path, "rationale"), "string", true);
+    const appPaths: string[] = [];
+    const appPathsPath = member(path, "appPaths");
+    if (Array.isArray(c.appPaths)) {
+      for (const [i, p] of c.appPaths.entries()) {
+        if (typeof p === "string") appPaths.push(p);
+        else r.add(item(appPathsPath, i), `must be a string, got ${typeName(p)}`);
       }
-      r.unknownFields(c, path, new Set(["numerator", "denominator", "rationale", "appPaths"]));
-      const numerator = r.value<number>(c, "numerator", member(path, "numerator"), "number", true);
-      const denominator = r.value<number>(c, "denominator", member(path, "denominator"), "number", true);
-      const rationale = r.value<string>(c, "rationale", member(path, "rationale"), "string", true);
-      const appPaths: string[] = [];
-      const appPathsPath = member(path, "appPaths");
-      if (Array.isArray(c.appPaths)) {
-        for (const [i, p] of c.appPaths.entries()) {
-          if (typeof p === "string") appPaths.push(p);
-          else r.add(item(appPathsPath, i), `must be a string, got ${typeName(p)}`);
-        }
-      } else if (c.appPaths !== undefined && c.appPaths !== null)
-        r.add(appPathsPath, `must be an array of application paths, got ${typeName(c.appPaths)}`);
-      // Missing or mistyped numbers read as valid placeholders: the reader has already named
-      // them, and validation should not report them a second time under another complaint.
-      report.report[id] = {
-        $typeName: "agentplane.readiness.v1.CriterionEvaluation",
-        numerator: numerator ?? 0,
-        denominator: denominator ?? (appPaths.length > 0 ? appPaths.length : Math.max(1, numerator ?? 1)),
-        rationale: rationale ?? "",
-        appPaths,
-      };
-    }
+    } else if (c.appPaths !== undefined && c.appPaths !== null)
+      r.add(appPathsPath, `must be an array of application paths, got ${typeName(c.appPaths)}`);
+    // Missing or mistyped numbers read as valid placeholders: the reader has already named
+    // them, and validation should not report them a second time under another complaint.
+    report.report[id] = {
+      $typeName: "agentplane.readiness.v1.CriterionEvaluation",
+      numerator: numerator ?? 0,
+      denominator: denominator ?? (appPaths.length > 0 ? appPaths.length : Math.max(1, numerator ?? 1)),
+      rationale: rationale ?? "",
+      appPaths,
+    };
   }
 
   if (json.modelUsed !== undefined && json.modelUsed !== null) {
