@@ -1,21 +1,10 @@
 // The date rules of the analytics endpoints and of on-demand rollups (no database).
 import { describe, expect, it } from "vitest";
-import { DomainError } from "../platform/errors.js";
+import { invalidArgumentMessage as error } from "../../test/support/domain-errors.js";
 import { addDays, eachDay, isDay, parseDayRange } from "./dates.js";
 import { parseRollupRange } from "./rollup/rollup.js";
 
 const TODAY = "2027-03-01";
-
-function error(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(DomainError);
-    expect((err as DomainError).kind).toBe("invalid_argument");
-    return (err as Error).message;
-  }
-  throw new Error("expected a 400");
-}
 
 describe("parseDayRange", () => {
   it("accepts ranges from 2026-01-14 through yesterday, up to 366 days", () => {

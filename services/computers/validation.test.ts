@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DomainError } from "../platform/errors.js";
+import { invalidArgumentMessage as problem } from "../../test/support/domain-errors.js";
 import {
   validateCreate,
   validateHostId,
@@ -9,17 +9,6 @@ import {
   validateRepos,
   validateUpdate,
 } from "./validation.js";
-
-function problem(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(DomainError);
-    expect((err as DomainError).kind).toBe("invalid_argument");
-    return (err as DomainError).message;
-  }
-  throw new Error("expected a validation error");
-}
 
 const base = { name: "dev", remoteUser: "ada", repos: [] as string[] };
 

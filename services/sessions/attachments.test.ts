@@ -1,22 +1,12 @@
 // Image and file checks of POST /sessions/{id}/messages.
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
+import { invalidArgumentMessage as message } from "../../test/support/domain-errors.js";
 import { FileAttachmentSchema, ImageAttachmentSchema } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
-import { DomainError } from "../platform/errors.js";
 import { ATTACHMENT_LIMITS, base64DecodedSize, checkAttachments, checkImage, sniffImageType } from "./attachments.js";
 
 // A real 1×1 PNG.
 const PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
-
-function message(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(DomainError);
-    return (err as DomainError).message;
-  }
-  throw new Error("expected a 400");
-}
 
 const image = (data: string) => create(ImageAttachmentSchema, { data });
 const file = (init: { data?: string; parsedData?: string; name?: string; path?: string }) =>

@@ -1,22 +1,11 @@
 // sessionSettings validation and PATCH merge semantics, as plain functions.
 import { create, fromJson } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
+import { invalidArgumentMessage as message } from "../../test/support/domain-errors.js";
 import { SessionSettingsUpdateSchema } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
-import { DomainError } from "../platform/errors.js";
 import { mergeSettings, parseSettingsUpdate, parseTokenUsage } from "./settings.js";
 
 const update = (json: unknown) => fromJson(SessionSettingsUpdateSchema, json as never);
-
-function message(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(DomainError);
-    expect((err as DomainError).kind).toBe("invalid_argument");
-    return (err as DomainError).message;
-  }
-  throw new Error("expected a 400");
-}
 
 describe("parseSettingsUpdate", () => {
   it("keeps exactly the fields present, with their values", () => {

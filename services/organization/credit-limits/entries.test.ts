@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { DomainError } from "../../platform/errors.js";
+import { invalidArgumentMessage } from "../../../test/support/domain-errors.js";
 import { checkEntryCount, ENTRY_ERRORS, sortEntries } from "./entries.js";
 
 const users = new Map([
@@ -13,13 +13,7 @@ describe("credit-limit entries", () => {
     expect(() => checkEntryCount(1)).not.toThrow();
     expect(() => checkEntryCount(100)).not.toThrow();
     for (const n of [0, 101]) {
-      try {
-        checkEntryCount(n);
-        throw new Error("expected a 400");
-      } catch (err) {
-        expect((err as DomainError).kind).toBe("invalid_argument");
-        expect((err as DomainError).message).toBe(`users: must have 1 to 100 entries, got ${n}`);
-      }
+      expect(invalidArgumentMessage(() => checkEntryCount(n))).toBe(`users: must have 1 to 100 entries, got ${n}`);
     }
   });
 
