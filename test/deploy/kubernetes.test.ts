@@ -652,6 +652,16 @@ describe("a deliberately broken copy of deploy/ fails", () => {
     ]);
   });
 
+  it("an overlay merging into a Secret that only its component makes (kustomize runs components last)", () => {
+    expect(() =>
+      renderBroken(
+        "deploy/overlays/local/kustomization.yaml",
+        "- name: agentplane-secrets\n  literals:",
+        "- name: agentplane-secrets\n  behavior: merge\n  literals:",
+      ),
+    ).toThrow(/Secret agentplane-secrets does not exist to merge/);
+  });
+
   it("a kustomization field this renderer does not model", () => {
     expect(() =>
       renderBroken(

@@ -6,9 +6,10 @@
 //   (includeSelectors: false), images, configMapGenerator / secretGenerator (files, literals,
 //   envs; behavior create / merge / replace; generatorOptions.disableNameSuffixHash), and
 //   patches in JSON 6902 form with a target.
-// Order as in kustomize: resources, components, generators, then patches, namespace, labels,
-// images; finally generated ConfigMaps and Secrets get their content-hash suffix and every
-// reference to them in pod specs is renamed (kustomize's nameReference step).
+// Order as in kustomize (api/internal/target/kusttarget.go): resources, the kustomization's own
+// generators, then its components, then its patches, namespace, labels, images; finally
+// generated ConfigMaps and Secrets get their content-hash suffix and every reference to them in
+// pod specs is renamed (kustomize's nameReference step).
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
@@ -437,22 +438,23 @@ function build(dir: string, loader: Loader, kind: "Kustomization" | "Component",
     if (existsSync(full) && statSync(full).isDirectory()) resources.push(...build(full, loader, "Kustomization", []));
     else for (const obj of parseDocuments(loader.text(dir, entry), path.join(dir, entry))) resources.push({ obj });
   }
-  let all = resources;
-  for (const c of k.components ?? []) all = build(path.resolve(dir, c), loader, "Component", all);
   for (const g of k.configMapGenerator ?? [])
     applyGenerator(
-      all,
+      resources,
       generate("ConfigMap", g, dir, loader, k.generatorOptions),
       g.behavior,
       `${dir}: configMapGenerator ${g.name}`,
     );
   for (const g of k.secretGenerator ?? [])
     applyGenerator(
-      all,
+      resources,
       generate("Secret", g, dir, loader, k.generatorOptions),
       g.behavior,
       `${dir}: secretGenerator ${g.name}`,
     );
+  // A component sees (and may merge into) what the generators above made.
+  let all = resources;
+  for (const c of k.components ?? []) all = build(path.resolve(dir, c), loader, "Component", all);
   if (k.patches) applyPatches(all, k.patches, dir, loader);
   if (k.namespace) for (const r of all) if (!CLUSTER_SCOPED.has(r.obj.kind)) r.obj.metadata.namespace = k.namespace;
   if (k.labels) applyLabels(all, k.labels, dir);
