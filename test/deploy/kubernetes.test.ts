@@ -10,7 +10,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readDescriptor } from "./descriptor.js";
-import { LUA_MAPPER_PATH, readEnvoyYaml } from "./envoy-config.js";
+import { ENVOY_YAML_PATH, LUA_MAPPER_PATH, readEnvoyYaml } from "./envoy-config.js";
 import YAML from "yaml";
 import { checkHardening, checkKubernetesCrossReferences, type RepositoryFiles } from "./k8s-crossrefs.js";
 import { admits, namespaceLabels, podOf, podSource, type Source } from "./k8s-network.js";
@@ -29,7 +29,6 @@ const rendered = new Map<string, K8sObject[]>();
 function renderOptions(root: string): RenderOptions {
   const production = path.join(root, "deploy/overlays/production");
   return {
-    loadRestrictor: "LoadRestrictionsNone",
     files: new Map([
       [path.join(production, "secrets.env"), readFileSync(path.join(production, "secrets.env.example"))],
     ]),
@@ -231,13 +230,11 @@ describe("overlay differences", () => {
   });
 
   it("fails to render production without its secrets file, naming it", () => {
-    expect(() =>
-      kustomizeBuild(path.join(REPO, "deploy/overlays/production"), { loadRestrictor: "LoadRestrictionsNone" }),
-    ).toThrow(/secrets\.env: no such file/);
+    expect(() => kustomizeBuild(path.join(REPO, "deploy/overlays/production"))).toThrow(/secrets\.env: no such file/);
   });
 
-  it("needs --load-restrictor LoadRestrictionsNone, for envoy.yaml at the repository root", () => {
-    expect(() => kustomizeBuild(path.join(REPO, "deploy/overlays/local"))).toThrow(/envoy\.yaml' is not in or below/);
+  it("gives Envoy the top-level envoy.yaml, from its byte-identical copy in deploy/envoy (npm run generate)", () => {
+    expect(readFileSync(path.join(REPO, "deploy/envoy/envoy.yaml")).equals(readFileSync(ENVOY_YAML_PATH))).toBe(true);
   });
 });
 
@@ -310,7 +307,7 @@ describe("the example runner (deploy/examples/session-runner.yaml), which no ove
 });
 
 // ---------------------------------------------------------------------------------------------
-// Broken copies of the repository's deploy/ (and envoy.yaml), rendered and checked like the real one.
+// Broken copies of the repository's deploy/, rendered and checked like the real one.
 
 describe("a deliberately broken copy of deploy/ fails", () => {
   let scratch: string;
@@ -319,11 +316,10 @@ describe("a deliberately broken copy of deploy/ fails", () => {
   });
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-  /** A copy of deploy/ and envoy.yaml with one textual change in one file, rendered. */
+  /** A copy of deploy/ (which renders from nothing outside it) with one textual change in one file, rendered. */
   function renderBroken(file: string, from: string | RegExp, to: string, overlay = "local"): K8sObject[] {
     const root = mkdtempSync(path.join(scratch, "copy-"));
     cpSync(path.join(REPO, "deploy"), path.join(root, "deploy"), { recursive: true });
-    cpSync(path.join(REPO, "envoy.yaml"), path.join(root, "envoy.yaml"));
     const target = path.join(root, file);
     const text = readFileSync(target, "utf8");
     const changed = text.replace(from, to);
@@ -387,7 +383,7 @@ describe("a deliberately broken copy of deploy/ fails", () => {
 
   it("an Envoy cluster whose Service does not exist", () => {
     const objects = renderBroken(
-      "envoy.yaml",
+      "deploy/envoy/envoy.yaml",
       "socket_address: { address: readiness, port_value: 8081 }",
       "socket_address: { address: readyness, port_value: 8081 }",
     );
@@ -398,7 +394,7 @@ describe("a deliberately broken copy of deploy/ fails", () => {
 
   it("an Envoy cluster on the wrong port", () => {
     const objects = renderBroken(
-      "envoy.yaml",
+      "deploy/envoy/envoy.yaml",
       "socket_address: { address: sessions, port_value: 8081 }",
       "socket_address: { address: sessions, port_value: 8080 }",
     );
@@ -409,9 +405,9 @@ describe("a deliberately broken copy of deploy/ fails", () => {
 
   it("a ConfigMap mounted where envoy.yaml does not look for the Lua mapper", () => {
     const objects = renderBroken(
-      "deploy/base/kustomization.yaml",
-      "- error-mapper.lua=../envoy/error-mapper.lua",
-      "- lua-mapper.lua=../envoy/error-mapper.lua",
+      "deploy/envoy/kustomization.yaml",
+      "  - error-mapper.lua\n",
+      "  - lua-mapper.lua=error-mapper.lua\n",
     );
     expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual(
       "Deployment/envoy: the Lua script /etc/envoy/error-mapper.lua that envoy.yaml reads is not mounted",
@@ -574,7 +570,7 @@ describe("a deliberately broken copy of deploy/ fails", () => {
 
   it("an Envoy cluster on the internal port", () => {
     const objects = renderBroken(
-      "envoy.yaml",
+      "deploy/envoy/envoy.yaml",
       "socket_address: { address: sessions, port_value: 8081 }",
       "socket_address: { address: sessions, port_value: 8082 }",
     );
@@ -652,6 +648,12 @@ describe("a deliberately broken copy of deploy/ fails", () => {
     ]);
   });
 
+  it("a generator reading a file outside its kustomization's directory (kustomize's default load restrictor)", () => {
+    expect(() =>
+      renderBroken("deploy/envoy/kustomization.yaml", "  - envoy.yaml\n", "  - envoy.yaml=../../envoy.yaml\n"),
+    ).toThrow(/envoy\.yaml' is not in or below '.*deploy\/envoy'/);
+  });
+
   it("an overlay merging into a Secret that only its component makes (kustomize runs components last)", () => {
     expect(() =>
       renderBroken(
@@ -660,6 +662,13 @@ describe("a deliberately broken copy of deploy/ fails", () => {
         "- name: agentplane-secrets\n  behavior: merge\n  literals:",
       ),
     ).toThrow(/Secret agentplane-secrets does not exist to merge/);
+  });
+
+  it("a stale deploy/envoy/envoy.yaml, no longer the top-level envoy.yaml", () => {
+    const objects = renderBroken("deploy/envoy/envoy.yaml", "# A request's way through:", "# A request's path:");
+    expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual(
+      "Deployment/envoy: /etc/envoy/envoy.yaml differs from the repository's envoy.yaml",
+    );
   });
 
   it("a kustomization field this renderer does not model", () => {

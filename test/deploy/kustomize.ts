@@ -26,7 +26,7 @@ export type K8sObject = {
 export interface RenderOptions {
   /** Content to use instead of a file on disk, by absolute path (e.g. a secrets file kept out of git). */
   readonly files?: ReadonlyMap<string, string | Buffer>;
-  /** kustomize's --load-restrictor. deploy/ needs LoadRestrictionsNone (envoy.yaml lives at the repository root). */
+  /** kustomize's --load-restrictor; the default, as kustomize's, is LoadRestrictionsRootOnly (what deploy/ needs). */
   readonly loadRestrictor?: "LoadRestrictionsRootOnly" | "LoadRestrictionsNone";
 }
 
