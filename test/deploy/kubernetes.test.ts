@@ -1,5 +1,6 @@
 // deploy/, verified without a cluster: each overlay is rendered (kustomize.ts — no kustomize
-// implementation is published on npm, so the test composes the kustomizations itself), every
+// implementation is published on npm, so the test composes the kustomizations itself;
+// kustomize-real.test.ts compares it with `kubectl kustomize` where kubectl is installed), every
 // object is validated against the Kubernetes API schemas (kubernetes-models, plus unknown fields
 // from the same models' type declarations), and the cross-references are checked
 // (k8s-crossrefs.ts), NetworkPolicies included (k8s-network.ts models whom they admit). Broken

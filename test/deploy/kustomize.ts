@@ -9,7 +9,8 @@
 // Order as in kustomize (api/internal/target/kusttarget.go): resources, the kustomization's own
 // generators, then its components, then its patches, namespace, labels, images; finally
 // generated ConfigMaps and Secrets get their content-hash suffix and every reference to them in
-// pod specs is renamed (kustomize's nameReference step).
+// pod specs is renamed (kustomize's nameReference step). kustomize-real.test.ts compares the
+// result with `kubectl kustomize`: equal but for the hash suffixes' values (see kustomizeHash).
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
@@ -386,7 +387,11 @@ function goJson(value: unknown): string {
   );
 }
 
-/** kustomize's content hash of a generated ConfigMap or Secret (api/hasher). */
+/**
+ * A content hash of a generated ConfigMap or Secret in the form of kustomize's (api/hasher): ten
+ * characters, changing with the content. Its value is not the one kubectl's kustomize writes
+ * (checked with kubectl 1.27 to 1.33), so tests match the form, never a value.
+ */
 export function kustomizeHash(obj: K8sObject): string {
   const encoded: Record<string, unknown> = { kind: obj.kind, name: obj.metadata.name, data: obj.data ?? {} };
   if (obj.kind === "ConfigMap" && obj.binaryData && Object.keys(obj.binaryData).length > 0)
