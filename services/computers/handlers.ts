@@ -124,6 +124,7 @@ export function createHostService(deps: ComputersDeps): Partial<ServiceImpl<type
       const relayClientUrl = validateRelayUrl(req.relayClientUrl, "relayClientUrl");
       const relayAgentUrl = validateRelayUrl(req.relayAgentUrl, "relayAgentUrl");
       return deps.db.transaction().execute(async (trx) => {
+        stopIfAbandoned(ctx.signal);
         const current = await lockComputerByHostId(trx, hostId);
         if (!current) throw notFound("computer with this hostId");
         // A host registers only computers of the organization its credential is bound to.

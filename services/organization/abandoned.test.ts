@@ -3,7 +3,7 @@
 import { create, type DescMethod } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { OrganizationService } from "../../gen/agentplane/organization/v1alpha1/organization_pb.js";
+import { CreditLimitService, OrganizationService } from "../../gen/agentplane/organization/v1alpha1/organization_pb.js";
 import { createTestDatabase, type TestDatabase } from "../../test/support/database.js";
 import { codeOf, directCallContext } from "../../test/support/abandoned.js";
 import type { Database } from "../database.js";
@@ -11,7 +11,7 @@ import { migrations } from "../migrations.js";
 import type { Principal } from "../platform/context.js";
 import { CursorStore } from "../platform/cursors.js";
 import { MemoryKeyValueStore } from "../platform/kv-memory.js";
-import { createCreditLimitHandlers } from "./credit-limits/handlers.js";
+import { createCreditLimitHandlers, createCreditLimitService } from "./credit-limits/handlers.js";
 import { findCreditLimit } from "./credit-limits/queries.js";
 import { createOrganizationService } from "./handlers.js";
 import { createOrganization, createUser } from "./queries.js";
@@ -52,5 +52,21 @@ describe("abandoned organization calls", () => {
     expect(await limit()).toBe(10);
     const users = await service.listUsers!(list, live(methods.listUsers));
     expect(users.users?.map((u) => u.email)).toEqual(["owner@abandoned.test"]);
+  });
+
+  it("reads no balance for an internal call whose client left", async () => {
+    const credits = createCreditLimitService({ db: database.db });
+    const workload = {
+      accountId: "sa-billing",
+      name: "billing",
+      orgId: principal.orgId,
+      scopes: ["organization.credits"],
+      credentialId: "account:sa-billing",
+    };
+    const method = CreditLimitService.method.getCreditBalance;
+    const req = create(method.input, { userId: principal.userId });
+    const call = (signal: AbortSignal) => credits.getCreditBalance!(req, directCallContext(method, workload, signal));
+    expect(await codeOf(() => call(AbortSignal.abort()))).toBe(Code.Canceled);
+    expect(await call(new AbortController().signal)).toMatchObject({ usedMonthToDate: 0 });
   });
 });

@@ -11,7 +11,7 @@ import {
   type HandlerContext,
 } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
-import { kPrincipal, type Principal } from "../../services/platform/context.js";
+import { kPrincipal, kWorkload, type Principal, type WorkloadPrincipal } from "../../services/platform/context.js";
 
 export function abortedSignal(reason: unknown = new Error("client disconnected")): AbortSignal {
   const controller = new AbortController();
@@ -20,10 +20,18 @@ export function abortedSignal(reason: unknown = new Error("client disconnected")
 }
 
 /**
- * The context of a call made straight to a method's implementation, as `principal`: for what a
- * transport cannot set up, such as a call its client has already abandoned (`signal` aborted).
+ * The context of a call made straight to a method's implementation, as `caller` (a user, or a
+ * workload for the internal services): for what a transport cannot set up, such as a call its
+ * client has already abandoned (`signal` aborted).
  */
-export function directCallContext(method: DescMethod, principal: Principal, signal: AbortSignal): HandlerContext {
+export function directCallContext(
+  method: DescMethod,
+  caller: Principal | WorkloadPrincipal,
+  signal: AbortSignal,
+): HandlerContext {
+  const values = createContextValues();
+  if ("accountId" in caller) values.set(kWorkload, caller);
+  else values.set(kPrincipal, caller);
   return createHandlerContext({
     service: method.parent,
     method,
@@ -31,7 +39,7 @@ export function directCallContext(method: DescMethod, principal: Principal, sign
     requestMethod: "POST",
     url: `test:///${method.name}`,
     requestSignal: signal,
-    contextValues: createContextValues().set(kPrincipal, principal),
+    contextValues: values,
   });
 }
 

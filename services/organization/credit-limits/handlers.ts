@@ -56,6 +56,7 @@ export function createCreditLimitService(deps: CreditLimitDeps): Partial<Service
         .transaction()
         .setIsolationLevel("repeatable read")
         .execute(async (trx) => {
+          stopIfAbandoned(ctx.signal);
           if (!(await findUser(trx, orgId, req.userId))) throw notFound("user");
           const limit = await findCreditLimit(trx, orgId, req.userId);
           const used = await creditsUsedThisMonth(trx, orgId, req.userId, at);
