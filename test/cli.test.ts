@@ -90,6 +90,20 @@ describe("agentplane CLI", () => {
     const unknown = await agentplane(env, "frobnicate", "--json");
     expect(unknown.code).not.toBe(0);
     expect(JSON.parse(unknown.stdout)).toEqual({ error: expect.stringMatching(/unknown command/) });
+    // A malformed option line is a usage error in one line (exit 2), not a stack trace.
+    for (const args of [
+      ["org", "create", "--bogus"],
+      ["org", "create", "--name"],
+    ]) {
+      const malformed = await agentplane(env, ...args);
+      expect(malformed.code).toBe(2);
+      expect(malformed.stderr.trim().split("\n")).toHaveLength(1);
+      expect(malformed.stderr).toMatch(
+        /^agentplane: (Unknown option '--bogus'|Option '--name <value>' argument missing)/,
+      );
+    }
+    const malformedJson = await agentplane(env, "org", "create", "--bogus", "--json");
+    expect(JSON.parse(malformedJson.stdout)).toEqual({ error: expect.stringMatching(/Unknown option '--bogus'/) });
     const missing = await agentplane(env, "key", "create", "--user", "00000000-0000-4000-8000-000000000000");
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/user .* not found/);

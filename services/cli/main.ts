@@ -34,26 +34,34 @@ commands:
   hook notify|install|uninstall|test          client-side agent hooks (agentplane hook --help)
 `;
 
+const OPTIONS = [
+  "services",
+  "name",
+  "plan",
+  "org",
+  "email",
+  "role",
+  "first-name",
+  "last-name",
+  "user",
+  "days",
+  "users",
+  "date",
+  "from",
+  "to",
+  "scopes",
+] as const;
+
 async function main(argv: string[]): Promise<void> {
   // Hooks parse their own options: `hook notify` must exit 0 whatever it is given.
   if (argv[0] === "hook") return (await import("./hooks/commands.js")).runHookCommand(argv.slice(1));
-  const { values, positionals } = parseCommandLine(argv, [
-    "services",
-    "name",
-    "plan",
-    "org",
-    "email",
-    "role",
-    "first-name",
-    "last-name",
-    "user",
-    "days",
-    "users",
-    "date",
-    "from",
-    "to",
-    "scopes",
-  ]);
+  let line: ReturnType<typeof parseCommandLine<(typeof OPTIONS)[number]>>;
+  try {
+    line = parseCommandLine(argv, OPTIONS);
+  } catch (err) {
+    return fail(err, argv.includes("--json"));
+  }
+  const { values, positionals } = line;
   const out: Output = createOutput(values.json === true);
   try {
     const { COMMANDS } = await import("./commands.js");

@@ -64,7 +64,7 @@ function parseOrUsage(argv: string[]) {
   try {
     return parseCommandLine(argv, OPTIONS);
   } catch (err) {
-    fail(new UsageError((err as Error).message), argv.includes("--json"));
+    fail(err, argv.includes("--json"));
   }
 }
 
