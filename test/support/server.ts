@@ -4,6 +4,7 @@
 import type { Database } from "../../services/database.js";
 import { migrations } from "../../services/migrations.js";
 import { loadConfig } from "../../services/config.js";
+import type { Config } from "../../services/platform/config.js";
 import { createLogger } from "../../services/platform/logger.js";
 import type { KeyValueStore } from "../../services/platform/kv.js";
 import { startServer, type RunningServer } from "../../services/server.js";
@@ -17,10 +18,9 @@ export interface TestServer extends RunningServer {
   close(): Promise<void>;
 }
 
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
-  const database = await createTestDatabase<Database>(migrations);
-  const kv = await createTestKv();
-  const config = loadConfig({
+/** A test server's configuration: ports picked by the system, quiet logs, no demo data; `env` overrides. */
+export function testServerConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({
     PORT: "0",
     GRPC_PORT: "0",
     INTERNAL_GRPC_PORT: "0",
@@ -29,6 +29,12 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     SEED_DEMO: "false",
     ...env,
   });
+}
+
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const database = await createTestDatabase<Database>(migrations);
+  const kv = await createTestKv();
+  const config = testServerConfig(env);
   const logger = createLogger(config.logLevel);
   const server = await startServer(config, logger, { database, kv, workers: env.WORKERS === "true" });
   return {
