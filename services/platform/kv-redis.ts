@@ -88,7 +88,10 @@ export class RedisKeyValueStore implements KeyValueStore {
         sentinelUsername: target.sentinelUsername,
         sentinelPassword: target.sentinelPassword,
         ...(target.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
-        // Reconnects, after the master failed over, ask the Sentinels for the new one.
+        // After a failover: the Sentinels' +switch-master moves the connection to the new master,
+        // and a write refused by a demoted master (READONLY) reconnects, asking the Sentinels again.
+        failoverDetector: true,
+        reconnectOnError: (error) => (error.message.startsWith("READONLY") ? 2 : false),
         sentinelRetryStrategy: retry,
         retryStrategy: retry,
       });
