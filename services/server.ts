@@ -37,6 +37,11 @@ export const MAX_REQUEST_BODY_BYTES = 32 * 1024 * 1024;
 export interface StartOptions {
   /** An already open database (tests); otherwise opened from the configuration. */
   database?: DatabaseHandle<Database>;
+  /**
+   * An already open read database (tests, standing in for a replica); otherwise opened from
+   * DATABASE_READ_URL when set. Without either, reads use the database.
+   */
+  readDatabase?: DatabaseHandle<Database>;
   /** An already open key-value store (tests); otherwise opened from the configuration. */
   kv?: KeyValueStore;
   /** Run background workers (schedulers, provisioners). Default: config.workers (WORKERS). */
@@ -46,6 +51,8 @@ export interface StartOptions {
 export interface RunningServer {
   readonly platform: Platform;
   readonly database: DatabaseHandle<Database>;
+  /** The read database (DATABASE_READ_URL) when there is one apart from the database. */
+  readonly readDatabase: DatabaseHandle<Database> | undefined;
   /** The public services' gRPC listener (GRPC_PORT). */
   readonly grpcUrl: string;
   /** The internal services' gRPC listener (INTERNAL_GRPC_PORT). */
@@ -73,6 +80,13 @@ export async function startServer(config: Config, logger: Logger, options: Start
     options.database ??
     (await openDatabase<Database>({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger }));
   const ownsDatabase = options.database === undefined;
+  // A replica is not migrated here: it follows the primary's schema through replication.
+  const readDatabase =
+    options.readDatabase ??
+    (config.databaseReadUrl === undefined
+      ? undefined
+      : await openDatabase<Database>({ databaseUrl: config.databaseReadUrl, dataDir: config.dataDir, logger }));
+  const ownsReadDatabase = options.readDatabase === undefined && readDatabase !== undefined;
   const kv = options.kv ?? (await openKeyValueStore({ redisUrl: config.redisUrl, logger }));
   const ownsKv = options.kv === undefined;
   if (ownsDatabase) await migrateToLatest(database.db, migrations, logger);
@@ -81,6 +95,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
     config,
     logger,
     db: database.db,
+    readDb: readDatabase?.db ?? database.db,
     kv,
     cursors: new CursorStore(kv),
     telemetry: MODULES.provider("telemetrySink")(database.db),
@@ -91,8 +106,8 @@ export async function startServer(config: Config, logger: Logger, options: Start
   const internalServed = served.filter((s) => !isPublic(s));
   const policies = policyMap([...served.map((s) => [s.service, s.policy] as const), [Health, OPEN] as const]);
   const probe = cachedProbe(async () => {
-    const [dbUp, kvUp] = await Promise.all([database.ping(), kv.ping()]);
-    return dbUp && kvUp;
+    const [dbUp, readDbUp, kvUp] = await Promise.all([database.ping(), readDatabase?.ping() ?? true, kv.ping()]);
+    return dbUp && readDbUp && kvUp;
   });
 
   // Every listener authenticates, whichever modules run here: the provider runs regardless.
@@ -181,6 +196,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
       rest: restUrl,
       services: config.services,
       database: database.kind,
+      readDatabase: readDatabase === undefined ? undefined : readDatabase.kind,
       kv: kv.kind,
     },
     "listening",
@@ -204,11 +220,12 @@ export async function startServer(config: Config, logger: Logger, options: Start
       await Promise.all(workers.map((w) => w.stop()));
       await authenticator.close();
       if (ownsKv) await kv.close();
+      if (ownsReadDatabase) await readDatabase?.close();
       if (ownsDatabase) await database.close();
       logger.info("stopped");
     })());
 
-  return { platform, database, grpcUrl, internalGrpcUrl, restUrl, stop };
+  return { platform, database, readDatabase, grpcUrl, internalGrpcUrl, restUrl, stop };
 }
 
 /**

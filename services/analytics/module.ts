@@ -23,7 +23,8 @@ export const analyticsModule: ServiceModule = {
   ],
   routes: (platform) => {
     // Built once, so the gRPC server and the in-process edge share one cache of /tokens rows.
-    const analytics = createAnalyticsService({ db: platform.db });
+    // Reads go to DATABASE_READ_URL's replica when set (platform.readDb; else the database).
+    const analytics = createAnalyticsService({ db: platform.db, readDb: platform.readDb });
     const telemetry = createTelemetryService({ db: platform.db, logger: platform.logger });
     return (router) => {
       router.service(AnalyticsService, analytics);

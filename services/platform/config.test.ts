@@ -26,3 +26,51 @@ describe("EDGE_MAX_CONNECTIONS", () => {
     }
   });
 });
+
+describe("DATABASE_READ_URL", () => {
+  const primary = "postgres://app@db-primary:5432/agentplane";
+  it("is optional; a postgres URL beside DATABASE_URL", () => {
+    expect(loadConfig({}).databaseReadUrl).toBeUndefined();
+    expect(loadConfig({ DATABASE_URL: primary, DATABASE_READ_URL: "" }).databaseReadUrl).toBeUndefined();
+    const replica = "postgresql://app@db-replica:5432/agentplane";
+    expect(loadConfig({ DATABASE_URL: primary, DATABASE_READ_URL: replica }).databaseReadUrl).toBe(replica);
+  });
+  it("a bad URL, or one without DATABASE_URL, stops the start naming the variable", () => {
+    expect(() => loadConfig({ DATABASE_URL: primary, DATABASE_READ_URL: "db-replica:5432" })).toThrow(
+      "invalid configuration: DATABASE_READ_URL must use postgres: or postgresql:, got db-replica:",
+    );
+    expect(() => loadConfig({ DATABASE_URL: primary, DATABASE_READ_URL: "not a url" })).toThrow(
+      "invalid configuration: DATABASE_READ_URL is not a valid URL",
+    );
+    expect(() => loadConfig({ DATABASE_READ_URL: "postgres://app@db-replica/agentplane" })).toThrow(
+      "invalid configuration: DATABASE_READ_URL is set but DATABASE_URL is not",
+    );
+  });
+});
+
+describe("REDIS_URL", () => {
+  it("takes one server, Sentinel and Cluster URLs", () => {
+    for (const url of [
+      "redis://127.0.0.1:6379",
+      "rediss://:secret@cache.example:6380/2",
+      "redis+sentinel://s1:26379,s2:26379,s3/mymaster",
+      "redis+sentinel://:secret@s1/mymaster?sentinelPassword=other",
+      "redis+cluster://n1:7000,n2:7001,[::1]:7002",
+      "rediss+cluster://user:secret@n1:7000",
+    ])
+      expect(loadConfig({ REDIS_URL: url }).redisUrl, url).toBe(url);
+  });
+  it("a bad one stops the start naming the variable and the problem", () => {
+    const cases: Array<[string, string]> = [
+      ["http://cache:6379", "must use redis: or rediss: or redis+sentinel: or rediss+sentinel: or redis+cluster: or"],
+      ["cache:6379", "is not a valid URL"],
+      ["redis+sentinel://s1:26379,s2:26379", "must name the Sentinel master as its path"],
+      ["redis+sentinel://s1:26379/mymaster?db=2", 'has an unknown parameter "db"'],
+      ["redis+cluster://n1:7000,n2:7001/0", "must have no path for Redis Cluster"],
+      ["redis+cluster://n1:7000,,n2", 'has an invalid host ""'],
+      ["redis+cluster://n1:99999", "has an invalid port 99999"],
+    ];
+    for (const [url, problem] of cases)
+      expect(() => loadConfig({ REDIS_URL: url }), url).toThrow(`invalid configuration: REDIS_URL ${problem}`);
+  });
+});

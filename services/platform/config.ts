@@ -3,6 +3,8 @@
 // reads the platform's own settings; each module reads its own section (ServiceModule.settings),
 // and services/config.ts puts them together.
 
+import { parseRedisUrl, RedisUrlError } from "./redis-url.js";
+
 export const MODULE_NAMES = ["analytics", "readiness", "sessions", "computers", "organization", "edge"] as const;
 export type ModuleName = (typeof MODULE_NAMES)[number];
 
@@ -23,6 +25,16 @@ export interface PlatformConfig {
   readonly host: string;
   readonly services: readonly ModuleName[];
   readonly databaseUrl: string | undefined;
+  /**
+   * DATABASE_READ_URL, optional: a second pool for reads that may lag, e.g. a streaming replica.
+   * Only the analytics read endpoints use it; everything that writes, or must see its own
+   * writes, stays on DATABASE_URL. Requires DATABASE_URL. See SCALING.md.
+   */
+  readonly databaseReadUrl: string | undefined;
+  /**
+   * REDIS_URL: `redis://` / `rediss://` (one server), `redis+sentinel://` (a master found through
+   * Sentinel) or `redis+cluster://` (Redis Cluster); the forms are in redis-url.ts.
+   */
   readonly redisUrl: string | undefined;
   readonly dataDir: string;
   readonly jwtSecret: string | undefined;
@@ -85,6 +97,18 @@ export function urlSetting(env: Env, name: string, protocols: string[]): string 
   }
   if (!protocols.includes(parsed.protocol)) {
     throw new ConfigError(name, `must use ${protocols.join(" or ")}, got ${parsed.protocol}`);
+  }
+  return raw;
+}
+
+/** REDIS_URL in any of the forms redis-url.ts reads; undefined when unset. */
+function redisUrlSetting(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return undefined;
+  try {
+    parseRedisUrl(raw);
+  } catch (error) {
+    throw new ConfigError(name, error instanceof RedisUrlError ? error.message : "is not a valid URL");
   }
   return raw;
 }
@@ -161,7 +185,8 @@ export function loadPlatformConfig(env: Env = process.env): PlatformConfig {
     host: env.HOST || "127.0.0.1",
     services,
     databaseUrl: urlSetting(env, "DATABASE_URL", ["postgres:", "postgresql:"]),
-    redisUrl: urlSetting(env, "REDIS_URL", ["redis:", "rediss:"]),
+    databaseReadUrl: urlSetting(env, "DATABASE_READ_URL", ["postgres:", "postgresql:"]),
+    redisUrl: redisUrlSetting(env, "REDIS_URL"),
     dataDir: env.DATA_DIR || ".data",
     jwtSecret,
     jwksUrl: urlSetting(env, "JWKS_URL", ["http:", "https:"]),
@@ -188,6 +213,12 @@ export function loadPlatformConfig(env: Env = process.env): PlatformConfig {
     throw new ConfigError(
       config.jwtIssuer !== undefined ? "JWT_ISSUER" : "JWT_AUDIENCE",
       "is set but neither JWT_SECRET nor JWKS_URL is",
+    );
+  }
+  if (config.databaseReadUrl !== undefined && config.databaseUrl === undefined) {
+    throw new ConfigError(
+      "DATABASE_READ_URL",
+      "is set but DATABASE_URL is not (the embedded database has no replica; set both or neither)",
     );
   }
   const onlyEdge = services.includes("edge") && services.length === 1;

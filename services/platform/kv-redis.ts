@@ -1,12 +1,14 @@
 /**
- * KeyValueStore on Redis (ioredis). Fails fast: no offline queue, a short connect and command
+ * KeyValueStore on Redis (ioredis): one server, a master found through Sentinel, or Redis Cluster
+ * (REDIS_URL's forms: redis-url.ts). Fails fast: no offline queue, a short connect and command
  * timeout, and at most one retry of a command caught by a dropped connection, so callers get an
  * error within about a second while Redis is down. The client reconnects by itself (capped
  * backoff, forever) and operations succeed again once Redis is back.
  */
-import { Redis } from "ioredis";
+import { Cluster, Redis, type RedisOptions } from "ioredis";
 import type { Logger } from "pino";
 import { validTtl, type KeyValueStore } from "./kv.js";
+import { parseRedisUrl } from "./redis-url.js";
 
 export interface RedisStoreOptions {
   url: string;
@@ -19,7 +21,13 @@ export interface RedisStoreOptions {
   connectTimeoutMs?: number;
 }
 
-/** INCR, and on a key without expiry (i.e. just created) set it to the given TTL. One round trip. */
+/**
+ * INCR, and on a key without expiry (i.e. just created) set it to the given TTL. One round trip.
+ *
+ * Cluster: a script may touch only keys it declares in KEYS, all in one hash slot. This one
+ * touches its one key. Every other operation here is a single-key command and nothing uses MULTI,
+ * so no key needs a hash tag; clear() (tests only) deletes key by key for the same reason.
+ */
 const HIT_SCRIPT = `
 local count = redis.call('INCR', KEYS[1])
 local ttl = redis.call('PTTL', KEYS[1])
@@ -44,7 +52,7 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisK
 export class RedisKeyValueStore implements KeyValueStore {
   readonly kind = "redis" as const;
   readonly keyPrefix: string;
-  private readonly redis: Redis;
+  private readonly redis: Redis | Cluster;
   private readonly log: Logger;
   private healthy: boolean | null = null;
   private closing: Promise<void> | null = null;
@@ -53,15 +61,56 @@ export class RedisKeyValueStore implements KeyValueStore {
     this.keyPrefix = options.keyPrefix ?? "";
     this.log = options.logger.child({ component: "kv" });
     const connectTimeout = options.connectTimeoutMs ?? 2_000;
-    this.redis = new Redis(options.url, {
-      keyPrefix: this.keyPrefix,
+    const common = {
       connectionName: "agentplane",
       connectTimeout,
       commandTimeout: options.commandTimeoutMs ?? 1_000,
-      enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
-      retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2_000) + Math.floor(Math.random() * 100),
-    });
+    } satisfies RedisOptions;
+    const retry = (times: number) => Math.min(50 * 2 ** Math.min(times, 6), 2_000) + Math.floor(Math.random() * 100);
+    const target = parseRedisUrl(options.url);
+    if (target.kind === "standalone") {
+      this.redis = new Redis(options.url, {
+        ...common,
+        keyPrefix: this.keyPrefix,
+        enableOfflineQueue: false,
+        retryStrategy: retry,
+      });
+    } else if (target.kind === "sentinel") {
+      this.redis = new Redis({
+        ...common,
+        keyPrefix: this.keyPrefix,
+        enableOfflineQueue: false,
+        sentinels: target.sentinels.map((s) => ({ host: s.host, port: s.port })),
+        name: target.name,
+        username: target.username,
+        password: target.password,
+        sentinelUsername: target.sentinelUsername,
+        sentinelPassword: target.sentinelPassword,
+        ...(target.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
+        // After a failover: the Sentinels' +switch-master moves the connection to the new master,
+        // and a write refused by a demoted master (READONLY) reconnects, asking the Sentinels again.
+        failoverDetector: true,
+        reconnectOnError: (error) => (error.message.startsWith("READONLY") ? 2 : false),
+        sentinelRetryStrategy: retry,
+        retryStrategy: retry,
+      });
+    } else {
+      this.redis = new Cluster(
+        target.nodes.map((n) => ({ host: n.host, port: n.port })),
+        {
+          keyPrefix: this.keyPrefix,
+          enableOfflineQueue: false,
+          clusterRetryStrategy: retry,
+          redisOptions: {
+            ...common,
+            username: target.username,
+            password: target.password,
+            ...(target.tls ? { tls: {} } : {}),
+          },
+        },
+      );
+    }
     this.redis.defineCommand("agentplaneHit", { numberOfKeys: 1, lua: HIT_SCRIPT });
     this.redis.on("ready", () => {
       if (this.healthy === false) this.log.info("Redis connection restored");
@@ -127,15 +176,23 @@ export class RedisKeyValueStore implements KeyValueStore {
   /** Deletes every key under this store's prefix (refuses without a prefix). For tests. */
   async clear(): Promise<number> {
     if (!this.keyPrefix) throw new Error("refusing to clear a Redis store without a key prefix");
+    // A cluster's keys live on its masters, each scanned alone; a key is deleted through the
+    // cluster client, which routes it to its slot's master (one DEL names keys of one slot only).
+    const nodes = this.redis instanceof Cluster ? this.redis.nodes("master") : [this.redis];
     let deleted = 0;
-    let cursor = "0";
-    do {
-      // SCAN's MATCH is not a key argument: ioredis does not prefix it, and returns full names.
-      const [next, keys] = await this.redis.scan(cursor, "MATCH", `${escapeGlob(this.keyPrefix)}*`, "COUNT", 500);
-      cursor = next;
-      const unprefixed = keys.map((key) => key.slice(this.keyPrefix.length));
-      if (unprefixed.length > 0) deleted += await this.redis.del(...unprefixed);
-    } while (cursor !== "0");
+    for (const node of nodes) {
+      let cursor = "0";
+      do {
+        // SCAN's MATCH is not a key argument: ioredis does not prefix it, and returns full names.
+        const [next, keys] = await node.scan(cursor, "MATCH", `${escapeGlob(this.keyPrefix)}*`, "COUNT", 500);
+        cursor = next;
+        const unprefixed = keys.map((key) => key.slice(this.keyPrefix.length));
+        if (this.redis instanceof Cluster) {
+          const counts = await Promise.all(unprefixed.map((key) => this.redis.del(key)));
+          deleted += counts.reduce((a, b) => a + b, 0);
+        } else if (unprefixed.length > 0) deleted += await this.redis.del(...unprefixed);
+      } while (cursor !== "0");
+    }
     return deleted;
   }
 

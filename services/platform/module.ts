@@ -23,6 +23,12 @@ export interface Platform {
   readonly config: Config;
   readonly logger: Logger;
   readonly db: Kysely<Database>;
+  /**
+   * For reads that may lag behind db (DATABASE_READ_URL, a replica); db itself when unset. Only
+   * what can answer from a slightly older copy reads here (the analytics read endpoints); a
+   * handler that writes, or must see its own writes, uses db.
+   */
+  readonly readDb: Kysely<Database>;
   readonly kv: KeyValueStore;
   readonly cursors: CursorStore;
   /** Telemetry for the platform's own activity (provided by the analytics module). */

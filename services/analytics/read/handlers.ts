@@ -5,7 +5,7 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { Kysely } from "kysely";
 import type { AnalyticsService } from "../../../gen/agentplane/analytics/v1/analytics_pb.js";
-import type { Database } from "../../database.js";
+import type { Database, Executor } from "../../database.js";
 import { findUser } from "../../organization/queries.js";
 import { requireRole } from "../../platform/auth.js";
 import { principalOf, type Principal } from "../../platform/context.js";
@@ -38,7 +38,13 @@ import {
 } from "./rows.js";
 
 export interface AnalyticsDeps {
+  /** The database: the one write these endpoints make (a /tokens part's CRC-32, tokens-body.ts). */
   db: Kysely<Database>;
+  /**
+   * Where the endpoints read (DATABASE_READ_URL's replica); db when absent. Each answer and its
+   * ETag come from this one database; see SCALING.md on replica lag.
+   */
+  readDb?: Kysely<Database>;
   /** The clock (tests pin it); analytics cover days before today's UTC date. */
   now?: () => number;
   /** Compressed /tokens day rows kept in memory (tokens-body.ts); one per process. */
@@ -133,18 +139,35 @@ function userDayRow(r: RenderedUserDay) {
 export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl<typeof AnalyticsService>> {
   const now = deps.now ?? Date.now;
   const tokensCache = deps.tokensCache ?? new DeflatedDayCache(TOKENS_CACHE_BYTES);
+  const readDb = deps.readDb ?? deps.db;
+  /**
+   * A multi-statement read (an ETag's versions, then the answer). On a replica it runs in one
+   * read-only REPEATABLE READ transaction, so that the ETag and the answer see one snapshot even
+   * while the replica replays the primary's changes; on the database itself, as it always has.
+   */
+  const readTogether = <T>(ctx: HandlerContext, work: (conn: Executor) => Promise<T>): Promise<T> =>
+    readDb === deps.db
+      ? onConnection(readDb, ctx.signal, work)
+      : readDb
+          .transaction()
+          .setIsolationLevel("repeatable read")
+          .setAccessMode("read only")
+          .execute((trx) => {
+            stopIfAbandoned(ctx.signal);
+            return work(trx);
+          });
   /** The range's day rows with these columns, read once a pooled connection is free (platform/abandoned.ts). */
   const daysOf = <C extends keyof DailyRow>(
     ctx: HandlerContext,
     principal: Principal,
     range: DayRange,
     columns: readonly C[],
-  ) => onConnection(deps.db, ctx.signal, (conn) => readDays(conn, principal.orgId, range, columns));
+  ) => onConnection(readDb, ctx.signal, (conn) => readDays(conn, principal.orgId, range, columns));
   return {
     async getTokens(req, ctx) {
       const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
       const grouped = groupBy(req.groupBy, "model");
-      return onConnection(deps.db, ctx.signal, async (conn) => {
+      return readTogether(ctx, async (conn) => {
         if (grouped) {
           const days = await readDays(conn, principal.orgId, range, TOKENS_BY_MODEL_COLUMNS);
           return envelope(ctx, principal, range, tokensGroupRows(days));
@@ -160,7 +183,8 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
         // A compressed answer is another representation of the same data: a weak validator.
         if (notModified(ctx, plan.coding !== null ? `W/${etag}` : etag, true)) return { data: [], meta };
         stopIfAbandoned(ctx.signal);
-        const parts = await loadTokensParts(conn, tokensCache, principal.orgId, plan);
+        const writeDb = readDb === deps.db ? conn : deps.db;
+        const parts = await loadTokensParts(conn, tokensCache, principal.orgId, plan, writeDb);
         if (slot === undefined) return { data: JSON.parse(bodyText(parts)) as JsonObject[], meta };
         slot.rendered = { jsonName: "data", parts };
         return { data: [], meta };
@@ -193,7 +217,7 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
       if (req.cursor.length > MAX_CURSOR)
         throw invalidArgument("cursor", `must be a user ID from meta.next_cursor (at most ${MAX_CURSOR} characters)`);
       const cursor = req.cursor === "" ? undefined : req.cursor;
-      const page = await onConnection(deps.db, ctx.signal, async (conn) => {
+      const page = await readTogether(ctx, async (conn) => {
         // A cursor is one of the organization's users (next_cursor names the last user of a page).
         // Anything else would answer an empty or restarted page as if it were one; another
         // organization's user is refused alike, so the answer says nothing about other organizations.

@@ -148,12 +148,17 @@ export function planTokens(
   return { dates, days, digests, coding: days.some((d) => d.compressed) ? coding : null };
 }
 
-/** The JSON array of the plan's rows as parts: stored compressed copies where planned, else text. */
+/**
+ * The JSON array of the plan's rows as parts: stored compressed copies where planned, else text.
+ * `writeDb` stores a computed CRC-32 (default db; the primary when db is a read-only replica: the
+ * update names the part's digest, so a primary that has moved on takes none).
+ */
 export async function loadTokensParts(
   db: Executor,
   cache: DeflatedDayCache,
   orgId: string,
   plan: TokensPlan,
+  writeDb: Executor = db,
 ): Promise<BodyPart[]> {
   const compressed = new Map<string, DeflatedPart>();
   const missing: string[] = [];
@@ -174,7 +179,7 @@ export async function loadTokensParts(
       else missing.push(d.day);
     }
     for (const [day, { md5, part }] of await readDeflated(db, orgId, missing)) use(day, md5, part, false);
-    await storeCrcs(db, orgId, computed);
+    await storeCrcs(writeDb, orgId, computed);
   }
   // Text for the rest, and for a day whose compressed copy vanished meanwhile (rolled up again).
   const texts = await readTexts(
