@@ -17,7 +17,7 @@
 // Rounds interleave the cases so that a burst of load from other work on the shared machine
 // hits all of them alike rather than one; the spread of req/s over rounds is printed.
 import { spawn } from "node:child_process";
-import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, realpath, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -394,7 +394,8 @@ async function main() {
         if (!c.servers.includes("service")) continue;
         const summary = await summarizeProfile(
           join(profileDir, f),
-          [buildDir ?? ROOT, ROOT],
+          // The profile names scripts by their real path (node_modules may be a symlink, in a worktree).
+          [...(buildDir ? [buildDir, await realpath(buildDir)] : []), ROOT],
           25,
           windows.get(c.id) ?? [],
         );
