@@ -264,7 +264,7 @@ export function formatReport(report: Report, fixedRate?: number): string {
     fmt(f.otherBusyCores, 2),
   ]);
   const load = fixedRate !== undefined ? `offering ${fixedRate} req/s` : "saturated (closed loop)";
-  const parts = [`${load}:\n${table(header, rows, [false, true, true, true, true, true, true, true, true, true])}`];
+  const parts = [`${load}:\n\n${table(header, rows, [false, true, true, true, true, true, true, true, true, true])}`];
   const split = report.figures.filter((f) => f.servers.length > 1);
   if (split.length)
     parts.push(
@@ -280,7 +280,7 @@ export function formatReport(report: Report, fixedRate?: number): string {
   const halves = report.figures.filter((f) => f.half);
   if (halves.length)
     parts.push(
-      `at a fixed load of 50% of each case's own saturated req/s (same round; medians over rounds):\n${table(
+      `at a fixed load of 50% of each case's own saturated req/s (same round; medians over rounds):\n\n${table(
         ["case", "offered req/s", "req/s", "p50 ms", "p99 ms", "errors", "server CPU µs/req", "others' cores"],
         halves.map((f) => [
           f.label,
