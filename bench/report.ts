@@ -295,7 +295,16 @@ export function formatReport(report: Report, fixedRate?: number): string {
         [false, true, true, true, true, true, true, true],
       )}`,
     );
-  if (report.ratios.length)
+  // At a fixed rate (--rate) every case does that rate, or less when it saturates: only CPU compares.
+  if (report.ratios.length && fixedRate !== undefined)
+    parts.push(
+      table(
+        ["÷ the in-process edge", "server CPU per request"],
+        report.ratios.map((r) => [r.label, fmt(r.serverCpu, 2)]),
+        [false, true],
+      ),
+    );
+  else if (report.ratios.length)
     parts.push(
       table(
         ["÷ the in-process edge", "throughput", "server CPU per request", "p99 at 50% load"],
