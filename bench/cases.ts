@@ -1,18 +1,31 @@
 // What the benchmark measures: each case is one request shape against one server, and a check
 // that a single request of that shape answers correctly before any load is put on it (a fast
 // error page would otherwise look like a fast endpoint).
+import { connect as connectH2 } from "node:http2";
 import * as grpc from "@grpc/grpc-js";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { GetSessionRequestSchema, SessionSchema } from "../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import type { Dataset } from "./dataset.js";
-import type { GrpcLoad, HttpLoad } from "./load.js";
+import type { GrpcLoad, H2Load, HttpLoad } from "./load.js";
 
 export interface Endpoints {
   restUrl: string;
   /** host:port of the service's gRPC listener. */
   grpcAddress: string;
   bareUrl: string;
+  /** The bare handler's HTTP/2 (cleartext) listener. */
+  bareH2Url: string;
+  /** The REST edge of the split topology: its own process (SERVICES=edge), over gRPC to a services process. */
+  splitUrl: string;
 }
+
+/**
+ * The processes a case's request runs through, each with its CPU time per request:
+ * `service` runs every module with the in-process edge (and serves direct gRPC); `bare` is the
+ * floor handler (bench/bare-server.ts, HTTP/1 and HTTP/2); `split-edge` and `split-services` are
+ * the deployed shape, the edge alone (SERVICES=edge, EDGE_UPSTREAM_URL) and the modules without it.
+ */
+export type ServerRole = "service" | "bare" | "split-edge" | "split-services";
 
 export interface CaseContext {
   endpoints: Endpoints;
@@ -27,9 +40,11 @@ export interface BenchCase {
   label: string;
   /** Reads are held to the p99 target. */
   read: boolean;
-  /** Which process serves it (for its CPU time per request). */
-  server: "service" | "bare";
-  target(ctx: CaseContext): HttpLoad | GrpcLoad;
+  /** The processes that serve it (for their CPU time per request), in the order of the request. */
+  servers: ServerRole[];
+  /** A floor (no platform code): its p99 is shown, not held to the target. */
+  floor?: boolean;
+  target(ctx: CaseContext): HttpLoad | GrpcLoad | H2Load;
   /** Throws unless one request answers as it should. */
   check(ctx: CaseContext): Promise<void>;
 }
@@ -69,7 +84,7 @@ function tokensCase(id: string, label: string, acceptEncoding: string, contentEn
     id,
     label,
     read: true,
-    server: "service",
+    servers: ["service"],
     target: (ctx) => ({
       kind: "http",
       url: ctx.endpoints.restUrl,
@@ -95,33 +110,68 @@ function tokensCase(id: string, label: string, acceptEncoding: string, contentEn
   };
 }
 
-export const CASES: BenchCase[] = [
-  {
-    id: "edge-get",
-    label: "GET /api/v0/sessions/{id} (REST edge)",
+/** GET /api/v0/sessions/{id} through a REST edge at `url`. */
+function edgeGetCase(id: string, label: string, servers: ServerRole[], url: (e: Endpoints) => string): BenchCase {
+  return {
+    id,
+    label,
     read: true,
-    server: "service",
+    servers,
     target: (ctx) => ({
       kind: "http",
-      url: ctx.endpoints.restUrl,
+      url: url(ctx.endpoints),
       method: "GET",
       paths: sessionPaths(ctx, "/api/v0/sessions/"),
       headers: bearer(ctx),
     }),
     async check(ctx) {
-      const id = ctx.dataset.sessionIds[0]!;
-      const body = await fetchJson(`${ctx.endpoints.restUrl}/api/v0/sessions/${id}`, { headers: bearer(ctx) });
+      const sessionId = ctx.dataset.sessionIds[0]!;
+      const body = await fetchJson(`${url(ctx.endpoints)}/api/v0/sessions/${sessionId}`, { headers: bearer(ctx) });
       expect(
-        body.sessionId === id && typeof body.status === "string",
-        "the edge returns the requested session with its status",
+        body.sessionId === sessionId && typeof body.status === "string",
+        `${id}: the edge returns the requested session with its status`,
       );
     },
-  },
+  };
+}
+
+/** One GET over HTTP/2 (node:http2), the body parsed as JSON. */
+function h2GetJson(url: string, path: string): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const session = connectH2(url);
+    session.once("error", reject);
+    const stream = session.request({ ":method": "GET", ":path": path });
+    const chunks: Buffer[] = [];
+    let status = 0;
+    stream.once("response", (headers) => {
+      status = Number(headers[":status"]);
+    });
+    stream.on("data", (d: Buffer) => chunks.push(d));
+    stream.once("error", reject);
+    stream.once("end", () => {
+      session.close();
+      const text = Buffer.concat(chunks).toString("utf8");
+      if (status !== 200) reject(new Error(`GET ${url}${path} over HTTP/2 answered ${status}: ${text.slice(0, 300)}`));
+      else resolve(JSON.parse(text) as Record<string, unknown>);
+    });
+  });
+}
+
+export const CASES: BenchCase[] = [
+  edgeGetCase("edge-get", "GET /api/v0/sessions/{id} (REST edge, in process)", ["service"], (e) => e.restUrl),
+  // The deployed shape: the edge in a process of its own calls the services process over gRPC
+  // (the TypeScript edge standing in for Envoy).
+  edgeGetCase(
+    "split-get",
+    "same GET, edge process → gRPC → services process",
+    ["split-edge", "split-services"],
+    (e) => e.splitUrl,
+  ),
   {
     id: "grpc-get",
     label: "GetSession over gRPC (@grpc/grpc-js)",
     read: true,
-    server: "service",
+    servers: ["service"],
     target: (ctx) => ({
       kind: "grpc",
       address: ctx.endpoints.grpcAddress,
@@ -155,9 +205,10 @@ export const CASES: BenchCase[] = [
   },
   {
     id: "bare-get",
-    label: "same read, bare node:http + pg (floor)",
+    label: "same read, bare node:http + pg (HTTP/1 floor)",
     read: true,
-    server: "bare",
+    servers: ["bare"],
+    floor: true,
     target: (ctx) => ({
       kind: "http",
       url: ctx.endpoints.bareUrl,
@@ -172,10 +223,29 @@ export const CASES: BenchCase[] = [
     },
   },
   {
+    id: "bare-h2-get",
+    label: "same read, bare node:http2 + pg (HTTP/2 floor)",
+    read: true,
+    servers: ["bare"],
+    floor: true,
+    target: (ctx) => ({
+      kind: "h2",
+      url: ctx.endpoints.bareH2Url,
+      paths: sessionPaths(ctx, "/sessions/"),
+      headers: {},
+      channels: ctx.grpcChannels,
+    }),
+    async check(ctx) {
+      const id = ctx.dataset.sessionIds[0]!;
+      const body = await h2GetJson(ctx.endpoints.bareH2Url, `/sessions/${id}`);
+      expect(body.sessionId === id, "the bare HTTP/2 handler returns the requested session");
+    },
+  },
+  {
     id: "edge-list",
     label: "GET /api/v0/sessions?limit=100",
     read: true,
-    server: "service",
+    servers: ["service"],
     target: (ctx) => ({
       kind: "http",
       url: ctx.endpoints.restUrl,
@@ -196,7 +266,7 @@ export const CASES: BenchCase[] = [
     id: "edge-post",
     label: "POST /api/v0/sessions/{id}/messages",
     read: false,
-    server: "service",
+    servers: ["service"],
     target: (ctx) => ({
       kind: "http",
       url: ctx.endpoints.restUrl,
@@ -234,7 +304,7 @@ export const CASES: BenchCase[] = [
     id: "edge-users",
     label: "GET /api/v0/organization/users",
     read: true,
-    server: "service",
+    servers: ["service"],
     target: (ctx) => ({
       kind: "http",
       url: ctx.endpoints.restUrl,
@@ -249,4 +319,7 @@ export const CASES: BenchCase[] = [
   },
 ];
 
-export const DEFAULT_CASES = ["edge-get", "grpc-get", "bare-get", "edge-list", "edge-post", "edge-tokens"];
+/** The paths of one request (GetSession) the targets compare, the in-process edge first. */
+export const PATH_CASES = ["edge-get", "split-get", "grpc-get", "bare-get", "bare-h2-get"];
+
+export const DEFAULT_CASES = [...PATH_CASES, "edge-list", "edge-post", "edge-tokens"];

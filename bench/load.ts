@@ -4,6 +4,8 @@
 //
 //   HTTP: autocannon (HTTP/1.1 keep-alive, one request in flight per connection); at a fixed
 //         rate (--rate), node:http (runPacedHttp says why).
+//   HTTP/2: node:http2 client sessions, `connections` streams in flight spread over `channels`
+//         sessions (autocannon speaks HTTP/1 only), the same loop as gRPC's; bodies are read, not parsed.
 //   gRPC: @grpc/grpc-js unary calls, `connections` calls in flight spread over `channels`
 //         HTTP/2 connections. Requests are encoded once up front and responses are not decoded,
 //         like autocannon, which neither builds nor parses JSON: the client's CPU goes to I/O.
@@ -12,6 +14,7 @@
 // Latencies are recorded per response with sub-millisecond precision for both kinds, and the
 // percentiles are computed the same way (stats.ts), so the two sides compare like for like.
 import { Agent as HttpAgent, request as httpRequest } from "node:http";
+import { connect as connectH2, type ClientHttp2Session } from "node:http2";
 import { pathToFileURL } from "node:url";
 import autocannon from "autocannon";
 import * as grpc from "@grpc/grpc-js";
@@ -31,6 +34,17 @@ export interface HttpLoad {
   body?: string;
 }
 
+export interface H2Load {
+  kind: "h2";
+  /** http://host:port (cleartext HTTP/2, prior knowledge) */
+  url: string;
+  /** GET targets, used in turn. */
+  paths: string[];
+  headers: Record<string, string>;
+  /** HTTP/2 connections the in-flight requests are spread over. */
+  channels: number;
+}
+
 export interface GrpcLoad {
   kind: "grpc";
   /** host:port */
@@ -45,7 +59,7 @@ export interface GrpcLoad {
 }
 
 export interface LoadSpec {
-  target: HttpLoad | GrpcLoad;
+  target: HttpLoad | GrpcLoad | H2Load;
   connections: number;
   /** Requests per second offered over all connections; absent: as fast as answers come (closed loop). */
   rate?: number;
@@ -241,6 +255,52 @@ async function runGrpc(spec: LoadSpec, target: GrpcLoad): Promise<LoadResult> {
   return summarize(rec.latencies, rec.errors, rec.statuses, elapsedMs, (used.user + used.system) / 1000);
 }
 
+/** HTTP/2 GETs: the same shape as the gRPC generator (streams over a few sessions), without gRPC. */
+async function runH2(spec: LoadSpec, target: H2Load): Promise<LoadResult> {
+  const sessions: ClientHttp2Session[] = await Promise.all(
+    Array.from(
+      { length: Math.max(1, target.channels) },
+      () =>
+        new Promise<ClientHttp2Session>((resolve, reject) => {
+          const session = connectH2(target.url, { peerMaxConcurrentStreams: 1_000 });
+          session.once("connect", () => resolve(session));
+          session.once("error", reject);
+        }),
+    ),
+  );
+  const rec = new Recorder();
+  let next = 0;
+  const call = (session: ClientHttp2Session): Promise<void> =>
+    new Promise((resolve) => {
+      const path = target.paths[next++ % target.paths.length]!;
+      const started = performance.now();
+      let status = 0;
+      const stream = session.request({ ...target.headers, ":method": "GET", ":path": path }, { endStream: true });
+      stream.setTimeout(10_000, () => stream.close());
+      stream.once("response", (headers) => {
+        status = Number(headers[":status"]);
+      });
+      stream.on("data", () => {});
+      stream.once("close", () => {
+        const ok = status >= 200 && status < 300 && stream.rstCode === 0;
+        rec.record(ok, status ? String(status) : "stream error or timeout", performance.now() - started);
+        resolve();
+      });
+      stream.once("error", () => {});
+    });
+  const phase = (seconds: number) => drive(spec, seconds, (i) => call(sessions[i % sessions.length]!));
+  if (spec.warmupSeconds > 0) await phase(spec.warmupSeconds);
+  rec.recording = true;
+  announceStart();
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  await phase(spec.durationSeconds);
+  const elapsedMs = performance.now() - started;
+  const used = process.cpuUsage(cpu);
+  for (const s of sessions) s.close();
+  return summarize(rec.latencies, rec.errors, rec.statuses, elapsedMs, (used.user + used.system) / 1000);
+}
+
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
@@ -250,7 +310,9 @@ async function readStdin(): Promise<string> {
 async function main() {
   // The spec comes on stdin: thousands of session ids would overflow an argument.
   const spec = JSON.parse(await readStdin()) as LoadSpec;
-  const result = spec.target.kind === "http" ? await runHttp(spec, spec.target) : await runGrpc(spec, spec.target);
+  const t = spec.target;
+  const result =
+    t.kind === "http" ? await runHttp(spec, t) : t.kind === "h2" ? await runH2(spec, t) : await runGrpc(spec, t);
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 

@@ -4,21 +4,25 @@
 //    migrated and filled with the data set (storage.ts, dataset.ts).
 // 2. The service starts as a child process as deployed: `agentplane serve` compiled to JavaScript
 //    (build.ts; --from-source runs `node bin/agentplane.js serve` through tsx instead), every
-//    module, Redis from REDIS_URL; beside it the bare floor handler (bare-server.ts).
+//    module, Redis from REDIS_URL; beside it the bare floor handler (bare-server.ts, HTTP/1 and
+//    HTTP/2) and, when split-get runs, the deployed shape: the edge alone (SERVICES=edge) calling
+//    a services process (every module but the edge) over gRPC through EDGE_UPSTREAM_URL.
 // 3. Every case answers one request correctly (cases.ts), then, round after round, each case is
 //    driven by a fresh load-generator process (load.ts), once the servers are idle, while /proc
-//    records the CPU time of the serving process, its Postgres backends, Redis and the machine.
+//    records the CPU time of the serving processes, their Postgres backends, Redis and the
+//    machine: first saturated (closed loop), then, for reads, at a fixed rate of half the req/s
+//    just measured, where latency is judged.
 // 4. One table (report.ts): medians over rounds, ratios, peak RSS, targets.
 //
 // Rounds interleave the cases so that a burst of load from other work on the shared machine
 // hits all of them alike rather than one; the spread of req/s over rounds is printed.
 import { spawn } from "node:child_process";
-import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, realpath, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildService } from "./build.js";
-import { CASES, type BenchCase, type CaseContext } from "./cases.js";
+import { CASES, type BenchCase, type CaseContext, type ServerRole } from "./cases.js";
 import type { LoadSpec } from "./load.js";
 import { parseOptions, UsageError, USAGE, type BenchOptions } from "./options.js";
 import {
@@ -49,7 +53,8 @@ function analyticsRange(days: number): { startDate: string; endDate: string } {
 interface Sample {
   /** performance.now() when taken. */
   at: number;
-  server: Awaited<ReturnType<typeof sampleProcess>>;
+  /** Each serving process of the case, in the case's order. */
+  servers: Awaited<ReturnType<typeof sampleProcess>>[];
   machine: Awaited<ReturnType<typeof sampleMachine>>;
   /** CPU time of our Postgres backends and of Redis, by pid. */
   postgres: Map<number, number>;
@@ -120,35 +125,42 @@ async function settle(pids: () => Promise<number[]>, maxMs = 120_000): Promise<n
   }
 }
 
+/** `rate`: offer that many requests per second; absent: closed loop (saturated). */
 async function measure(
   c: BenchCase,
   ctx: CaseContext,
   options: BenchOptions,
-  servers: Record<BenchCase["server"], Spawned>,
+  servers: Partial<Record<ServerRole, Spawned>>,
   backing: Backing,
   round: number,
+  rate: number | undefined,
+  load: Measurement["load"],
 ): Promise<Measurement & { window: { from: number; to: number } }> {
-  const pid = servers[c.server].child.pid!;
+  const pids = c.servers.map((role) => servers[role]!.child.pid!);
   const spec: LoadSpec = {
     target: c.target(ctx),
     connections: options.connections,
-    ...(options.rate !== undefined ? { rate: options.rate } : {}),
+    ...(rate !== undefined ? { rate } : {}),
     warmupSeconds: options.warmupSeconds,
     durationSeconds: options.durationSeconds,
   };
   const sample = async (): Promise<Sample> => {
     const at = performance.now();
-    const [server, machine, postgres, redis] = await Promise.all([
-      sampleProcess(pid),
+    const [serverSamples, machine, postgres, redis] = await Promise.all([
+      Promise.all(pids.map(sampleProcess)),
       sampleMachine(),
       backing.postgresPids().then(cpuOf),
       cpuOf(backing.redisPids),
     ]);
-    return { at, server, machine, postgres, redis };
+    return { at, servers: serverSamples, machine, postgres, redis };
   };
   const { result, from, to } = await runLoad(spec, sample);
   const wallMs = Math.max(to.at - from.at, 1);
-  const serverCpuMs = (to.server?.cpuMs ?? NaN) - (from.server?.cpuMs ?? NaN);
+  const serverCpuMsByRole: Partial<Record<ServerRole, number>> = {};
+  c.servers.forEach((role, i) => {
+    serverCpuMsByRole[role] = (to.servers[i]?.cpuMs ?? NaN) - (from.servers[i]?.cpuMs ?? NaN);
+  });
+  const serverCpuMs = Object.values(serverCpuMsByRole).reduce((a, b) => a + b, 0);
   const postgresCpuMs = backing.postgres ? cpuDelta(from.postgres, to.postgres) : NaN;
   const redisCpuMs = cpuDelta(from.redis, to.redis);
   const machineBusyCores = ((to.machine?.busyMs ?? NaN) - (from.machine?.busyMs ?? NaN)) / wallMs;
@@ -158,12 +170,15 @@ async function measure(
     ...result,
     caseId: c.id,
     round,
+    load,
+    ...(rate !== undefined ? { offeredRps: rate } : {}),
     serverCpuMs,
+    serverCpuMsByRole,
     postgresCpuMs,
     redisCpuMs,
     machineBusyCores,
     otherBusyCores: Math.max(0, machineBusyCores - ours),
-    peakRssMbAfter: (await sampleProcess(servers.service.child.pid!))?.peakRssMb ?? NaN,
+    peakRssMbAfter: (await sampleProcess(servers.service!.child.pid!))?.peakRssMb ?? NaN,
     window: { from: from.at, to: to.at },
   };
 }
@@ -214,58 +229,109 @@ async function main() {
   log(
     `storage: ${storage.description}; key-value store: ${process.env.REDIS_URL ? "Redis (REDIS_URL)" : "in-process"}`,
   );
-  const [restPort, grpcPort, barePort] = [await freePort(), await freePort(), await freePort()];
+  const [restPort, grpcPort, barePort, bareH2Port] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
   const profileDir = join(workDir, "profile");
   const serviceStarted = performance.now();
-  const service = spawnNode(
-    [
-      ...(options.cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []),
-      ...(buildDir ? [join(buildDir, "services/cli/main.js")] : ["bin/agentplane.js"]),
-      "serve",
-    ],
-    {
-      ...process.env,
-      ...storage.env,
-      REDIS_URL: process.env.REDIS_URL ?? "",
-      HOST: "127.0.0.1",
-      PORT: String(restPort),
-      GRPC_PORT: String(grpcPort),
-      INTERNAL_GRPC_PORT: "0",
-      SERVICES: "all",
-      SEED_DEMO: "false",
-      // The request paths only: started on this data set, the rollup schedule would first catch
-      // up every day the data set's own rollup did not record as swept, a re-rollup of 90 days
-      // running through the first cases.
-      WORKERS: "false",
-      LOG_LEVEL: options.logLevel,
-    },
-    join(workDir, "service.log"),
-    ROOT,
+  /** `agentplane serve` as deployed, with these SERVICES and ports. */
+  const serve = (name: string, env: Record<string, string>, profile: boolean) =>
+    spawnNode(
+      [
+        ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []),
+        ...(buildDir ? [join(buildDir, "services/cli/main.js")] : ["bin/agentplane.js"]),
+        "serve",
+      ],
+      {
+        ...process.env,
+        ...storage.env,
+        REDIS_URL: process.env.REDIS_URL ?? "",
+        HOST: "127.0.0.1",
+        INTERNAL_GRPC_PORT: "0",
+        SEED_DEMO: "false",
+        // The request paths only: started on this data set, the rollup schedule would first catch
+        // up every day the data set's own rollup did not record as swept, a re-rollup of 90 days
+        // running through the first cases.
+        WORKERS: "false",
+        LOG_LEVEL: options.logLevel,
+        ...env,
+      },
+      join(workDir, `${name}.log`),
+      ROOT,
+    );
+  const service = serve(
+    "service",
+    { PORT: String(restPort), GRPC_PORT: String(grpcPort), SERVICES: "all" },
+    options.cpuProf,
   );
   cleanups.push(() => service.stop());
   const bare = spawnNode(
     buildDir ? [join(buildDir, "bench/bare-server.js")] : ["--import", "tsx", "bench/bare-server.ts"],
-    { ...process.env, ...storage.env, BARE_PORT: String(barePort), BARE_ORG_ID: dataset.orgId },
+    {
+      ...process.env,
+      ...storage.env,
+      BARE_PORT: String(barePort),
+      BARE_H2_PORT: String(bareH2Port),
+      BARE_ORG_ID: dataset.orgId,
+    },
     join(workDir, "bare.log"),
     ROOT,
   );
   cleanups.push(() => bare.stop());
-
+  const servers: Partial<Record<ServerRole, Spawned>> = { service, bare };
   await waitForPorts(service.child, [restPort, grpcPort], 120_000, "the service");
-  await waitForPorts(bare.child, [barePort], 60_000, "the bare handler");
+  await waitForPorts(bare.child, [barePort, bareH2Port], 60_000, "the bare handler");
+
+  // The deployed shape, only when a case goes through it: the services process (every module but
+  // the edge) and the edge alone, which calls it over gRPC (EDGE_UPSTREAM_URL).
+  const [splitRestPort, splitGrpcPort] = [await freePort(), await freePort()];
+  if (cases.some((c) => c.servers.includes("split-edge"))) {
+    const services = serve(
+      "split-services",
+      {
+        PORT: "0",
+        GRPC_PORT: String(splitGrpcPort),
+        SERVICES: "organization,sessions,computers,readiness,analytics",
+      },
+      false,
+    );
+    cleanups.push(() => services.stop());
+    await waitForPorts(services.child, [splitGrpcPort], 120_000, "the services process");
+    const edge = serve(
+      "split-edge",
+      {
+        PORT: String(splitRestPort),
+        GRPC_PORT: String(await freePort()),
+        SERVICES: "edge",
+        EDGE_UPSTREAM_URL: `http://127.0.0.1:${splitGrpcPort}`,
+      },
+      false,
+    );
+    cleanups.push(() => edge.stop());
+    await waitForPorts(edge.child, [splitRestPort], 120_000, "the edge process");
+    servers["split-services"] = services;
+    servers["split-edge"] = edge;
+  }
   const ctx: CaseContext = {
     endpoints: {
       restUrl: `http://127.0.0.1:${restPort}`,
       grpcAddress: `127.0.0.1:${grpcPort}`,
       bareUrl: `http://127.0.0.1:${barePort}`,
+      bareH2Url: `http://127.0.0.1:${bareH2Port}`,
+      splitUrl: `http://127.0.0.1:${splitRestPort}`,
     },
     dataset,
     analyticsRange: analyticsRange(options.days),
     grpcChannels: options.grpcChannels,
   };
   for (const c of cases) await c.check(ctx);
+  const halfLoad = options.rate === undefined && !options.saturatedOnly;
   log(
-    `every case answered correctly; ${options.rounds} round(s) of ${cases.length} case(s), ${options.warmupSeconds} s warm-up + ${options.durationSeconds} s each, ${options.connections} connections`,
+    `every case answered correctly; ${options.rounds} round(s) of ${cases.length} case(s), ${options.warmupSeconds} s warm-up + ${options.durationSeconds} s each, ${options.connections} connections` +
+      (halfLoad ? "; each read again at 50% of its saturated req/s" : ""),
   );
 
   const backing: Backing = {
@@ -276,26 +342,38 @@ async function main() {
   };
   const measurements: Measurement[] = [];
   const windows = new Map<string, ProfileWindow[]>();
-  for (let round = 1; round <= options.rounds; round++) {
-    for (const c of cases) {
-      const waited = await settle(async () => [service.child.pid!, bare.child.pid!, ...(await backing.postgresPids())]);
-      if (waited > 2_000) log(`waited ${(waited / 1000).toFixed(1)} s for earlier work to finish before ${c.id}`);
-      const { window, ...m } = await measure(c, ctx, options, { service, bare }, backing, round);
-      measurements.push(m);
+  const allPids = async () => [...Object.values(servers).map((s) => s.child.pid!), ...(await backing.postgresPids())];
+  const run = async (c: BenchCase, round: number, rate: number | undefined, load: Measurement["load"]) => {
+    const waited = await settle(allPids);
+    if (waited > 2_000) log(`waited ${(waited / 1000).toFixed(1)} s for earlier work to finish before ${c.id}`);
+    const { window, ...m } = await measure(c, ctx, options, servers, backing, round, rate, load);
+    measurements.push(m);
+    // The profile is summarised over the saturated windows.
+    if (load === "main")
       windows.set(c.id, [
         ...(windows.get(c.id) ?? []),
         { fromMs: window.from - serviceStarted, toMs: window.to - serviceStarted },
       ]);
-      log(
-        `round ${round} ${c.id}: ${fixed(m.rps, 0)} req/s, p50 ${fixed(m.p50, 2)} ms, p99 ${fixed(m.p99, 2)} ms, ${m.errors} errors` +
-          (m.errors ? ` ${JSON.stringify(m.statuses)}` : "") +
-          `; machine busy ${fixed(m.machineBusyCores, 2)} cores, others ${fixed(m.otherBusyCores, 2)}; service peak RSS so far ${fixed(m.peakRssMbAfter, 0)} MB`,
-      );
+    const offered = rate !== undefined ? ` at ${rate} req/s offered` : "";
+    const cpuPerReq = (m.serverCpuMs * 1000) / Math.max(m.ok, 1);
+    log(
+      `round ${round} ${c.id}${offered}: ${fixed(m.rps, 0)} req/s, ` +
+        `p50 ${fixed(m.p50, 2)} ms, p99 ${fixed(m.p99, 2)} ms, ${m.errors} errors` +
+        (m.errors ? ` ${JSON.stringify(m.statuses)}` : "") +
+        `; server CPU ${fixed(cpuPerReq, 0)} µs/req; machine busy ${fixed(m.machineBusyCores, 2)} cores, ` +
+        `others ${fixed(m.otherBusyCores, 2)}; service peak RSS so far ${fixed(m.peakRssMbAfter, 0)} MB`,
+    );
+    return m;
+  };
+  for (let round = 1; round <= options.rounds; round++) {
+    for (const c of cases) {
+      const m = await run(c, round, options.rate, "main");
+      // Latency at a fixed load: half of what this path just did at saturation.
+      if (halfLoad && c.read && m.rps >= 2) await run(c, round, Math.round(m.rps / 2), "half");
     }
   }
   const peakRssMb = (await sampleProcess(service.child.pid!))?.peakRssMb;
-  await bare.stop();
-  await service.stop();
+  for (const s of Object.values(servers).reverse()) await s.stop();
 
   const report = buildReport(cases, aggregate(cases, measurements), peakRssMb, options.rate);
   const [end1] = loadavg();
@@ -305,7 +383,7 @@ async function main() {
       `${options.connections} connections${options.rate !== undefined ? ` offering ${options.rate} req/s` : ""}; ${options.rounds} × ${options.durationSeconds} s per case; service ${buildDir ? "compiled" : "from source (tsx)"}, LOG_LEVEL=${options.logLevel}\n` +
       `data set: ${dataset.users} users, ${dataset.sessions} sessions, ${dataset.messages} messages, ${dataset.events ?? "?"} telemetry events, ${options.days} days\n` +
       `load average ${load1!.toFixed(2)} at start, ${end1!.toFixed(2)} at end\n\n` +
-      formatReport(report) +
+      formatReport(report, options.rate) +
       "\n",
   );
   if (options.cpuProf) {
@@ -313,10 +391,11 @@ async function main() {
     const files = (await readdir(profileDir).catch(() => [])).filter((f) => /\.\d+\.0\.\d+\.cpuprofile$/.test(f));
     for (const f of files) {
       for (const c of cases) {
-        if (c.server !== "service") continue;
+        if (!c.servers.includes("service")) continue;
         const summary = await summarizeProfile(
           join(profileDir, f),
-          [buildDir ?? ROOT, ROOT],
+          // The profile names scripts by their real path (node_modules may be a symlink, in a worktree).
+          [...(buildDir ? [buildDir, await realpath(buildDir)] : []), ROOT],
           25,
           windows.get(c.id) ?? [],
         );
