@@ -152,6 +152,28 @@ async function drive(spec: LoadSpec, seconds: number, call: (worker: number) => 
 }
 
 /**
+ * Warms up (unrecorded), then records `spec.durationSeconds` of `call`s driven by drive(): the
+ * latencies, the load generator's own CPU time and the elapsed time, summarized.
+ */
+async function measure(
+  spec: LoadSpec,
+  rec: Recorder,
+  call: (worker: number) => Promise<void>,
+  close: () => void,
+): Promise<LoadResult> {
+  if (spec.warmupSeconds > 0) await drive(spec, spec.warmupSeconds, call);
+  rec.recording = true;
+  announceStart();
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  await drive(spec, spec.durationSeconds, call);
+  const elapsedMs = performance.now() - started;
+  const used = process.cpuUsage(cpu);
+  close();
+  return summarize(rec.latencies, rec.errors, rec.statuses, elapsedMs, (used.user + used.system) / 1000);
+}
+
+/**
  * HTTP at a fixed rate, with node:http keep-alive connections: autocannon's own rate limit sends
  * each connection's quota for a second in a burst at the start of that second, which measures
  * bursts, not a steady load.
@@ -180,16 +202,7 @@ async function runPacedHttp(spec: LoadSpec, target: HttpLoad): Promise<LoadResul
       });
       req.end(target.body);
     });
-  if (spec.warmupSeconds > 0) await drive(spec, spec.warmupSeconds, call);
-  rec.recording = true;
-  announceStart();
-  const cpu = process.cpuUsage();
-  const started = performance.now();
-  await drive(spec, spec.durationSeconds, call);
-  const elapsedMs = performance.now() - started;
-  const used = process.cpuUsage(cpu);
-  agent.destroy();
-  return summarize(rec.latencies, rec.errors, rec.statuses, elapsedMs, (used.user + used.system) / 1000);
+  return measure(spec, rec, call, () => agent.destroy());
 }
 
 async function runHttp(spec: LoadSpec, target: HttpLoad): Promise<LoadResult> {
@@ -235,7 +248,6 @@ async function runGrpc(spec: LoadSpec, target: GrpcLoad): Promise<LoadResult> {
         resolve();
       });
     });
-  const phase = (seconds: number) => drive(spec, seconds, (i) => call(clients[i % clients.length]!));
 
   await Promise.all(
     clients.map(
@@ -243,16 +255,14 @@ async function runGrpc(spec: LoadSpec, target: GrpcLoad): Promise<LoadResult> {
         new Promise<void>((resolve, reject) => c.waitForReady(Date.now() + 10_000, (e) => (e ? reject(e) : resolve()))),
     ),
   );
-  if (spec.warmupSeconds > 0) await phase(spec.warmupSeconds);
-  rec.recording = true;
-  announceStart();
-  const cpu = process.cpuUsage();
-  const started = performance.now();
-  await phase(spec.durationSeconds);
-  const elapsedMs = performance.now() - started;
-  const used = process.cpuUsage(cpu);
-  for (const c of clients) c.close();
-  return summarize(rec.latencies, rec.errors, rec.statuses, elapsedMs, (used.user + used.system) / 1000);
+  return measure(
+    spec,
+    rec,
+    (i) => call(clients[i % clients.length]!),
+    () => {
+      for (const c of clients) c.close();
+    },
+  );
 }
 
 /** HTTP/2 GETs: the same shape as the gRPC generator (streams over a few sessions), without gRPC. */
@@ -288,17 +298,14 @@ async function runH2(spec: LoadSpec, target: H2Load): Promise<LoadResult> {
       });
       stream.once("error", () => {});
     });
-  const phase = (seconds: number) => drive(spec, seconds, (i) => call(sessions[i % sessions.length]!));
-  if (spec.warmupSeconds > 0) await phase(spec.warmupSeconds);
-  rec.recording = true;
-  announceStart();
-  const cpu = process.cpuUsage();
-  const started = performance.now();
-  await phase(spec.durationSeconds);
-  const elapsedMs = performance.now() - started;
-  const used = process.cpuUsage(cpu);
-  for (const s of sessions) s.close();
-  return summarize(rec.latencies, rec.errors, rec.statuses, elapsedMs, (used.user + used.system) / 1000);
+  return measure(
+    spec,
+    rec,
+    (i) => call(sessions[i % sessions.length]!),
+    () => {
+      for (const session of sessions) session.close();
+    },
+  );
 }
 
 async function readStdin(): Promise<string> {
