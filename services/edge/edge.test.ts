@@ -129,6 +129,20 @@ const transport = createRouterTransport(({ service }) => {
       }
       return { cancelled: ctx.signal.aborted };
     },
+    async *downloadThing(req, ctx) {
+      record("DownloadThing", req, ctx);
+      ctx.responseHeader.set("etag", '"d1"');
+      if (req.thingId === "created") ctx.responseHeader.set("x-http-code", "201");
+      for (let i = 0; i < req.chunks; i++) {
+        if (i === req.failAfter) throw new ConnectError(`failed after ${i} chunks`, Code.Internal);
+        if (i > 0 && req.pauseMs > 0) {
+          cancelSeen = sleep(req.pauseMs, ctx.signal);
+          if (await cancelSeen) return;
+        }
+        yield { contentType: i === 0 ? "text/csv" : "", data: Buffer.alloc(req.chunkBytes, 97 + (i % 26)) };
+      }
+      if (req.failAfter === req.chunks) throw new ConnectError(`failed after ${req.chunks} chunks`, Code.Internal);
+    },
   });
 });
 
@@ -850,6 +864,46 @@ describe("errors", () => {
     await expect(pending).rejects.toThrow();
     expect(await cancelSeen).toBe(true);
     await expect.poll(() => logLines.find((l) => l.requestId === "gone-1")).toMatchObject({ status: 499 });
+  });
+});
+
+describe("google.api.HttpBody streams", () => {
+  const download = (query: string) => `/v1/things/t1:download?failAfter=-1&${query}`;
+
+  it("sends the chunks' data as the body, the first chunk's content type, the status from x-http-code, no Content-Length", async () => {
+    const res = await fetch(base + download("chunks=40&chunkBytes=65536"));
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/csv");
+    expect(res.headers.get("content-length")).toBeNull();
+    expect(res.headers.get("etag")).toBe('"d1"');
+    const body = Buffer.from(await res.arrayBuffer());
+    expect(body.length).toBe(40 * 65536);
+    expect(body.subarray(39 * 65536, 39 * 65536 + 3).toString()).toBe("nnn");
+    const created = await call("/v1/things/created:download?failAfter=-1&chunks=1&chunkBytes=3");
+    expect(created.status).toBe(201);
+    expect(created.text).toBe("aaa");
+  });
+
+  it("answers an error before the first chunk as any error", async () => {
+    const res = await call("/v1/things/t1:download?chunks=3&chunkBytes=10&failAfter=0");
+    expect(res.status).toBe(500);
+    expect(res.json).toMatchObject({ status: 500, detail: "failed after 0 chunks" });
+  });
+
+  it("cuts the connection on an error after the first chunk: the body never looks complete", async () => {
+    // The headers may have left or not when the connection closes: either way the client fails.
+    const read = fetch(`${base}/v1/things/t1:download?chunks=3&chunkBytes=10&failAfter=2`).then((r) => r.arrayBuffer());
+    await expect(read).rejects.toThrow(/terminated|fetch failed/);
+  });
+
+  it("stops the stream when the client goes away", async () => {
+    const ctl = new AbortController();
+    const res = await fetch(`${base}${download("chunks=1000&chunkBytes=1024&pauseMs=20")}`, { signal: ctl.signal });
+    expect(res.status).toBe(200);
+    while (cancelSeen === undefined) await new Promise((r) => setTimeout(r, 5));
+    ctl.abort();
+    await expect.poll(() => cancelSeen).toBeDefined();
+    expect(await cancelSeen).toBe(true);
   });
 });
 

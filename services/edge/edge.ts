@@ -9,13 +9,12 @@
 // the JSON (de)serialisation.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { DescService } from "@bufbuild/protobuf";
-import { Code, ConnectError, createContextValues, type Transport } from "@connectrpc/connect";
+import { Code, ConnectError, type Transport } from "@connectrpc/connect";
 import type { Logger } from "pino";
-import { kRenderedResponse, type RenderedResponseSlot } from "../platform/rendered-response.js";
-import { preferredCoding } from "./accept-encoding.js";
 import { announcesBody, readJsonBody } from "./body.js";
 import { ClientGoneError, EdgeHttpError } from "./errors.js";
 import { forwardRequestHeaders } from "./headers.js";
+import { openHttpBodyStream, writeHttpBodyStream } from "./http-body-stream.js";
 import { requestIdFrom } from "../platform/request-id.js";
 import { buildRequestMessage } from "./request.js";
 import { describeError, writeError, writeSuccess } from "./respond.js";
@@ -104,27 +103,27 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
         );
       }
       const headers = forwardRequestHeaders(req.headers, requestId, req.socket.remoteAddress);
-      // A handler running in this process may hand back pre-rendered JSON through this slot
-      // (platform/rendered-response.ts); a remote one never sees it.
-      let slot: RenderedResponseSlot = { coding: null };
-      const coding = preferredCoding(req.headers["accept-encoding"]);
-      const result = await untilAborted(
-        withUpstreamRetries(() => {
-          slot = { coding };
-          return transport.unary(
-            route.method,
+      if (route.call.kind === "http_body_stream") {
+        const stream = await untilAborted(
+          withUpstreamRetries(
+            () => openHttpBodyStream(transport, route, abort.signal, timeoutMs, headers, input),
             abort.signal,
-            timeoutMs,
-            headers,
-            input,
-            createContextValues().set(kRenderedResponse, slot),
-          );
-        }, abort.signal),
+          ),
+          abort.signal,
+        );
+        if (abort.signal.aborted) throw abort.signal.reason;
+        if (unreadBody(req)) res.setHeader("connection", "close");
+        await writeHttpBodyStream(res, route, stream, requestId, logger, abort.signal);
+        return;
+      }
+      const unary = route.call.method;
+      const result = await untilAborted(
+        withUpstreamRetries(() => transport.unary(unary, abort.signal, timeoutMs, headers, input), abort.signal),
         abort.signal,
       );
       if (abort.signal.aborted) throw abort.signal.reason;
       if (unreadBody(req)) res.setHeader("connection", "close");
-      writeSuccess(res, route, result, requestId, logger, slot);
+      writeSuccess(res, route, result, requestId, logger);
     } catch (err) {
       const parts = describeError(err);
       const gone = abort.signal.reason instanceof ClientGoneError || err instanceof ClientGoneError || res.destroyed;

@@ -4,7 +4,9 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
 // Request headers that describe the client's HTTP hop (hop-by-hop headers of RFC 9110 §7.6.1,
 // framing and host) or would steer the RPC transport instead of reaching the service: the
 // transport sets its own content-type, timeout and compression headers, and a client-chosen
-// `grpc-encoding` or `connect-timeout-ms` must not be able to override them.
+// `grpc-encoding` or `connect-timeout-ms` must not be able to override them. Accept-Encoding
+// does reach the service, as behind Envoy: the HttpBody routes compress their answers to it
+// (analytics/read/http-body.ts); the gRPC transport's own is grpc-accept-encoding.
 const DROP_REQUEST = new Set([
   "host",
   "connection",
@@ -20,7 +22,6 @@ const DROP_REQUEST = new Set([
   "content-length",
   "content-type",
   "content-encoding",
-  "accept-encoding",
   "expect",
   "x-request-id", // replaced by the validated id below
   "x-forwarded-for", // re-sent below with the client's address appended

@@ -84,6 +84,17 @@ const routes = (router: ConnectRouter) => {
         req.retryAfter ? { "retry-after": req.retryAfter } : undefined,
       );
     },
+    async *downloadThing(req, ctx) {
+      seen.signal = ctx.signal;
+      ctx.responseHeader.set("etag", '"d1"');
+      for (let i = 0; i < req.chunks; i++) {
+        if (i === req.failAfter) throw new ConnectError(`failed after ${i}`, Code.DataLoss, { "x-chunks": String(i) });
+        yield {
+          contentType: i === 0 ? "text/plain" : "",
+          data: new TextEncoder().encode(`${ctx.values.get(kCaller)}:${i};`),
+        };
+      }
+    },
     // listThings and the others are left out: UNIMPLEMENTED.
   });
 };
@@ -190,6 +201,75 @@ describe("local transport: the same answers as the router transport", () => {
     const bare = createLocalTransport(routes, []);
     const outcome = await call(bare, "Fail", { plainError: true, message: "secret internals" });
     expect(outcome).toMatchObject({ code: "Internal", error: "internal error" });
+  });
+});
+
+/** What the edge takes from a server stream: every message's data and the headers, or the error. */
+async function streamCall(
+  transport: Transport,
+  input: MessageInitShape<DescMessage>,
+  header: Record<string, string> = {},
+): Promise<Outcome & { chunks: string[] }> {
+  const headers: OutgoingHttpHeaders = {};
+  const chunks: string[] = [];
+  try {
+    const res = await transport.stream(method("DownloadThing"), undefined, undefined, header, oneInput(input));
+    for await (const m of res.message as AsyncIterable<{ contentType: string; data: Uint8Array }>)
+      chunks.push(`${m.contentType}|${new TextDecoder().decode(m.data)}`);
+    copyResponseMetadata(res.header, headers);
+    copyResponseMetadata(res.trailer, headers);
+    return { headers, chunks };
+  } catch (err) {
+    const error = ConnectError.from(err);
+    copyResponseMetadata(error.metadata, headers);
+    return { headers, chunks, code: Code[error.code], error: error.rawMessage };
+  }
+}
+
+async function* oneInput<T>(input: T) {
+  yield input;
+}
+
+describe("local transport: server streams, as the router transport", () => {
+  it("the messages in order, through the interceptors, with the headers set", async () => {
+    const input = { thingId: "t", chunks: 3, failAfter: -1 };
+    const a = await streamCall(local, input, { authorization: "Bearer k" });
+    const b = await streamCall(router, input, { authorization: "Bearer k" });
+    expect(a).toEqual(b);
+    expect(a.chunks).toEqual(["text/plain|Bearer k:0;", "|Bearer k:1;", "|Bearer k:2;"]);
+    expect(a.headers).toMatchObject({ etag: '"d1"', "ratelimit-remaining": "41" });
+  });
+
+  it("an error thrown before the first message or after some: its code, message and metadata", async () => {
+    for (const failAfter of [0, 2]) {
+      const input = { thingId: "t", chunks: 3, failAfter };
+      const a = await streamCall(local, input);
+      const b = await streamCall(router, input);
+      expect(a).toEqual(b);
+      expect(a).toMatchObject({ code: "DataLoss", error: `failed after ${failAfter}`, headers: { etag: '"d1"' } });
+      expect(a.chunks).toHaveLength(failAfter);
+    }
+  });
+
+  it("a refusal by an interceptor, and a unary method called as a stream", async () => {
+    const refused = await streamCall(local, { chunks: 1, failAfter: -1 }, { authorization: "Bearer bad" });
+    expect(refused).toEqual(await streamCall(router, { chunks: 1, failAfter: -1 }, { authorization: "Bearer bad" }));
+    expect(refused.code).toBe("Unauthenticated");
+    await expect(
+      local.stream(method("GetThing"), undefined, undefined, {}, oneInput({ thingId: "x" }) as never),
+    ).rejects.toMatchObject({ code: Code.Unimplemented });
+  });
+
+  it("the handler's signal is aborted once the reader stops early", async () => {
+    const res = await local.stream(
+      method("DownloadThing"),
+      undefined,
+      undefined,
+      {},
+      oneInput({ chunks: 100, failAfter: -1 }) as never,
+    );
+    for await (const _ of res.message) break;
+    expect(seen.signal?.aborted).toBe(true);
   });
 });
 

@@ -8,17 +8,19 @@
 // that never leaves the process. That was a third of the service's CPU per edge request and
 // most of it on large responses such as 90 days of analytics (BENCHMARKS.md).
 //
-// Behaviour matches the router transport as the edge sees it: an unimplemented method is
-// UNIMPLEMENTED, response headers and trailers come back, and a failed call is a ConnectError
+// Behaviour matches the router transport as the edge sees it, for unary calls and server streams
+// (the google.api.HttpBody routes): an unimplemented method is UNIMPLEMENTED, response headers and trailers come back, and a failed call is a ConnectError
 // whose metadata carries the response headers the call had set (as a client would receive
 // them), so rate-limit headers and the request id reach error responses too.
 import {
   create,
   type DescMessage,
   type DescMethod,
+  type DescMethodStreaming,
   type DescMethodUnary,
   type DescService,
   type MessageInitShape,
+  type MessageShape,
 } from "@bufbuild/protobuf";
 import {
   Code,
@@ -30,6 +32,7 @@ import {
   type ContextValues,
   type Interceptor,
   type MethodImplSpec,
+  type StreamRequest,
   type StreamResponse,
   type Transport,
   type UnaryRequest,
@@ -67,12 +70,82 @@ function copyMissing(from: Headers, into: Headers): void {
   });
 }
 
+type CallContext = ReturnType<typeof createHandlerContext>;
+
+/**
+ * A failed call's error as a client would receive it: interceptors turn every failure into a
+ * ConnectError (anything else is a bug whose message must not reach a client), with the response
+ * headers and trailers the call had set in its metadata.
+ */
+function callError(err: unknown, context: CallContext): ConnectError {
+  const error =
+    err instanceof ConnectError ? err : new ConnectError("internal error", Code.Internal, undefined, undefined, err);
+  copyMissing(context.responseHeader, error.metadata);
+  copyMissing(context.responseTrailer, error.metadata);
+  return error;
+}
+
+/** The one request message of a unary or server-streaming call. */
+async function onlyMessage<T>(messages: AsyncIterable<T>): Promise<T> {
+  let only: T | undefined;
+  let count = 0;
+  for await (const m of messages) {
+    only = m;
+    count++;
+  }
+  if (count !== 1) throw new ConnectError(`expected one request message, got ${count}`, Code.InvalidArgument);
+  return only as T;
+}
+
+async function* oneMessage<T>(message: T): AsyncIterable<T> {
+  yield message;
+}
+
 export function createLocalTransport(
   routes: (router: ConnectRouter) => void,
   interceptors: readonly Interceptor[],
 ): Transport {
   const specs = collectImplementations(routes);
   const outermostFirst = [...interceptors].reverse();
+
+  /** What Connect's handler does per call: the interceptors wrap the implementation, first interceptor outermost. */
+  const intercepted = (innermost: AnyFn): AnyFn => {
+    let chain = innermost;
+    for (const interceptor of outermostFirst) chain = interceptor(chain);
+    return chain;
+  };
+
+  const callContext = (
+    method: DescMethod,
+    signal: AbortSignal | undefined,
+    timeoutMs: number | undefined,
+    header: Parameters<Transport["unary"]>[3],
+    contextValues: ContextValues | undefined,
+  ) => {
+    const service: DescService = method.parent;
+    const url = `local:///${service.typeName}/${method.name}`;
+    const context = createHandlerContext({
+      service,
+      method,
+      protocolName: "local",
+      requestMethod: "POST",
+      url,
+      timeoutMs,
+      requestSignal: signal,
+      requestHeader: header,
+      contextValues,
+    });
+    return { service, url, context };
+  };
+
+  /** The handler's context as the interceptors left the request (they may replace headers, signal and values). */
+  const handlerContext = (context: CallContext, r: UnaryRequest | StreamRequest) => ({
+    ...context,
+    service: r.service,
+    requestHeader: r.header,
+    signal: r.signal,
+    values: r.contextValues,
+  });
 
   return {
     async unary<I extends DescMessage, O extends DescMessage>(
@@ -86,19 +159,7 @@ export function createLocalTransport(
       const spec = specs.get(method);
       if (spec?.kind !== "unary")
         throw new ConnectError(`${method.parent.typeName}.${method.name} is not implemented`, Code.Unimplemented);
-      const service: DescService = method.parent;
-      const url = `local:///${service.typeName}/${method.name}`;
-      const context = createHandlerContext({
-        service,
-        method,
-        protocolName: "local",
-        requestMethod: "POST",
-        url,
-        timeoutMs,
-        requestSignal: signal,
-        requestHeader: header,
-        contextValues,
-      });
+      const { service, url, context } = callContext(method, signal, timeoutMs, header, contextValues);
       const req: UnaryRequest = {
         stream: false,
         service,
@@ -110,17 +171,8 @@ export function createLocalTransport(
         contextValues: context.values,
         message: create(method.input as DescMessage, input as MessageInitShape<DescMessage>),
       };
-      // What Connect's handler does per call: the interceptors wrap the implementation, first
-      // interceptor outermost; they may replace the request's headers, signal and values.
-      let chain: AnyFn = async (r) => {
-        const { message } = r as UnaryRequest;
-        const output = await spec.impl(message, {
-          ...context,
-          service: r.service,
-          requestHeader: r.header,
-          signal: r.signal,
-          values: r.contextValues,
-        });
+      const chain = intercepted(async (r) => {
+        const output = await spec.impl((r as UnaryRequest).message, handlerContext(context, r));
         const response: UnaryResponse = {
           stream: false,
           service,
@@ -130,35 +182,88 @@ export function createLocalTransport(
           message: create(spec.method.output, output),
         };
         return response;
-      };
-      for (const interceptor of outermostFirst) chain = interceptor(chain);
+      });
       try {
         const res = await chain(req);
         return res as unknown as UnaryResponse<I, O>;
       } catch (err) {
-        // Interceptors turn every failure into a ConnectError; anything else is a bug whose
-        // message must not reach a client.
-        const error =
-          err instanceof ConnectError
-            ? err
-            : new ConnectError("internal error", Code.Internal, undefined, undefined, err);
-        copyMissing(context.responseHeader, error.metadata);
-        copyMissing(context.responseTrailer, error.metadata);
-        throw error;
+        throw callError(err, context);
       } finally {
         context.abort(CALL_FINISHED);
       }
     },
 
-    stream<I extends DescMessage, O extends DescMessage>(
-      method: Parameters<Transport["stream"]>[0],
+    /**
+     * Server-streaming calls (the HttpBody routes of the REST edge). The response's messages are
+     * produced as they are read, as over the network: the handler runs while the edge reads, and
+     * an error it throws surfaces from the iteration, as a ConnectError with the call's metadata.
+     */
+    async stream<I extends DescMessage, O extends DescMessage>(
+      method: DescMethodStreaming<I, O>,
+      signal: AbortSignal | undefined,
+      timeoutMs: number | undefined,
+      header: Parameters<Transport["stream"]>[3],
+      input: AsyncIterable<MessageInitShape<I>>,
+      contextValues?: ContextValues,
     ): Promise<StreamResponse<I, O>> {
-      return Promise.reject(
-        new ConnectError(
-          `${method.parent.typeName}.${method.name}: streaming calls are not supported in process`,
-          Code.Unimplemented,
+      const spec = specs.get(method);
+      if (spec?.kind !== "server_streaming") {
+        const what = spec === undefined ? "is not implemented" : "is not a server-streaming method";
+        throw new ConnectError(`${method.parent.typeName}.${method.name} ${what} in process`, Code.Unimplemented);
+      }
+      const { service, url, context } = callContext(method, signal, timeoutMs, header, contextValues);
+      const req: StreamRequest = {
+        stream: true,
+        service,
+        method,
+        requestMethod: "POST",
+        url,
+        signal: context.signal,
+        header: context.requestHeader,
+        contextValues: context.values,
+        message: oneMessage(
+          create(method.input as DescMessage, (await onlyMessage(input)) as MessageInitShape<DescMessage>),
         ),
-      );
+      };
+      const chain = intercepted(async (r) => {
+        const request = await onlyMessage((r as StreamRequest).message);
+        const outputs = spec.impl(request, handlerContext(context, r));
+        const response: StreamResponse = {
+          stream: true,
+          service,
+          method: spec.method,
+          header: context.responseHeader,
+          trailer: context.responseTrailer,
+          message: created(spec.method.output, outputs),
+        };
+        return response;
+      });
+      let res: StreamResponse;
+      try {
+        res = (await chain(req)) as StreamResponse;
+      } catch (err) {
+        context.abort(CALL_FINISHED);
+        throw callError(err, context);
+      }
+      const messages = res.message;
+      async function* finishing() {
+        try {
+          yield* messages;
+        } catch (err) {
+          throw callError(err, context);
+        } finally {
+          // Also when the reader stops early: the handler's signal tells it the call is over.
+          context.abort(CALL_FINISHED);
+        }
+      }
+      return { ...res, message: finishing() } as unknown as StreamResponse<I, O>;
     },
   };
+}
+
+async function* created<Desc extends DescMessage>(
+  schema: Desc,
+  outputs: AsyncIterable<MessageInitShape<Desc>>,
+): AsyncIterable<MessageShape<Desc>> {
+  for await (const o of outputs) yield create(schema, o);
 }

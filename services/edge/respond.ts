@@ -4,15 +4,6 @@ import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
 import { toJson, toJsonString, type DescMessage, type JsonObject, type Message } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import type { Logger } from "pino";
-import {
-  bodyLength,
-  encodedStream,
-  isDeflated,
-  plainPart,
-  type BodyPart,
-  type ContentCoding,
-} from "../platform/deflate-parts.js";
-import type { RenderedResponseSlot } from "../platform/rendered-response.js";
 import { EdgeHttpError, errorBody } from "./errors.js";
 import { copyResponseMetadata } from "./headers.js";
 import type { Route } from "./routes.js";
@@ -38,54 +29,27 @@ function serialize(route: Route, output: DescMessage, message: Message): string 
 }
 
 /**
- * The body when the handler rendered the first field itself (platform/rendered-response.ts): the
- * field's parts spliced in front of the rest of the message, printed as usual.
+ * The success status: 200, or the service's x-http-code (in its headers or trailers) when it
+ * names a 2xx-5xx status, as the Lua filter does behind Envoy.
  */
-function renderedBody(route: Route, output: DescMessage, message: Message, slot: RenderedResponseSlot): BodyPart[] {
-  const rendered = slot.rendered!;
-  const first = output.fields[0];
-  const json = toJson(output, message, JSON_OPTIONS) as JsonObject;
-  const left = json[rendered.jsonName];
-  // A handler bug, not a client error: the response would silently lose or duplicate data.
-  if (
-    route.responseField !== undefined ||
-    first?.jsonName !== rendered.jsonName ||
-    !Array.isArray(left) ||
-    left.length !== 0
-  ) {
-    throw new Error(`${route.method.name}: a rendered field must be the response's first field, left empty`);
-  }
-  delete json[rendered.jsonName];
-  const rest = JSON.stringify(json);
-  return [`{${JSON.stringify(rendered.jsonName)}:`, ...rendered.parts, rest === "{}" ? "}" : `,${rest.slice(1)}`];
+export function successStatus(
+  header: Headers,
+  trailer: Headers,
+  requestId: string,
+  rpc: string,
+  logger: Logger,
+): number {
+  const code = header.get("x-http-code") ?? trailer.get("x-http-code");
+  if (code === null) return 200;
+  const n = Number(code);
+  if (STATUS_RE.test(code) && n >= 200) return n;
+  logger.warn({ requestId, rpc, xHttpCode: code }, "ignoring invalid x-http-code from service");
+  return 200;
 }
 
-/** Writes a pre-rendered body, compressed or as text. */
-function writeParts(
-  res: ServerResponse,
-  status: number,
-  headers: OutgoingHttpHeaders,
-  parts: readonly BodyPart[],
-  coding: ContentCoding | null,
-): void {
-  headers["content-type"] = "application/json";
-  headers["vary"] = "Accept-Encoding";
-  let chunks: ReadonlyArray<string | Buffer>;
-  if (coding !== null) {
-    chunks = encodedStream(parts, coding);
-    headers["content-encoding"] = coding;
-    headers["content-length"] = chunks.reduce((n, c) => n + c.length, 0);
-    // Another coding is another representation: a strong validator would promise the same bytes.
-    const etag = headers["etag"];
-    if (typeof etag === "string" && !etag.startsWith("W/")) headers["etag"] = `W/${etag}`;
-  } else {
-    chunks = parts.map(plainPart);
-    headers["content-length"] = bodyLength(parts);
-  }
-  res.writeHead(status, headers);
-  res.cork(); // end() uncorks: the parts leave in as few socket writes as possible
-  for (const c of chunks) res.write(c);
-  res.end();
+/** 204 and 304 never carry a body (RFC 9110 §6.4.1). */
+export function isBodiless(status: number): boolean {
+  return status === 204 || status === 304;
 }
 
 export function writeSuccess(
@@ -94,31 +58,15 @@ export function writeSuccess(
   result: RpcResult,
   requestId: string,
   logger: Logger,
-  slot?: RenderedResponseSlot,
 ): void {
   const headers: OutgoingHttpHeaders = {};
   copyResponseMetadata(result.header, headers);
   copyResponseMetadata(result.trailer, headers);
-  let status = 200;
-  const code = result.header.get("x-http-code") ?? result.trailer.get("x-http-code");
-  if (code !== null) {
-    const n = Number(code);
-    if (STATUS_RE.test(code) && n >= 200) status = n;
-    else
-      logger.warn({ requestId, rpc: route.method.name, xHttpCode: code }, "ignoring invalid x-http-code from service");
-  }
+  const status = successStatus(result.header, result.trailer, requestId, route.method.name, logger);
   headers["x-request-id"] = requestId;
-  if (status === 204 || status === 304) {
-    // These statuses never carry a body (RFC 9110 §6.4.1).
+  if (isBodiless(status)) {
     res.writeHead(status, headers);
     res.end();
-    return;
-  }
-  if (slot?.rendered !== undefined) {
-    const parts = renderedBody(route, route.method.output, result.message, slot);
-    // Only bodies holding parts compressed ahead of time are sent compressed: compressing text
-    // per request would cost more CPU than the transfer saves on the networks we serve.
-    writeParts(res, status, headers, parts, parts.some(isDeflated) ? slot.coding : null);
     return;
   }
   const body = serialize(route, route.method.output, result.message);

@@ -6,6 +6,7 @@ import {
   hasOption,
   type DescField,
   type DescMessage,
+  type DescMethodServerStreaming,
   type DescMethodUnary,
   type DescService,
 } from "@bufbuild/protobuf";
@@ -31,8 +32,17 @@ export type BodyRule =
   | { readonly kind: "all" }
   | { readonly kind: "field"; readonly field: DescField };
 
+/** The full name of google.api.HttpBody, whose stream the edge passes on as the raw body. */
+export const HTTP_BODY = "google.api.HttpBody";
+
+export type RouteMethod =
+  | { readonly kind: "unary"; readonly method: DescMethodUnary }
+  /** A stream of google.api.HttpBody: the body is its messages' data, sent on as they arrive. */
+  | { readonly kind: "http_body_stream"; readonly method: DescMethodServerStreaming };
+
 export interface Route {
-  readonly method: DescMethodUnary;
+  readonly method: DescMethodUnary | DescMethodServerStreaming;
+  readonly call: RouteMethod;
   readonly httpMethod: string;
   readonly template: PathTemplate;
   readonly pathBindings: readonly PathBinding[];
@@ -55,18 +65,23 @@ export function buildRouteTable(services: readonly DescService[]): RouteTable {
     for (const method of service.methods) {
       if (!hasOption(method, http)) continue; // not part of the REST surface
       const where = `${service.typeName}.${method.name}`;
-      if (method.methodKind !== "unary") {
-        // Envoy can stream server responses as a JSON array; no public method needs it, so the
-        // edge refuses at start rather than serving something different from Envoy.
-        throw new Error(`${where}: only unary methods can carry google.api.http in this edge`);
+      let call: RouteMethod;
+      if (method.methodKind === "unary") call = { kind: "unary", method: method as DescMethodUnary };
+      else if (method.methodKind === "server_streaming" && method.output.typeName === HTTP_BODY) {
+        call = { kind: "http_body_stream", method: method as DescMethodServerStreaming };
+      } else {
+        // Envoy can also stream other messages as a JSON array; no public method needs it, so
+        // the edge refuses at start rather than serving something different from Envoy.
+        throw new Error(
+          `${where}: only unary methods and server streams of ${HTTP_BODY} can carry google.api.http in this edge`,
+        );
       }
-      const unary = method as DescMethodUnary;
       fields.add(method.input);
       const rule = getOption(method, http);
       // Envoy honours additional_bindings one level deep; nested ones are ignored, as there.
       const rules = [rule, ...rule.additionalBindings];
       for (const r of rules) {
-        const route = compileRule(unary, r, fields, where);
+        const route = compileRule(call, r, fields, where);
         matcher.insert(route.template, route.httpMethod, route);
         routes.push(route);
       }
@@ -75,7 +90,8 @@ export function buildRouteTable(services: readonly DescService[]): RouteTable {
   return { matcher, fields, routes };
 }
 
-function compileRule(method: DescMethodUnary, rule: HttpRule, fields: FieldIndex, where: string): Route {
+function compileRule(call: RouteMethod, rule: HttpRule, fields: FieldIndex, where: string): Route {
+  const method = call.method;
   let httpMethod: string;
   let path: string;
   switch (rule.pattern.case) {
@@ -109,9 +125,11 @@ function compileRule(method: DescMethodUnary, rule: HttpRule, fields: FieldIndex
   if (rule.body === "") body = { kind: "none" };
   else if (rule.body === "*") body = { kind: "all" };
   else body = { kind: "field", field: topLevelField(method.input, rule.body, `${where}: body`) };
+  if (call.kind === "http_body_stream" && rule.responseBody !== "")
+    throw new Error(`${where}: response_body cannot name a field of a ${HTTP_BODY} stream`);
   const responseField =
     rule.responseBody === "" ? undefined : topLevelField(method.output, rule.responseBody, `${where}: response_body`);
-  return { method, httpMethod, template, pathBindings, body, responseField };
+  return { method, call, httpMethod, template, pathBindings, body, responseField };
 }
 
 function topLevelField(msg: DescMessage, name: string, where: string): DescField {

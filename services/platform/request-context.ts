@@ -2,7 +2,7 @@
 // line per call (never its headers: they carry credentials), and maps whatever a handler threw
 // to a ConnectError through the one mapping in errors.ts: the only place a call's error is
 // mapped, the rate limiter's refusals and its headers on every error included.
-import type { Interceptor } from "@connectrpc/connect";
+import type { ConnectError, Interceptor } from "@connectrpc/connect";
 import { requestIdFrom } from "./request-id.js";
 import type { Logger } from "./logger.js";
 import { kLogger, kPrincipal, kRequestId } from "./context.js";
@@ -16,15 +16,12 @@ export function requestContextInterceptor(logger: Logger): Interceptor {
     const log = logger.child({ requestId, rpc: `${req.service.typeName}/${req.method.name}` });
     req.contextValues.set(kRequestId, requestId);
     req.contextValues.set(kLogger, log);
-    try {
-      const res = await next(req);
-      res.header.set("x-request-id", requestId);
+    const succeeded = () =>
       log.info(
         { code: "ok", ms: Math.round(performance.now() - started), org: req.contextValues.get(kPrincipal)?.orgId },
         "rpc",
       );
-      return res;
-    } catch (err) {
+    const failed = (err: unknown): ConnectError => {
       const { error, internal } = toConnectError(err);
       // Errors carry the rate-limit headers too, so a client sees its budget on every answer;
       // bugs do not (their answer says nothing but "internal error").
@@ -41,7 +38,30 @@ export function requestContextInterceptor(logger: Logger): Interceptor {
       };
       if (internal) log.error({ ...fields, err }, "rpc failed");
       else log.info({ ...fields, reason: error.rawMessage }, "rpc");
-      throw error;
+      return error;
+    };
+    let res: Awaited<ReturnType<typeof next>>;
+    try {
+      res = await next(req);
+    } catch (err) {
+      throw failed(err);
     }
+    res.header.set("x-request-id", requestId);
+    if (!res.stream) {
+      succeeded();
+      return res;
+    }
+    // A server stream's handler runs while its messages are read: what it throws, before its
+    // first message or after, surfaces there, and the call ends when the last one is read.
+    const messages = res.message;
+    async function* mapped() {
+      try {
+        yield* messages;
+      } catch (err) {
+        throw failed(err);
+      }
+      succeeded();
+    }
+    return { ...res, message: mapped() };
   };
 }

@@ -4,16 +4,21 @@
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { Kysely } from "kysely";
-import type { AnalyticsService } from "../../../gen/agentplane/analytics/v1/analytics_pb.js";
+import {
+  AnalyticsResponseSchema,
+  UsersResponseSchema,
+  type AnalyticsService,
+  type GetTokensRequest,
+  type GetUsersRequest,
+} from "../../../gen/agentplane/analytics/v1/analytics_pb.js";
 import type { Database, Executor } from "../../database.js";
 import { findUser } from "../../organization/queries.js";
 import { requireRole } from "../../platform/auth.js";
 import { principalOf, type Principal } from "../../platform/context.js";
-import { bodyText } from "../../platform/deflate-parts.js";
+import { bodyText, type BodyPart, type ContentCoding } from "../../platform/deflate-parts.js";
 import { onConnection, stopIfAbandoned } from "../../platform/abandoned.js";
 import { parsePageLimit } from "../../platform/cursors.js";
 import { invalidArgument } from "../../platform/errors.js";
-import { renderedResponseSlot } from "../../platform/rendered-response.js";
 import { CACHE_CONTROL, etagOf, etagOfParts, matchesIfNoneMatch } from "./caching.js";
 import { dayOf, parseDayRange, type DayRange } from "../dates.js";
 import type { DailyRow } from "../tables.js";
@@ -27,6 +32,14 @@ import {
   TOOLS_COLUMNS,
   type RenderedUserDay,
 } from "./queries.js";
+import {
+  compressionOf,
+  envelopeParts,
+  httpBodyChunks,
+  printedMessage,
+  representationEtag,
+  requestedCoding,
+} from "./http-body.js";
 import { DeflatedDayCache, loadTokensParts, planTokens, readTokensDigests } from "./tokens-body.js";
 import {
   activityGroupRows,
@@ -79,14 +92,15 @@ function begin(
 }
 
 /**
- * Sets the validators and answers whether the client's copy is current (then a 304). `rendered`:
- * the answer is pre-rendered, which the in-process edge sends under `Vary: Accept-Encoding`
- * (edge/respond.ts); its 304 must name the same Vary (RFC 9110 §15.4.5).
+ * Sets the validators and answers whether the client's copy is current (then a 304). `coding`:
+ * on the REST routes of /tokens and /users (StreamTokens, StreamUsers), the coding the client
+ * takes, or null; their answers, a 304 included (RFC 9110 §15.4.5), vary by Accept-Encoding.
+ * Undefined: any other call, whose answer is one message.
  */
-function notModified(ctx: HandlerContext, etag: string, rendered = false): boolean {
-  ctx.responseHeader.set("etag", etag);
+function notModified(ctx: HandlerContext, etag: string, coding?: ContentCoding | null): boolean {
+  ctx.responseHeader.set("etag", coding === undefined ? etag : representationEtag(etag, coding));
   ctx.responseHeader.set("cache-control", CACHE_CONTROL);
-  if (rendered && renderedResponseSlot(ctx) !== undefined) ctx.responseHeader.set("vary", "Accept-Encoding");
+  if (coding !== undefined) ctx.responseHeader.set("vary", "Accept-Encoding");
   if (!matchesIfNoneMatch(ctx.requestHeader.get("if-none-match"), etag)) return false;
   ctx.responseHeader.set("x-http-code", "304");
   return true;
@@ -136,6 +150,16 @@ function userDayRow(r: RenderedUserDay) {
   };
 }
 
+/** /tokens's answer: grouped rows, or the rollup's stored day rows as parts; neither for a 304. */
+interface TokensAnswer {
+  meta: ReturnType<typeof metaOf>;
+  rows?: JsonObject[];
+  parts?: BodyPart[];
+}
+
+/** /users's page, undefined for a 304. */
+type UsersAnswer = { meta: ReturnType<typeof metaOf> & { hasMore: boolean; nextCursor: string }; rowsJson?: string };
+
 export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl<typeof AnalyticsService>> {
   const now = deps.now ?? Date.now;
   const tokensCache = deps.tokensCache ?? new DeflatedDayCache(TOKENS_CACHE_BYTES);
@@ -163,32 +187,98 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
     range: DayRange,
     columns: readonly C[],
   ) => onConnection(readDb, ctx.signal, (conn) => readDays(conn, principal.orgId, range, columns));
+
+  /** GetTokens and StreamTokens. `coding`: see notModified. */
+  const tokens = async (ctx: HandlerContext, req: GetTokensRequest, coding?: ContentCoding | null) => {
+    const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
+    const grouped = groupBy(req.groupBy, "model");
+    const meta = metaOf(principal, range);
+    return readTogether(ctx, async (conn): Promise<TokensAnswer> => {
+      if (grouped) {
+        const rows = tokensGroupRows(await readDays(conn, principal.orgId, range, TOKENS_BY_MODEL_COLUMNS));
+        return notModified(ctx, etagOf({ data: rows, meta }), coding) ? { meta } : { meta, rows };
+      }
+      // The rows were rendered by the rollup: the ETag comes from their digests, so a 304 reads
+      // no rows. Compressed copies are used when the client takes a coding.
+      const plan = planTokens(range, await readTokensDigests(conn, principal.orgId, range), coding ?? null);
+      const etag = etagOfParts(["tokens", JSON.stringify(meta), ...plan.digests]);
+      if (notModified(ctx, etag, coding)) return { meta };
+      stopIfAbandoned(ctx.signal);
+      const writeDb = readDb === deps.db ? conn : deps.db;
+      return { meta, parts: await loadTokensParts(conn, tokensCache, principal.orgId, plan, writeDb) };
+    });
+  };
+
+  /** GetUsers and StreamUsers. `coding`: see notModified. */
+  const users = async (
+    ctx: HandlerContext,
+    req: GetUsersRequest,
+    coding?: ContentCoding | null,
+  ): Promise<UsersAnswer> => {
+    const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
+    const limit = parsePageLimit(req.limit);
+    if (req.cursor.length > MAX_CURSOR)
+      throw invalidArgument("cursor", `must be a user ID from meta.next_cursor (at most ${MAX_CURSOR} characters)`);
+    const cursor = req.cursor === "" ? undefined : req.cursor;
+    const page = await readTogether(ctx, async (conn) => {
+      // A cursor is one of the organization's users (next_cursor names the last user of a page).
+      // Anything else would answer an empty or restarted page as if it were one; another
+      // organization's user is refused alike, so the answer says nothing about other organizations.
+      if (cursor !== undefined && !(await findUser(conn, principal.orgId, cursor))) {
+        const named = JSON.stringify(cursor.slice(0, 60));
+        const problem = `must be a user ID from meta.next_cursor; no user ${named} in your organization`;
+        throw invalidArgument("cursor", problem);
+      }
+      // The page follows from the request and the days' rollups: a 304 reads no rows.
+      const versions = await readDayVersions(conn, principal.orgId, range);
+      const etag = etagOfParts([
+        "users",
+        principal.orgId,
+        range.start,
+        range.end,
+        String(limit),
+        req.cursor,
+        ...versions,
+      ]);
+      if (notModified(ctx, etag, coding)) return undefined;
+      stopIfAbandoned(ctx.signal);
+      return readUsersPage(conn, principal.orgId, range, limit, cursor);
+    });
+    if (page === undefined) return { meta: { ...metaOf(principal, range), hasMore: false, nextCursor: "" } };
+    const meta = {
+      ...metaOf(principal, range),
+      hasMore: page.hasMore,
+      nextCursor: page.hasMore ? page.lastUserId! : "",
+    };
+    return { meta, rowsJson: page.rowsJson };
+  };
+
+  /**
+   * A REST answer's body as HttpBody chunks, compressed when the client takes it and the body is
+   * worth it (http-body.ts); Content-Encoding goes out with the response headers.
+   */
+  function* restBody(ctx: HandlerContext, body: readonly BodyPart[], coding: ContentCoding | null) {
+    const sent = compressionOf(body, coding);
+    if (sent !== null) ctx.responseHeader.set("content-encoding", sent);
+    for (const chunk of httpBodyChunks(body, sent)) {
+      stopIfAbandoned(ctx.signal);
+      yield chunk;
+    }
+  }
+
   return {
     async getTokens(req, ctx) {
-      const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
-      const grouped = groupBy(req.groupBy, "model");
-      return readTogether(ctx, async (conn) => {
-        if (grouped) {
-          const days = await readDays(conn, principal.orgId, range, TOKENS_BY_MODEL_COLUMNS);
-          return envelope(ctx, principal, range, tokensGroupRows(days));
-        }
-        // The rows were rendered by the rollup: the ETag comes from their digests.
-        const meta = metaOf(principal, range);
-        // The in-process edge splices the stored rows in as they are (compressed when the client
-        // takes it); any other caller gets messages parsed from their text. The digests alone
-        // decide a 304.
-        const slot = renderedResponseSlot(ctx);
-        const plan = planTokens(range, await readTokensDigests(conn, principal.orgId, range), slot?.coding ?? null);
-        const etag = etagOfParts(["tokens", JSON.stringify(meta), ...plan.digests]);
-        // A compressed answer is another representation of the same data: a weak validator.
-        if (notModified(ctx, plan.coding !== null ? `W/${etag}` : etag, true)) return { data: [], meta };
-        stopIfAbandoned(ctx.signal);
-        const writeDb = readDb === deps.db ? conn : deps.db;
-        const parts = await loadTokensParts(conn, tokensCache, principal.orgId, plan, writeDb);
-        if (slot === undefined) return { data: JSON.parse(bodyText(parts)) as JsonObject[], meta };
-        slot.rendered = { jsonName: "data", parts };
-        return { data: [], meta };
-      });
+      const { meta, rows, parts } = await tokens(ctx, req);
+      // Over gRPC the stored rows become messages: parsed from their text.
+      return { data: parts !== undefined ? (JSON.parse(bodyText(parts)) as JsonObject[]) : (rows ?? []), meta };
+    },
+
+    async *streamTokens(req, ctx) {
+      const coding = requestedCoding(ctx);
+      const { meta, rows, parts } = await tokens(ctx, req, coding);
+      if (parts !== undefined) yield* restBody(ctx, envelopeParts(AnalyticsResponseSchema, { meta }, parts), coding);
+      else if (rows !== undefined)
+        yield* restBody(ctx, [printedMessage(AnalyticsResponseSchema, { data: rows, meta })], coding);
     },
 
     async getTools(req, ctx) {
@@ -212,50 +302,17 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
     },
 
     async getUsers(req, ctx) {
-      const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
-      const limit = parsePageLimit(req.limit);
-      if (req.cursor.length > MAX_CURSOR)
-        throw invalidArgument("cursor", `must be a user ID from meta.next_cursor (at most ${MAX_CURSOR} characters)`);
-      const cursor = req.cursor === "" ? undefined : req.cursor;
-      const page = await readTogether(ctx, async (conn) => {
-        // A cursor is one of the organization's users (next_cursor names the last user of a page).
-        // Anything else would answer an empty or restarted page as if it were one; another
-        // organization's user is refused alike, so the answer says nothing about other organizations.
-        if (cursor !== undefined && !(await findUser(conn, principal.orgId, cursor))) {
-          const named = JSON.stringify(cursor.slice(0, 60));
-          const problem = `must be a user ID from meta.next_cursor; no user ${named} in your organization`;
-          throw invalidArgument("cursor", problem);
-        }
-        // The page follows from the request and the days' rollups: a 304 reads no rows.
-        const versions = await readDayVersions(conn, principal.orgId, range);
-        const etag = etagOfParts([
-          "users",
-          principal.orgId,
-          range.start,
-          range.end,
-          String(limit),
-          req.cursor,
-          ...versions,
-        ]);
-        if (notModified(ctx, etag, true)) return undefined;
-        stopIfAbandoned(ctx.signal);
-        return readUsersPage(conn, principal.orgId, range, limit, cursor);
-      });
-      const notModifiedMeta = { ...metaOf(principal, range), hasMore: false, nextCursor: "" };
-      if (page === undefined) return { data: [], meta: notModifiedMeta };
-      const meta = {
-        ...metaOf(principal, range),
-        hasMore: page.hasMore,
-        nextCursor: page.hasMore ? page.lastUserId! : "",
-      };
-      const slot = renderedResponseSlot(ctx);
-      if (slot !== undefined) {
-        // The in-process edge prints the rows as the rollup rendered them.
-        slot.rendered = { jsonName: "data", parts: ["[", page.rowsJson, "]"] };
-        return { data: [], meta };
-      }
-      const rows = JSON.parse(`[${page.rowsJson}]`) as RenderedUserDay[];
+      const { meta, rowsJson } = await users(ctx, req);
+      if (rowsJson === undefined) return { data: [], meta };
+      const rows = JSON.parse(`[${rowsJson}]`) as RenderedUserDay[];
       return { data: rows.map(userDayRow), meta };
+    },
+
+    async *streamUsers(req, ctx) {
+      const coding = requestedCoding(ctx);
+      const { meta, rowsJson } = await users(ctx, req, coding);
+      if (rowsJson === undefined) return;
+      yield* restBody(ctx, envelopeParts(UsersResponseSchema, { meta }, ["[", rowsJson, "]"]), coding);
     },
   };
 }

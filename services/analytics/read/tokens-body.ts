@@ -1,7 +1,6 @@
-// The /tokens data array, from the rows the rollup rendered: as text parts (gRPC callers get them
-// parsed into messages; the in-process REST edge splices them in, platform/rendered-response.ts)
-// or, for a client of the edge that takes deflate or gzip, as the compressed copies the rollup
-// stored (migrations 0010, 0014). Compressed days are kept in a bounded in-memory cache: a past
+// The /tokens data array, from the rows the rollup rendered: as text parts (GetTokens parses them
+// into messages; StreamTokens sends them as they are, http-body.ts) or, for a REST client that
+// takes deflate or gzip, as the compressed copies the rollup stored (migrations 0010, 0014). Compressed days are kept in a bounded in-memory cache: a past
 // day's row never changes unless the day is rolled up again, which changes its digest, part of
 // the cache key.
 import { sql } from "kysely";

@@ -1,6 +1,7 @@
 // Content negotiation of the response's content coding (RFC 9110 §12.5.3), reduced to the codings
-// the edge produces for pre-rendered bodies (platform/rendered-response.ts): gzip and deflate (the
-// zlib format), both assembled from the same stored deflate blocks (platform/deflate-parts.ts).
+// the analytics HttpBody routes produce (analytics/read/http-body.ts): gzip and deflate (the zlib
+// format), both assembled from the same stored deflate blocks (platform/deflate-parts.ts). The
+// service negotiates, from the Accept-Encoding either edge forwards, so both edges send the same.
 import type { ContentCoding } from "../platform/deflate-parts.js";
 
 /** A qvalue as RFC 9110 §12.4.2 writes it: 0 or 1, at most three decimals (and 1 only as 1.000). */
