@@ -46,6 +46,6 @@ describe("endpoint catalog", () => {
     const served = ALL_MODULES.flatMap((m) => m.services.map((s) => `${s.service.typeName} ${s.policy.kind}`));
     served.push(`${Health.typeName} open`);
     expect(RPC_SERVICES.map((s) => `${s.service.typeName} ${s.access}`).sort()).toEqual(served.sort());
-    expect(RPC_METHODS).toHaveLength(30);
+    expect(RPC_METHODS).toHaveLength(32);
   });
 });
