@@ -5,6 +5,7 @@ import { once } from "node:events";
 import { STATUS_CODES, createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
+import { gunzipSync } from "node:zlib";
 import { toJson, type DescMessage, type Message } from "@bufbuild/protobuf";
 import { Code, ConnectError, createRouterTransport, type HandlerContext, type Transport } from "@connectrpc/connect";
 import { pino, type Logger } from "pino";
@@ -213,9 +214,11 @@ function raw(options: {
   path: string;
   headers?: Record<string, string | number>;
   body?: Buffer | string[];
-}): Promise<Reply> {
+  /** Another edge than the shared one. */
+  base?: string;
+}): Promise<Reply & { bytes: Buffer }> {
   return new Promise((resolve, reject) => {
-    const url = new URL(base);
+    const url = new URL(options.base ?? base);
     const req = httpRequest(
       { host: url.hostname, port: url.port, method: options.method, path: options.path, headers: options.headers },
       (res) => {
@@ -231,7 +234,7 @@ function raw(options: {
           } catch {
             json = undefined;
           }
-          resolve({ status: res.statusCode ?? 0, headers, text, json });
+          resolve({ status: res.statusCode ?? 0, headers, text, json, bytes: Buffer.concat(chunks) });
         });
       },
     );
@@ -736,6 +739,37 @@ describe("headers", () => {
     expect(r.headers.get("cache-control")).toBe("no-store");
     expect(r.headers.get("x-from-trailer")).toBe("yes");
     for (const [name] of r.headers) expect(name).not.toMatch(/^(grpc-|connect-|x-http-code$)/);
+  });
+});
+
+describe("compression, as envoy.yaml's compressor filter (compressor.ts)", () => {
+  it("gzips a JSON answer of 8 KiB or more for a client that takes gzip, and only then", async () => {
+    const { server: s2, base: b2 } = await startEdge({ maxBodyBytes: 65536 });
+    try {
+      const thing = { id: "big", displayName: "x".repeat(10_000) };
+      const send = (acceptEncoding: string) =>
+        raw({
+          method: "POST",
+          path: "/v1/shelves/s1/things",
+          headers: { "content-type": "application/json", "accept-encoding": acceptEncoding },
+          body: [JSON.stringify({ thing })],
+          base: b2,
+        });
+      const packed = await send("gzip, deflate");
+      expect(packed.status).toBe(201);
+      expect(packed.headers.get("content-encoding")).toBe("gzip");
+      expect(packed.headers.get("vary")).toBe("Accept-Encoding");
+      expect(JSON.parse(gunzipSync(packed.bytes).toString()).thing.displayName).toBe(thing.displayName);
+      const plain = await send("identity");
+      expect(plain.headers.get("content-encoding")).toBeNull();
+      expect(plain.headers.get("vary")).toBe("Accept-Encoding");
+      expect(plain.json.thing.displayName).toBe(thing.displayName);
+      const small = await postJson("/v1/shelves/s1/things", { thing: { id: "small" } });
+      expect(small.headers.get("content-encoding")).toBeNull();
+    } finally {
+      s2.closeAllConnections();
+      s2.close();
+    }
   });
 });
 

@@ -123,7 +123,7 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
       );
       if (abort.signal.aborted) throw abort.signal.reason;
       if (unreadBody(req)) res.setHeader("connection", "close");
-      writeSuccess(res, route, result, requestId, logger);
+      writeSuccess(res, route, result, requestId, logger, req.headers["accept-encoding"]);
     } catch (err) {
       const parts = describeError(err);
       const gone = abort.signal.reason instanceof ClientGoneError || err instanceof ClientGoneError || res.destroyed;

@@ -4,6 +4,7 @@ import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
 import { toJson, toJsonString, type DescMessage, type JsonObject, type Message } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import type { Logger } from "pino";
+import { compressLikeEnvoy } from "./compressor.js";
 import { EdgeHttpError, errorBody } from "./errors.js";
 import { copyResponseMetadata } from "./headers.js";
 import type { Route } from "./routes.js";
@@ -58,6 +59,7 @@ export function writeSuccess(
   result: RpcResult,
   requestId: string,
   logger: Logger,
+  acceptEncoding?: string | string[],
 ): void {
   const headers: OutgoingHttpHeaders = {};
   copyResponseMetadata(result.header, headers);
@@ -69,9 +71,10 @@ export function writeSuccess(
     res.end();
     return;
   }
-  const body = serialize(route, route.method.output, result.message);
+  const text = serialize(route, route.method.output, result.message);
   headers["content-type"] = "application/json";
-  headers["content-length"] = Buffer.byteLength(body);
+  headers["content-length"] = Buffer.byteLength(text);
+  const body = compressLikeEnvoy(acceptEncoding, headers, text);
   res.writeHead(status, headers);
   res.end(body);
 }

@@ -19,6 +19,7 @@ import {
 } from "./envoy-config.js";
 import { checkEnvoyConfig } from "./envoy-proto.js";
 import { serviceModules, type ModuleFacts } from "./service-modules.js";
+import { COMPRESSOR_CONTENT_TYPES, COMPRESSOR_MIN_CONTENT_LENGTH } from "../../services/edge/compressor.js";
 import { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS } from "../../services/edge/http-server.js";
 import { DEFAULT_EDGE_MAX_CONNECTIONS } from "../../services/platform/config.js";
 import { loadConfig } from "../../services/config.js";
@@ -199,6 +200,26 @@ describe("envoy.yaml cross-references", () => {
     expect(listeners.find((l) => l.name === "public_http").ignore_global_conn_limit).toBeUndefined();
     expect(listeners.find((l) => l.name === "health").ignore_global_conn_limit).toBe(true);
     expect(config.admin.ignore_global_conn_limit).toBe(true);
+  });
+
+  it("compresses unary answers as the TypeScript edge does (services/edge/compressor.ts)", () => {
+    const filters: Config[] = publicEdge(parseEnvoyYaml(text))!.hcm.http_filters;
+    const compressors = filters.filter((f) => f.name === "envoy.filters.http.compressor");
+    expect(compressors).toHaveLength(1);
+    const c = compressors[0].typed_config;
+    expect(c.response_direction_config.common_config.min_content_length).toBe(COMPRESSOR_MIN_CONTENT_LENGTH);
+    expect(c.response_direction_config.common_config.content_type).toEqual(COMPRESSOR_CONTENT_TYPES);
+    expect(c.compressor_library.typed_config["@type"]).toBe(
+      "type.googleapis.com/envoy.extensions.compression.gzip.compressor.v3.Gzip",
+    );
+    expect(c.compressor_library.typed_config.compression_level).toBe("BEST_SPEED");
+    // Defaults the edge relies on: compression on, ETags weakened rather than compression off,
+    // Accept-Encoding still sent upstream (the HttpBody routes negotiate their own coding).
+    expect(c.response_direction_config.common_config.enabled).toBeUndefined();
+    expect(c.response_direction_config.disable_on_etag_header).toBeUndefined();
+    expect(c.response_direction_config.remove_accept_encoding_header).toBeUndefined();
+    // First in the chain: on the response path it runs last, after the Lua error mapper.
+    expect(filters[0]!.name).toBe("envoy.filters.http.compressor");
   });
 
   it("transcodes exactly the five public services of the service modules", () => {
