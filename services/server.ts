@@ -135,22 +135,24 @@ export async function startServer(config: Config, logger: Logger, options: Start
 
   // gRPC, gRPC-Web and Connect over cleartext HTTP/2 (Envoy's upstream protocol), on two
   // listeners so that the edge, and NetworkPolicies, can reach the public services alone.
-  const listen2 = (services: readonly ServedService[], port: number, trustForwardedFor: boolean) =>
+  const listen2 = (name: string, services: readonly ServedService[], port: number, trustForwardedFor: boolean) =>
     startGrpcListener({
+      name,
       routes: routesOf(services),
       interceptors,
       authenticator,
       policies: policyMap([...services.map((s) => [s.service, s.policy] as const), [Health, OPEN] as const]),
       services: [...services.map((s) => s.service), Health],
       maxMessageBytes: MAX_REQUEST_BODY_BYTES,
+      requestTimeoutMs: config.requestTimeoutMs,
       // Behind the edge, the client is the last X-Forwarded-For hop; workloads connect directly.
       trustForwardedFor,
       logger,
       port,
       host: config.host,
     });
-  const grpcListener = await listen2(publicServed, config.grpcPort, true);
-  const internalListener = await listen2(internalServed, config.internalGrpcPort, false);
+  const grpcListener = await listen2("public", publicServed, config.grpcPort, true);
+  const internalListener = await listen2("internal", internalServed, config.internalGrpcPort, false);
 
   let restServer: EdgeHttpServer | undefined;
   let restPort: number | undefined;
@@ -213,7 +215,8 @@ export async function startServer(config: Config, logger: Logger, options: Start
         restServer?.closeAll();
       }, DRAIN_TIMEOUT_MS);
       force.unref();
-      // GOAWAY lets streams in flight finish; the REST edge's answers say Connection: close.
+      // GOAWAY lets calls in flight finish (a request still arriving is reset: it would hold the
+      // drain until the timeout); the REST edge's answers say Connection: close.
       const closed = Promise.all([grpcListener.close(), internalListener.close(), restServer?.drain()]);
       await closed;
       clearTimeout(force);

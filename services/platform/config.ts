@@ -57,7 +57,8 @@ export interface PlatformConfig {
   /**
    * REQUEST_TIMEOUT_MS, default 30 000 (Envoy's request_timeout and route timeout in envoy.yaml):
    * the REST edge's deadline per request. A body not received within it is answered 408; a call
-   * not completed within it of the complete request, 504.
+   * not completed within it of the complete request, 504. The gRPC listeners answer a request
+   * message not received within it DEADLINE_EXCEEDED (request-deadline.ts).
    */
   readonly requestTimeoutMs: number;
   /**

@@ -57,6 +57,11 @@ export interface EarlyAuth {
   wrap(handler: NodeHandler): NodeHandler;
   /** The adapter's `contextValues` option: carries the accepted caller to the interceptors. */
   contextValues(req: unknown): ContextValues;
+  /**
+   * Answers `error` without reading the body, as a refused credential is (request-deadline.ts:
+   * a request that did not arrive in time); a request in no protocol its method speaks is reset.
+   */
+  answerUnread(req: Http2ServerRequest, res: Http2ServerResponse, error: ConnectError): void;
 }
 
 /** `/pkg.Service/Method` → [service, method], or undefined for any other path. */
@@ -85,7 +90,16 @@ export function createEarlyAuth(options: EarlyAuthOptions): EarlyAuth {
   const unary = new Map<string, boolean>();
   for (const s of options.services)
     for (const m of s.methods) unary.set(`${s.typeName}/${m.name}`, m.methodKind === "unary");
+  const protocolFor = (req: Http2ServerRequest, rpc: [string, string] | undefined) => {
+    const isUnary = rpc && unary.get(`${rpc[0]}/${rpc[1]}`);
+    return isUnary === undefined ? undefined : protocolOf(req.method, req.headers["content-type"] ?? "", isUnary);
+  };
   return {
+    answerUnread(req, res, error) {
+      const protocol = protocolFor(req, rpcOf(req.url));
+      if (protocol !== undefined) refuse(req, res, error, protocol);
+      else if (!res.stream.closed) res.stream.close(h2.NGHTTP2_CANCEL);
+    },
     contextValues(req) {
       const values = createContextValues();
       const found = accepted.get(req as object);
@@ -96,11 +110,9 @@ export function createEarlyAuth(options: EarlyAuthOptions): EarlyAuth {
       return (req, res) => {
         const rpc = rpcOf(req.url);
         const policy = rpc && options.policies.get(rpc[0]);
-        const isUnary = rpc && unary.get(`${rpc[0]}/${rpc[1]}`);
         // Open services, unknown paths, and requests in no protocol the method speaks (which
         // connect-es refuses from their headers, 415 or 405) go straight on.
-        const protocol =
-          isUnary === undefined ? undefined : protocolOf(req.method, req.headers["content-type"] ?? "", isUnary);
+        const protocol = protocolFor(req, rpc);
         if (!rpc || !policy || policy.kind === "open" || protocol === undefined) return handler(req, res);
         const started = performance.now();
         const forwarded = req.headers["x-forwarded-for"];

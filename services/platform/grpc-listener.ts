@@ -1,6 +1,7 @@
 // One gRPC listener: cleartext HTTP/2 speaking gRPC, gRPC-Web and Connect for a set of services,
-// with the message size limit and the credential check before the body (early-auth.ts). The
-// server runs two: the public services (what the edge calls) and the internal ones (workloads).
+// with the message size limit, the credential check before the body (early-auth.ts) and the
+// deadline for the request to arrive (request-deadline.ts). The server runs two: the public
+// services (what the edge calls) and the internal ones (workloads).
 import {
   createServer as createHttp2Server,
   type Http2Server,
@@ -22,11 +23,14 @@ import { clientDecodeErrors } from "./decode-errors.js";
 import type { Authenticator, AuthPolicy } from "./auth.js";
 import { createEarlyAuth } from "./early-auth.js";
 import type { Logger } from "./logger.js";
+import { createRequestDeadline } from "./request-deadline.js";
 
 /** The longest deadline a call may ask for: Node's largest timer. */
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 export interface GrpcListenerOptions {
+  /** Which listener, in its logs: "public" or "internal". */
+  readonly name: string;
   readonly routes: (router: ConnectRouter) => void;
   readonly interceptors: Interceptor[];
   readonly authenticator: Authenticator;
@@ -35,6 +39,8 @@ export interface GrpcListenerOptions {
   readonly services: readonly DescService[];
   /** Largest request message (after decompression) and body, in bytes. */
   readonly maxMessageBytes: number;
+  /** REQUEST_TIMEOUT_MS: a request must arrive in full within it (request-deadline.ts). */
+  readonly requestTimeoutMs: number;
   readonly trustForwardedFor: boolean;
   readonly logger: Logger;
   readonly port: number;
@@ -43,13 +49,23 @@ export interface GrpcListenerOptions {
 
 export interface GrpcListener {
   readonly port: number;
-  /** Stops accepting; GOAWAY lets streams in flight finish. Resolves when every connection closed. */
+  /**
+   * Stops accepting; GOAWAY lets the calls in flight finish, while streams whose request has not
+   * arrived in full are reset at once (request-deadline.ts). Resolves when every connection closed.
+   */
   close(): Promise<void>;
   /** Destroys every connection left (after the drain timeout). */
   destroy(): void;
 }
 
 export async function startGrpcListener(options: GrpcListenerOptions): Promise<GrpcListener> {
+  // The request deadline, and the reset at a stop, take a request that has not arrived in full
+  // for one whose handler has not run: true of a method taking one request message (Connect
+  // runs the handler once the request's end is in), not of one streaming its requests.
+  for (const s of options.services)
+    for (const m of s.methods)
+      if (m.methodKind === "client_streaming" || m.methodKind === "bidi_streaming")
+        throw new Error(`${s.typeName}/${m.name} streams its requests: request-deadline.ts would cut it`);
   const early = createEarlyAuth({
     authenticator: options.authenticator,
     policies: options.policies,
@@ -87,7 +103,16 @@ export async function startGrpcListener(options: GrpcListenerOptions): Promise<G
           );
       });
   };
-  const server: Http2Server = createHttp2Server(early.wrap(handler));
+  const wrapped = early.wrap(handler);
+  const deadline = createRequestDeadline({
+    timeoutMs: options.requestTimeoutMs,
+    answer: (res, error) => early.answerUnread(res.req, res, error),
+    logger: options.logger,
+  });
+  const server: Http2Server = createHttp2Server((req, res) => {
+    deadline.track(res);
+    wrapped(req, res);
+  });
   const sessions = new Set<Http2Session>();
   server.on("session", (session) => {
     sessions.add(session);
@@ -105,7 +130,14 @@ export async function startGrpcListener(options: GrpcListenerOptions): Promise<G
     close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const s of sessions) s.close();
-      return closed;
+      // After GOAWAY, the streams the drain would wait for in vain: requests still arriving, and
+      // streams closed but kept for unread data (request-deadline.ts).
+      const { open, cut, released } = deadline.cut();
+      options.logger.info(
+        { listener: options.name, openStreams: open, cutStreams: cut, releasedStreams: released },
+        "gRPC listener closing",
+      );
+      return closed.finally(() => deadline.stop());
     },
     destroy() {
       for (const s of sessions) s.destroy();

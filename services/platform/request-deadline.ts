@@ -1,0 +1,160 @@
+// How long a gRPC listener waits for a request to arrive, and which streams a stop does not wait
+// for.
+//
+// Connect reads a call's whole request (its one message and the end of the stream) before the
+// handler runs, and nothing bounds that read: a client that sends half a message, or never ends
+// the stream, holds the stream open as long as the connection lives, and a stop's drain waits for
+// it until the drain timeout (DRAIN_TIMEOUT_MS, 20 s). The REST edge answers such a request 408
+// at REQUEST_TIMEOUT_MS (services/edge/edge.ts); this is the listeners' equivalent:
+//
+// - A request not received in full within REQUEST_TIMEOUT_MS of its headers is answered
+//   DEADLINE_EXCEEDED, in the protocol it speaks, "the request message was not received within
+//   N ms", and its stream is closed. DEADLINE_EXCEEDED rather than CANCELLED: time ran out, as
+//   when a call's own deadline passes, and nobody cancelled anything (CANCELLED tells a gRPC
+//   client that the call was cancelled, normally by itself). Connect clients get it as HTTP 504.
+// - At a stop, once GOAWAY went, a stream whose request has not arrived in full is reset at once
+//   with REFUSED_STREAM instead of being waited for. Its handler has not run (it runs only once
+//   the whole request is in), so the code's promise holds (RFC 9113 §8.7: not processed): a
+//   client may retry it on another server, and gRPC clients do so by themselves. A call whose
+//   request has arrived gets the drain as before.
+//
+// And one more kind of stream that nothing would end: when Connect stops reading a request
+// before its end (a message that does not decode, a second message for a unary method), Node's
+// compatibility layer pauses the stream, and request data arriving after that stays unread. Once
+// the call is answered and the client ends its side, the stream is closed on the wire, but Node
+// destroys an Http2Stream only when its data has been read (it waits for 'end'): the stream stays
+// in its session, which then outlives even the client's leaving (the socket stays open), and a
+// stop's drain waits for it until the timeout. It holds nothing but that data, so such a stream
+// is destroyed, by the sweep and at a stop. This was what held the stop of
+// test/reliability/fuzz-rpc.test.ts for the whole 20 s.
+//
+// Cost per call: a Map entry (set as the stream opens, deleted as it closes) and one 'close'
+// listener; no timer per call. One interval timer per listener (unref'd), a tenth of the timeout
+// apart (at most a second), looks at the streams open longer than the timeout, oldest first, and
+// stops at the first younger one: each stream is looked at about once per timeout it stays
+// open, and a late request is answered within two ticks after the timeout.
+import type { Http2ServerResponse, ServerHttp2Stream } from "node:http2";
+import { constants as h2 } from "node:http2";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { Logger } from "./logger.js";
+
+export interface RequestDeadlineOptions {
+  /** REQUEST_TIMEOUT_MS: from a stream's headers to the end of its request. */
+  readonly timeoutMs: number;
+  /** Answers `error` in the request's protocol without reading its body, then closes the stream. */
+  readonly answer: (res: Http2ServerResponse, error: ConnectError) => void;
+  readonly logger: Logger;
+}
+
+/** What a stop did with the streams open at its start. */
+export interface CutStreams {
+  readonly open: number;
+  /** Reset: their request had not arrived in full. */
+  readonly cut: number;
+  /** Destroyed: already closed on the wire, held only for request data nobody will read. */
+  readonly released: number;
+}
+
+export interface RequestDeadline {
+  /** Called as each stream opens, before anything else looks at it. */
+  track(res: Http2ServerResponse): void;
+  /** At a stop, after GOAWAY: ends every stream the drain would otherwise wait for in vain. */
+  cut(): CutStreams;
+  /** Ends the sweep. */
+  stop(): void;
+}
+
+/** Whether the client has sent its whole request: the stream's end arrived. */
+function received(res: Http2ServerResponse): boolean {
+  // Connect has read the request to its end (the usual case, and no native call), or the end
+  // has arrived but is not read yet (the credential is checked before the body is read).
+  return res.req.readableEnded || res.stream.state.remoteClose === 1;
+}
+
+/** Closed on the wire with its answer sent, kept by Node only for unread request data. */
+function leftOver(stream: ServerHttp2Stream): boolean {
+  return stream.closed && !stream.destroyed && stream.writableFinished;
+}
+
+/**
+ * Ends a stream whose request will not be read: answered in full, it is destroyed (after a
+ * RST_STREAM NO_ERROR if still open, which tells a client still sending to stop: RFC 9113 §8.1);
+ * an answer cut short is CANCEL.
+ */
+function release(stream: ServerHttp2Stream): void {
+  if (!stream.writableFinished) return void stream.close(h2.NGHTTP2_CANCEL);
+  if (!stream.closed) stream.close(h2.NGHTTP2_NO_ERROR);
+  stream.destroy();
+}
+
+export function createRequestDeadline(options: RequestDeadlineOptions): RequestDeadline {
+  const tickMs = Math.min(1000, Math.max(1, Math.ceil(options.timeoutMs / 10)));
+  // A stream that opened during tick k (after sweep k) has been open at least (n - k - 1) ticks
+  // at sweep n: it is late when that many ticks cover the timeout.
+  const lateAfterTicks = Math.ceil(options.timeoutMs / tickMs);
+  let ticks = 0;
+  // Every open stream, with the tick from which the sweep counts (its opening, then its last
+  // look); a Map keeps insertion order, so the oldest come first.
+  const open = new Map<Http2ServerResponse, number>();
+  function closed(this: Http2ServerResponse) {
+    open.delete(this);
+  }
+
+  const late = (res: Http2ServerResponse) => {
+    const error = new ConnectError(
+      `the request message was not received within ${options.timeoutMs} ms`,
+      Code.DeadlineExceeded,
+    );
+    options.logger.info(
+      { rpc: res.req.url.split("?", 1)[0]!.slice(1), code: error.code, reason: error.rawMessage, phase: "request" },
+      "rpc",
+    );
+    // Already answered from its headers (an unknown path, a content type the method does not
+    // speak) while the client goes on sending: end the stream.
+    if (res.headersSent) release(res.stream);
+    else options.answer(res, error);
+  };
+
+  const sweep = setInterval(() => {
+    ticks++;
+    for (const [res, since] of open) {
+      if (ticks - since <= lateAfterTicks) break;
+      if (leftOver(res.stream)) {
+        release(res.stream);
+        continue;
+      }
+      if (!received(res)) late(res);
+      // Looked at: again a timeout from now, while it stays open (a stop counts it). Moved to the
+      // end, behind younger streams, so this loop ends at it.
+      open.delete(res);
+      open.set(res, ticks);
+    }
+  }, tickMs);
+  sweep.unref();
+
+  return {
+    track(res) {
+      open.set(res, ticks);
+      res.on("close", closed);
+    },
+    cut() {
+      const count = open.size;
+      let cut = 0;
+      let released = 0;
+      for (const res of open.keys()) {
+        if (leftOver(res.stream)) {
+          release(res.stream);
+          released++;
+        } else if (!received(res)) {
+          if (res.headersSent) release(res.stream);
+          else res.stream.close(h2.NGHTTP2_REFUSED_STREAM);
+          cut++;
+        }
+      }
+      return { open: count, cut, released };
+    },
+    stop() {
+      clearInterval(sweep);
+    },
+  };
+}
