@@ -407,27 +407,27 @@ describe("caching", () => {
   });
 });
 
-describe("pre-rendered responses", () => {
-  /** The raw response, not decoded: what the client receives on the wire. */
-  function raw(
-    path: string,
-    headers: Record<string, string>,
-  ): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
-    return new Promise((resolve, reject) => {
-      const req = httpGet(
-        `${server.restUrl}/api/v1/analytics${path}`,
-        { headers: { authorization: `Bearer ${owner.key}`, ...headers } },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on("data", (c: Buffer) => chunks.push(c));
-          res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
-          res.on("error", reject);
-        },
-      );
-      req.on("error", reject);
-    });
-  }
+/** The raw response, not decoded: what the client receives on the wire. */
+function raw(
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = httpGet(
+      `${server.restUrl}/api/v1/analytics${path}`,
+      { headers: { authorization: `Bearer ${owner.key}`, ...headers } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+  });
+}
 
+describe("pre-rendered responses", () => {
   type Raw = Awaited<ReturnType<typeof raw>>;
 
   /** A compressed answer: in `coding`, the plain answer's bytes once decoded, under its weak ETag. */
@@ -504,43 +504,22 @@ describe("pre-rendered responses", () => {
 });
 
 describe("the REST bodies of /tokens and /users (StreamTokens, StreamUsers)", () => {
-  /** The raw body on the wire, and its headers. */
-  function wire(path: string, headers: Record<string, string>) {
-    return new Promise<{ status: number; headers: Headers; body: Buffer }>((resolve, reject) => {
-      const req = httpGet(
-        `${server.restUrl}/api/v1/analytics${path}`,
-        { headers: { authorization: `Bearer ${owner.key}`, ...headers } },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on("data", (c: Buffer) => chunks.push(c));
-          res.on("end", () => {
-            const h = new Headers();
-            for (const [k, v] of Object.entries(res.headers)) if (typeof v === "string") h.set(k, v);
-            resolve({ status: res.statusCode!, headers: h, body: Buffer.concat(chunks) });
-          });
-          res.on("error", reject);
-        },
-      );
-      req.on("error", reject);
-    });
-  }
-
   it("compresses for a client that takes gzip, except a text answer under 8 KiB", async () => {
     // (services/analytics/read/http-body.test.ts tests the threshold on text of either side of it.)
     const large = `/tokens?${range()}`;
-    const plain = await wire(large, { "accept-encoding": "identity" });
+    const plain = await raw(large, { "accept-encoding": "identity" });
     expect(plain.status, plain.body.toString().slice(0, 300)).toBe(200);
     expect(plain.body.length).toBeGreaterThan(8192);
-    expect(plain.headers.get("content-encoding")).toBeNull();
-    const packed = await wire(large, { "accept-encoding": "gzip" });
-    expect(packed.headers.get("content-encoding")).toBe("gzip");
-    expect(packed.headers.get("vary")).toBe("Accept-Encoding");
+    expect(plain.headers["content-encoding"]).toBeUndefined();
+    const packed = await raw(large, { "accept-encoding": "gzip" });
+    expect(packed.headers["content-encoding"]).toBe("gzip");
+    expect(packed.headers["vary"]).toBe("Accept-Encoding");
     expect(gunzipSync(packed.body).equals(plain.body)).toBe(true);
-    const small = await wire(`/tokens?${range()}&group_by=model`, { "accept-encoding": "gzip" });
+    const small = await raw(`/tokens?${range()}&group_by=model`, { "accept-encoding": "gzip" });
     expect(small.status).toBe(200);
     expect(small.body.length).toBeLessThan(8192);
-    expect(small.headers.get("content-encoding")).toBeNull();
-    expect(small.headers.get("vary")).toBe("Accept-Encoding");
+    expect(small.headers["content-encoding"]).toBeUndefined();
+    expect(small.headers["vary"]).toBe("Accept-Encoding");
     expect(JSON.parse(small.body.toString()).data.length).toBeGreaterThan(0);
   });
 
@@ -560,7 +539,7 @@ describe("the REST bodies of /tokens and /users (StreamTokens, StreamUsers)", ()
       expect(messages[0]!.contentType).toBe("application/json");
       expect(messages.every((m) => m.data.length <= 64 * 1024)).toBe(true);
       const body = Buffer.concat(messages.map((m) => m.data));
-      expect(body.equals((await wire(`/tokens?${range()}`, { "accept-encoding": "identity" })).body)).toBe(true);
+      expect(body.equals((await raw(`/tokens?${range()}`, { "accept-encoding": "identity" })).body)).toBe(true);
       const plain = await client.serverStream(
         AnalyticsService.method.streamUsers,
         { startDate: START, endDate: END, limit: 100 },
@@ -568,7 +547,7 @@ describe("the REST bodies of /tokens and /users (StreamTokens, StreamUsers)", ()
       );
       expect(plain.header.get("content-encoding")).toEqual([]);
       const users = Buffer.concat(plain.messages.map((m) => m.data));
-      expect(users.equals((await wire(`/users?${range()}&limit=100`, { "accept-encoding": "identity" })).body)).toBe(
+      expect(users.equals((await raw(`/users?${range()}&limit=100`, { "accept-encoding": "identity" })).body)).toBe(
         true,
       );
       // Validation errors come before any message, as status codes.

@@ -10,6 +10,7 @@ import type { Transport } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import type { HttpBodySchema } from "../../gen/google/api/httpbody_pb.js";
 import { copyResponseMetadata } from "./headers.js";
+import { oneMessage } from "./local-transport.js";
 import { isBodiless, successStatus } from "./respond.js";
 import type { Route } from "./routes.js";
 
@@ -21,10 +22,6 @@ export interface OpenedHttpBodyStream {
   readonly trailer: Headers;
   readonly first: IteratorResult<HttpBody>;
   readonly rest: AsyncIterator<HttpBody>;
-}
-
-async function* oneMessage<T>(message: T): AsyncIterable<T> {
-  yield message;
 }
 
 /**

@@ -97,7 +97,8 @@ async function onlyMessage<T>(messages: AsyncIterable<T>): Promise<T> {
   return only as T;
 }
 
-async function* oneMessage<T>(message: T): AsyncIterable<T> {
+/** A stream of one message: the request of a server-streaming call. */
+export async function* oneMessage<T>(message: T): AsyncIterable<T> {
   yield message;
 }
 
@@ -135,7 +136,17 @@ export function createLocalTransport(
       requestHeader: header,
       contextValues,
     });
-    return { service, url, context };
+    // What every request of the call starts as; unary and streaming calls add their own.
+    const request = {
+      service,
+      method,
+      requestMethod: "POST",
+      url,
+      signal: context.signal,
+      header: context.requestHeader,
+      contextValues: context.values,
+    };
+    return { service, context, request };
   };
 
   /** The handler's context as the interceptors left the request (they may replace headers, signal and values). */
@@ -159,16 +170,11 @@ export function createLocalTransport(
       const spec = specs.get(method);
       if (spec?.kind !== "unary")
         throw new ConnectError(`${method.parent.typeName}.${method.name} is not implemented`, Code.Unimplemented);
-      const { service, url, context } = callContext(method, signal, timeoutMs, header, contextValues);
+      const { service, context, request } = callContext(method, signal, timeoutMs, header, contextValues);
       const req: UnaryRequest = {
+        ...request,
         stream: false,
-        service,
         method,
-        requestMethod: "POST",
-        url,
-        signal: context.signal,
-        header: context.requestHeader,
-        contextValues: context.values,
         message: create(method.input as DescMessage, input as MessageInitShape<DescMessage>),
       };
       const chain = intercepted(async (r) => {
@@ -211,16 +217,11 @@ export function createLocalTransport(
         const what = spec === undefined ? "is not implemented" : "is not a server-streaming method";
         throw new ConnectError(`${method.parent.typeName}.${method.name} ${what} in process`, Code.Unimplemented);
       }
-      const { service, url, context } = callContext(method, signal, timeoutMs, header, contextValues);
+      const { service, context, request } = callContext(method, signal, timeoutMs, header, contextValues);
       const req: StreamRequest = {
+        ...request,
         stream: true,
-        service,
         method,
-        requestMethod: "POST",
-        url,
-        signal: context.signal,
-        header: context.requestHeader,
-        contextValues: context.values,
         message: oneMessage(
           create(method.input as DescMessage, (await onlyMessage(input)) as MessageInitShape<DescMessage>),
         ),
