@@ -8,15 +8,23 @@ export interface TcpProxy {
   /** Drops every connection and refuses new ones until restore(). */
   cut(): void;
   restore(): void;
+  /**
+   * Stops passing the target's bytes to the clients, as a peer that no longer reads: what the
+   * target writes fills the socket buffers and its writes stay in progress.
+   */
+  stall(): void;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   let open = true;
   const sockets = new Set<Socket>();
+  const upstreams = new Set<Socket>();
   const server: Server = createServer((client) => {
     if (!open) return void client.destroy();
     const upstream = connect(targetPort, targetHost);
+    upstreams.add(upstream);
+    upstream.on("close", () => upstreams.delete(upstream));
     for (const s of [client, upstream]) {
       sockets.add(s);
       s.on("close", () => sockets.delete(s));
@@ -36,6 +44,12 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     },
     restore() {
       open = true;
+    },
+    stall() {
+      for (const u of upstreams) {
+        u.unpipe();
+        u.pause();
+      }
     },
     close: () =>
       new Promise((resolve) => {
