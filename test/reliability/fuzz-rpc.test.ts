@@ -73,18 +73,12 @@ describe("fuzzing the gRPC port", () => {
     resetPeak(target.server.child.pid!);
   }, 180_000);
   afterAll(async () => {
-    // KNOWN DEFECT (session 8, open): since StreamTokens and StreamUsers are fuzzed too, the
-    // server's stop after 1,000 cases per method sometimes does not finish, even past the 20 s
-    // drain and its forced close (seen twice in the full suite, never at 200 or 300 cases). The
-    // fuzz's findings above are unaffected; the cleanup is bounded so the files after it run, and
-    // the hang is printed for whoever picks it up (see RELIABILITY.md, "Limits").
+    // The server must stop: within the listeners' drain (20 s) and the forced close after it. The
+    // forced close once hung here for ever (a write to a peer that stopped reading kept the
+    // session open; grpc-listener-stop.test.ts); the time it took is printed.
     const started = performance.now();
-    const closing = target?.close().then(() => true);
-    closing?.catch((err: unknown) => console.warn("[reliability] rpc fuzz: server stop failed", err));
-    const stopped = await Promise.race([closing, new Promise<false>((r) => setTimeout(() => r(false), 45_000))]);
-    const seconds = Math.round((performance.now() - started) / 100) / 10;
-    if (!stopped) console.warn(`[reliability] rpc fuzz: KNOWN DEFECT: the server had not stopped after ${seconds} s`);
-    else console.log(`[reliability] rpc fuzz: server stopped in ${seconds} s`);
+    await target?.close();
+    console.log(`[reliability] rpc fuzz: server stopped in ${Math.round((performance.now() - started) / 100) / 10} s`);
   }, 60_000);
 
   it("the fuzzed methods are exactly those the server answers: every method of every generated service, probed", async () => {
