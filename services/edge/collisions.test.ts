@@ -60,6 +60,7 @@ describe("checkBindingCollision", () => {
     expect(withBody.map((r) => r.method.name).sort()).toEqual([
       "ArchiveThing",
       "CreateThing",
+      "InterruptSession",
       "PostMessage",
       "SetThingLimit",
       "UpdateComputer",

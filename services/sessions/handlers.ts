@@ -1,45 +1,33 @@
 // SessionService (public, /api/v0/sessions...), built from its dependencies.
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { ServiceImpl } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import type { SessionService } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
-import { findComputer } from "../computers/queries.js";
 import type { Database } from "../database.js";
 import { requireRole } from "../platform/auth.js";
 import { principalOf, type Principal } from "../platform/context.js";
 import { keysetPage, parsePageLimit, type CursorStore } from "../platform/cursors.js";
-import { invalidArgument, notFound } from "../platform/errors.js";
+import { notFound } from "../platform/errors.js";
 import type { TelemetrySink } from "../platform/telemetry.js";
 import { onConnection, stopIfAbandoned } from "../platform/abandoned.js";
+import { ownerFilter, WRITERS } from "./access.js";
 import { checkAttachments } from "./attachments.js";
 import { claimIdempotencyKey } from "./idempotency-queries.js";
-import { parseIdempotencyKey, requestHash } from "./idempotency.js";
+import { idempotencyKeyOf, requestHash } from "./idempotency.js";
 import { listRole, messageText, optionalId } from "./inputs.js";
+import { createLifecycleHandlers } from "./lifecycle-handlers.js";
 import { listSessionsPage, type SessionListPosition, type SessionListRow } from "./list-queries.js";
-import {
-  findMessage,
-  insertAttachments,
-  insertMessages,
-  listMessagesPage,
-  type MessagePosition,
-} from "./message-queries.js";
+import { findMessage, listMessagesPage, type MessagePosition } from "./message-queries.js";
 import { findSession, findSessionsAmong, lockSession, touchSession, writeTime } from "./session-queries.js";
 import { newId } from "../platform/ids.js";
 import { mergeSettings, parseSettingsUpdate, refuseHeldSessions } from "./settings.js";
-import { messageEvents } from "./telemetry-events.js";
 import { findSessionWithTree, treeOf } from "./tree-queries.js";
+import { requireOrgComputer, storeUserMessage } from "./user-message.js";
 import { sessionListView, sessionView, toMessage, toMessageListItem, visibleStatus } from "./views.js";
 
 export interface SessionsDeps {
   db: Kysely<Database>;
   cursors: CursorStore;
   telemetry: TelemetrySink;
-}
-
-const WRITERS = ["owner", "manager", "member"] as const;
-
-/** Members and guests see only their own sessions; owners and managers the organization's. */
-function ownerFilter(principal: Principal): string | undefined {
-  return principal.role === "owner" || principal.role === "manager" ? undefined : principal.userId;
 }
 
 export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<typeof SessionService>> {
@@ -54,6 +42,7 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
   }
 
   return {
+    ...createLifecycleHandlers(deps),
     async listSessions(req, ctx) {
       const principal = principalOf(ctx);
       const limit = parsePageLimit(req.limit);
@@ -157,14 +146,8 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
         stopIfAbandoned(ctx.signal);
         const session = await lockSession(trx, principal.orgId, req.sessionId, ownerFilter(principal));
         if (!session) throw notFound("session");
-        // The message is sent to that computer: it must be one of the organization's. Another
-        // organization's gets the same answer as an ID that exists nowhere.
-        if (computerId !== undefined && !(await findComputer(trx, principal.orgId, computerId))) {
-          throw invalidArgument(
-            "computerId",
-            `no computer with ID ${JSON.stringify(computerId.slice(0, 60))} in your organization`,
-          );
-        }
+        // The message is sent to that computer: it must be one of the organization's.
+        await requireOrgComputer(trx, principal.orgId, computerId);
         const messageId = newId();
         // Posting to an idle session queues work; pending and running stay as they are.
         const status = session.status === "idle" ? "pending" : session.status;
@@ -186,38 +169,13 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
           if (first) return first;
         }
         const at = writeTime(session);
-        const stored = await insertMessages(
-          trx,
-          { orgId: session.org_id, sessionId: session.id, lastSeq: session.message_count },
-          at,
-          [
-            {
-              id: messageId,
-              role: "user",
-              content: [{ text, id: newId() }],
-              user_message_source: "sessions_api",
-              computer_id: computerId ?? session.computer_id,
-              author_user_id: principal.userId,
-            },
-          ],
-        );
-        await insertAttachments(trx, session.org_id, messageId, [
-          ...attachments.images.map((i) => ({
-            kind: "image" as const,
-            data: i.data,
-            media_type: i.mediaType,
-            size: i.size,
-          })),
-          ...attachments.files.map((f) => ({
-            kind: "file" as const,
-            data: f.data,
-            parsed_data: f.parsedData,
-            name: f.name,
-            path: f.path,
-            size: f.size,
-          })),
-        ]);
-        await telemetry.record(messageEvents(session, stored), trx);
+        const stored = await storeUserMessage(trx, telemetry, session, at, {
+          id: messageId,
+          text,
+          computerId: computerId ?? session.computer_id,
+          authorUserId: principal.userId,
+          ...attachments,
+        });
         await touchSession(trx, session, at, {
           message_count: session.message_count + stored.length,
           status,
@@ -227,8 +185,4 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
       });
     },
   };
-}
-
-function idempotencyKeyOf(ctx: HandlerContext): string | undefined {
-  return parseIdempotencyKey(ctx.requestHeader.get("idempotency-key"));
 }

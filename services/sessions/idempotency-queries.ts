@@ -21,12 +21,12 @@ export interface KeyScope {
  * claim succeeded (go on and do the work in the same transaction), or the first request's result
  * when the key was already used with the same body. Throws a 409 when it was used with another.
  */
-export async function claimIdempotencyKey(
+export async function claimIdempotencyKey<R extends StoredResult>(
   trx: Transaction<Database>,
   scope: KeyScope,
   hash: string,
-  result: StoredResult,
-): Promise<StoredResult | undefined> {
+  result: R,
+): Promise<R | undefined> {
   const expiredBefore = new Date(Date.now() - IDEMPOTENCY_KEY_TTL_MS);
   const claimed = await trx
     .insertInto("idempotency_keys")
@@ -54,9 +54,11 @@ export async function claimIdempotencyKey(
     .where("key", "=", scope.key)
     .executeTakeFirstOrThrow();
   if (existing.request_hash !== hash) {
-    throw conflict("Idempotency-Key: was already used with a different request body; use a new key for a new message");
+    throw conflict("Idempotency-Key: was already used with a different request body; use a new key for a new request");
   }
-  return existing.response;
+  // The same hash is the same kind of request (the hash covers what distinguishes them), so its
+  // stored result has this one's shape.
+  return existing.response as R;
 }
 
 /** Deletes expired keys (a worker calls it now and then). */

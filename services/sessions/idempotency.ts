@@ -1,12 +1,13 @@
-// Idempotency-Key for POST /sessions/{id}/messages, stored in Postgres per organization and
-// credential so it survives restarts and is atomic with the write it guards.
+// Idempotency-Key for POST /sessions and POST /sessions/{id}/messages, stored in Postgres per
+// organization and credential so it survives restarts and is atomic with the write it guards.
 //
-// The key row is inserted inside the message's transaction. A concurrent request with the same
+// The key row is inserted inside the transaction of the write it guards. A concurrent request with the same
 // key blocks on the primary key until that transaction ends: if it committed, the second request
 // finds the row (same body → the first result; other body → 409); if it rolled back, the second
 // request proceeds as the first. Keys expire after IDEMPOTENCY_KEY_TTL_MS; an expired key is
 // taken over by the next request that uses it, and a worker deletes expired keys every hour.
 import { createHash } from "node:crypto";
+import type { HandlerContext } from "@connectrpc/connect";
 import type { Executor } from "../database.js";
 import { invalidArgument } from "../platform/errors.js";
 import type { Logger } from "../platform/logger.js";
@@ -20,6 +21,11 @@ export function parseIdempotencyKey(raw: string | null | undefined): string | un
   if (raw === null || raw === undefined) return undefined;
   if (!KEY.test(raw)) throw invalidArgument("Idempotency-Key", "must be 1 to 255 visible ASCII characters");
   return raw;
+}
+
+/** The request's Idempotency-Key header, checked (parseIdempotencyKey). */
+export function idempotencyKeyOf(ctx: HandlerContext): string | undefined {
+  return parseIdempotencyKey(ctx.requestHeader.get("idempotency-key"));
 }
 
 /** A stable digest of what the request asks for: JSON with sorted keys, hashed. */

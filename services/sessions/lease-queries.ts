@@ -62,7 +62,7 @@ export function requireLease(row: SessionRow, token: string): void {
   if (row.status !== "running" || row.lease_token === null || !sameSecret(row.lease_token, token)) {
     throw new DomainError(
       "failed_precondition",
-      "leaseToken: this lease is no longer held (the run finished, or the lease expired and another runner claimed the session)",
+      "leaseToken: this lease is no longer held (the run finished or was interrupted, or the lease expired and another runner claimed the session)",
     );
   }
 }

@@ -24,8 +24,6 @@ import { attachmentsOf, insertMessages, messageExists, userMessagesAfter } from 
 import {
   findSession,
   findSessionById,
-  findSessionsAmong,
-  insertSession,
   lockSessionById,
   lockedNow,
   touchSession,
@@ -33,8 +31,9 @@ import {
 } from "./session-queries.js";
 import { newId } from "../platform/ids.js";
 import { checkModelUsage, checkNewMessages } from "./runner-input.js";
-import { parseSettingsUpdate, refuseHeldSessions } from "./settings.js";
-import { messageEvents, modelUsageEvents, sessionStartEvent } from "./telemetry-events.js";
+import { parseSettingsUpdate } from "./settings.js";
+import { messageEvents, modelUsageEvents } from "./telemetry-events.js";
+import { startSession } from "./session-start.js";
 import { treeOf } from "./tree-queries.js";
 import { sessionView, toAttachment, toMessage } from "./views.js";
 
@@ -75,29 +74,7 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
         if (parentSessionId !== undefined && !(await findSession(trx, orgId, parentSessionId))) {
           throw invalidArgument("parentSessionId", "is not a session of this organization");
         }
-        const id = newId();
-        const reported = settings.childInclusiveTokenUsageBySessionId;
-        refuseHeldSessions(id, reported, await findSessionsAmong(trx, orgId, Object.keys(reported ?? {})));
-        const createdAt = await lockedNow(trx);
-        // The event first: for a child, insertSession's foreign-key check share-locks the parent's
-        // row until commit, and every write to the parent (lockSession: FOR UPDATE) waits for
-        // that; nothing that may wait on another lock (a new analytics partition) should run
-        // while holding it.
-        await telemetry.record(
-          [
-            sessionStartEvent({
-              id,
-              org_id: orgId,
-              user_id: userId,
-              client,
-              autonomy_mode: autonomyMode,
-              created_at: createdAt,
-            }),
-          ],
-          trx,
-        );
-        const created = await insertSession(trx, {
-          id,
+        return startSession(trx, telemetry, {
           orgId,
           userId,
           parentSessionId: parentSessionId ?? null,
@@ -106,9 +83,7 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
           settings,
           client,
           autonomyMode,
-          createdAt,
         });
-        return created;
       });
       return sessionView(row, await treeOf(db, row));
     },

@@ -189,3 +189,11 @@ export async function touchSession(
       .executeTakeFirstOrThrow()
   );
 }
+
+/**
+ * Deletes a session the transaction has locked, with its messages, their attachments and its
+ * child sessions (the foreign keys cascade). Telemetry events are analytics' and stay.
+ */
+export async function deleteSession(trx: Transaction<Database>, row: Pick<SessionRow, "id">): Promise<void> {
+  await trx.deleteFrom("sessions").where("id", "=", row.id).execute();
+}

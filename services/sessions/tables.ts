@@ -155,10 +155,13 @@ export interface IdempotencyKeysTable {
   org_id: string;
   credential_id: string;
   key: string;
-  /** SHA-256 of the request (session and body): a reuse with another body is a 409. */
+  /**
+   * SHA-256 of the request (what it asks for: the session and body of a message, or the body of
+   * a new session): a reuse with another request is a 409.
+   */
   request_hash: string;
-  /** The first result, returned again to a retry. */
-  response: Json<{ messageId: string; status: string }>;
+  /** The first result, returned again to a retry: a posted message's, or the created session's ID. */
+  response: Json<{ messageId: string; status: string } | { sessionId: string }>;
   created_at: Timestamp;
 }
 
