@@ -109,7 +109,10 @@ describe("session lifecycle", () => {
       const messages = await rest(member, `/api/v0/sessions/${res.json.sessionId}/messages`);
       expect(messages.json.messages).toHaveLength(1);
       expect(messages.json.messages[0].content[0].text).toBe("Make the build green");
-      const message = await rest(member, `/api/v0/sessions/${res.json.sessionId}/messages/${messages.json.messages[0].id}`);
+      const message = await rest(
+        member,
+        `/api/v0/sessions/${res.json.sessionId}/messages/${messages.json.messages[0].id}`,
+      );
       expect(message.json).toMatchObject({ role: "user", userMessageSource: "sessions_api" });
       const claimed = await claim();
       expect(claimed.session?.sessionId).toBe(res.json.sessionId);
@@ -133,7 +136,11 @@ describe("session lifecycle", () => {
       expectError(await createRest(member, { computerId: outsidersComputerId }), 400, "computerId");
       expectError(await createRest(member, { computerId: "no-such-computer" }), 400, "computerId");
       expectError(await createRest(member, { text: "   " }), 400, "text");
-      expectError(await createRest(member, { sessionSettings: { tags: [{ name: 5 }] } }), 400, "sessionSettings.tags[0]");
+      expectError(
+        await createRest(member, { sessionSettings: { tags: [{ name: 5 }] } }),
+        400,
+        "sessionSettings.tags[0]",
+      );
       expectError(await createRest(member, { sessionSettings: { enabledToolIds: "bash" } }), 400, "enabledToolIds");
       expectError(await createRest(member, { orgId: outsider.orgId }), 400, "orgId");
       expectError(await createRest(member, { title: 5 }), 400, "title");
