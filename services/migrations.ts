@@ -17,6 +17,7 @@ import * as analytics0013 from "./analytics/migrations/0013_analytics_pending_ma
 import * as analytics0014 from "./analytics/migrations/0014_analytics_tokens_crc32.js";
 import * as analytics0015 from "./analytics/migrations/0015_analytics_events_model_usage_by_user.js";
 import * as organization0016 from "./organization/migrations/0016_organization_service_accounts.js";
+import * as sessions0017 from "./sessions/migrations/0017_sessions_events.js";
 
 export const migrations: Record<string, Migration> = {
   "0001_organization": organization0001,
@@ -35,4 +36,5 @@ export const migrations: Record<string, Migration> = {
   "0014_analytics_tokens_crc32": analytics0014,
   "0015_analytics_events_model_usage_by_user": analytics0015,
   "0016_organization_service_accounts": organization0016,
+  "0017_sessions_events": sessions0017,
 };

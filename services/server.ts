@@ -23,7 +23,7 @@ import { cachedProbe, createHealthService } from "./platform/health.js";
 import { openKeyValueStore, type KeyValueStore } from "./platform/kv.js";
 import type { Logger } from "./platform/logger.js";
 import { migrateToLatest } from "./platform/migrator.js";
-import { isPublic, type Platform, type ServedService, type Worker } from "./platform/module.js";
+import { isPublic, type Platform, type ServedService, untimedRpcs, type Worker } from "./platform/module.js";
 import { rateLimitInterceptor } from "./platform/rate-limit.js";
 import { requestContextInterceptor } from "./platform/request-context.js";
 
@@ -91,6 +91,8 @@ export async function startServer(config: Config, logger: Logger, options: Start
   const ownsKv = options.kv === undefined;
   if (ownsDatabase) await migrateToLatest(database.db, migrations, logger);
 
+  // Aborted when stop() begins: health answers NOT_SERVING and open watches end.
+  const draining = new AbortController();
   const platform: Platform = {
     config,
     logger,
@@ -99,6 +101,8 @@ export async function startServer(config: Config, logger: Logger, options: Start
     kv,
     cursors: new CursorStore(kv),
     telemetry: MODULES.provider("telemetrySink")(database.db),
+    databaseUrl: database.kind === "postgres" ? database.url : undefined,
+    draining: draining.signal,
   };
   const modules = MODULES.running(config.services);
   const served = modules.flatMap((m) => m.services);
@@ -120,8 +124,6 @@ export async function startServer(config: Config, logger: Logger, options: Start
   // Each module's implementations are built once and shared by every router (both gRPC
   // listeners and the in-process edge), with whatever state they keep.
   const moduleRoutes = modules.map((module) => module.routes(platform));
-  // Aborted when stop() begins: health answers NOT_SERVING and open watches end.
-  const draining = new AbortController();
   const routesOf = (services: readonly ServedService[]) => {
     const names = new Set(services.map((s) => s.service.typeName));
     const health = createHealthService(probe, [...names], draining.signal);
@@ -175,6 +177,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
       logger,
       maxBodyBytes: MAX_REQUEST_BODY_BYTES,
       timeoutMs: config.requestTimeoutMs,
+      untimed: untimedRpcs(ALL_MODULES.flatMap((m) => m.services.filter(isPublic))),
     });
     restServer = createEdgeHttpServer(edge, {
       requestTimeoutMs: config.requestTimeoutMs,

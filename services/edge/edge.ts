@@ -35,6 +35,11 @@ export interface RestEdgeOptions {
    * (else 504, as Envoy's route timeout); the transport is handed it as the call's deadline.
    */
   timeoutMs?: number;
+  /**
+   * Calls ("<service>/<method>") that last until the client leaves (event streams): no deadline
+   * from the complete request, as envoy.yaml gives their routes `timeout: 0s`.
+   */
+  untimed?: ReadonlySet<string>;
 }
 
 export type RestEdgeHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
@@ -95,18 +100,21 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
       // The deadline (Envoy's route timeout) runs from the complete request. The transport only
       // hands it to the handler, which may not watch it (an in-process call, a query waiting on
       // Postgres), so the edge enforces it here: the answer is a 504 at the deadline.
-      if (timeoutMs !== undefined) {
+      const callTimeoutMs = opts.untimed?.has(rpc) ? undefined : timeoutMs;
+      if (callTimeoutMs !== undefined) {
         deadline = setTimeout(
           () =>
-            abort.abort(new ConnectError(`the request did not complete within ${timeoutMs} ms`, Code.DeadlineExceeded)),
-          timeoutMs,
+            abort.abort(
+              new ConnectError(`the request did not complete within ${callTimeoutMs} ms`, Code.DeadlineExceeded),
+            ),
+          callTimeoutMs,
         );
       }
       const headers = forwardRequestHeaders(req.headers, requestId, req.socket.remoteAddress);
       if (route.call.kind === "http_body_stream") {
         const stream = await untilAborted(
           withUpstreamRetries(
-            () => openHttpBodyStream(transport, route, abort.signal, timeoutMs, headers, input),
+            () => openHttpBodyStream(transport, route, abort.signal, callTimeoutMs, headers, input),
             abort.signal,
           ),
           abort.signal,
@@ -118,7 +126,7 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
       }
       const unary = route.call.method;
       const result = await untilAborted(
-        withUpstreamRetries(() => transport.unary(unary, abort.signal, timeoutMs, headers, input), abort.signal),
+        withUpstreamRetries(() => transport.unary(unary, abort.signal, callTimeoutMs, headers, input), abort.signal),
         abort.signal,
       );
       if (abort.signal.aborted) throw abort.signal.reason;

@@ -4,14 +4,12 @@ import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
 import { toJson, toJsonString, type DescMessage, type JsonObject, type Message } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
 import type { Logger } from "pino";
+import { ENVOY_JSON_OPTIONS } from "../platform/printed-json.js";
 import { compressLikeEnvoy } from "./compressor.js";
 import { EdgeHttpError, errorBody } from "./errors.js";
 import { copyResponseMetadata } from "./headers.js";
 import type { Route } from "./routes.js";
 import { httpStatusFromCode } from "./status.js";
-
-// Envoy: always_print_primitive_fields=true, preserve_proto_field_names=false.
-const JSON_OPTIONS = { alwaysEmitImplicit: true } as const;
 
 const STATUS_RE = /^[1-5]\d\d$/;
 
@@ -22,10 +20,10 @@ export interface RpcResult {
 }
 
 function serialize(route: Route, output: DescMessage, message: Message): string {
-  if (route.responseField === undefined) return toJsonString(output, message, JSON_OPTIONS);
+  if (route.responseField === undefined) return toJsonString(output, message, ENVOY_JSON_OPTIONS);
   // response_body: the named field alone. An unset message field has no JSON value; like
   // protobuf's JSON writer for an absent root we print null.
-  const json = toJson(output, message, JSON_OPTIONS) as JsonObject;
+  const json = toJson(output, message, ENVOY_JSON_OPTIONS) as JsonObject;
   return JSON.stringify(json[route.responseField.jsonName] ?? null);
 }
 

@@ -7,8 +7,8 @@
 // Notifications sent while the connection is down are lost, so the whole cache is dropped on
 // every disconnect and reconnect, and `watching()` is false in between (the authenticator then
 // trusts a credential for UNWATCHED_CACHE_TTL_MS only).
-import pg from "pg";
 import type { Logger } from "../platform/logger.js";
+import { listenToChannel } from "../platform/pg-listen.js";
 
 export const CREDENTIALS_CHANNEL = "agentplane_credentials";
 
@@ -28,77 +28,14 @@ export interface WatchOptions {
 }
 
 export function watchCredentialChanges(options: WatchOptions): CredentialChangeWatch {
-  const log = options.logger.child({ component: "credential-changes" });
-  const maxBackoff = options.maxBackoffMs ?? 5_000;
-  let client: pg.Client | undefined;
-  let live = false;
-  let closed = false;
-  let attempt = 0;
-  let timer: NodeJS.Timeout | undefined;
-
-  const lost = (err?: Error) => {
-    if (client === undefined) return;
-    client.removeAllListeners();
-    client.on("error", () => {});
-    void client.end().catch(() => {});
-    client = undefined;
-    if (live) {
-      live = false;
-      options.onChange("*");
-      if (!closed) log.warn({ err }, "credential change notifications interrupted; reconnecting");
-    }
-    if (!closed) schedule();
-  };
-
-  const schedule = () => {
-    const delay = Math.min(maxBackoff, 100 * 2 ** Math.min(attempt++, 6));
-    timer = setTimeout(connect, delay);
-    timer.unref();
-  };
-
-  const connect = () => {
-    if (closed) return;
-    const c = new pg.Client({
-      connectionString: options.url,
-      keepAlive: true,
-      application_name: "agentplane-credentials",
-      connectionTimeoutMillis: 5_000,
-    });
-    client = c;
-    c.on("error", (err) => lost(err));
-    c.on("end", () => lost());
-    c.on("notification", (message) => {
-      if (message.channel === CREDENTIALS_CHANNEL && message.payload) options.onChange(message.payload);
-    });
-    c.connect()
-      .then(() => c.query(`LISTEN ${CREDENTIALS_CHANNEL}`))
-      .then(() => {
-        if (client !== c) return;
-        attempt = 0;
-        live = true;
-        // Whatever changed while nobody listened.
-        options.onChange("*");
-        log.debug("listening for credential changes");
-      })
-      .catch((err: Error) => {
-        if (client === c) lost(err);
-      });
-  };
-
-  connect();
-  return {
-    watching: () => live,
-    async close() {
-      closed = true;
-      clearTimeout(timer);
-      const c = client;
-      client = undefined;
-      live = false;
-      if (c) {
-        c.removeAllListeners();
-        c.on("error", () => {});
-        await c.end().catch(() => {});
-      }
-    },
-  };
+  const listener = listenToChannel({
+    url: options.url,
+    channel: CREDENTIALS_CHANNEL,
+    name: "agentplane-credentials",
+    onPayload: options.onChange,
+    onGap: () => options.onChange("*"),
+    logger: options.logger,
+    maxBackoffMs: options.maxBackoffMs,
+  });
+  return { watching: () => listener.listening(), close: () => listener.close() };
 }

@@ -33,6 +33,13 @@ export interface Platform {
   readonly cursors: CursorStore;
   /** Telemetry for the platform's own activity (provided by the analytics module). */
   readonly telemetry: TelemetrySink;
+  /**
+   * The Postgres URL of db, for a connection of one's own (a LISTEN); undefined on the embedded
+   * database, which no other process writes to through another server.
+   */
+  readonly databaseUrl: string | undefined;
+  /** Aborted when the process begins to stop: long-lived streams end, so that the drain completes. */
+  readonly draining: AbortSignal;
 }
 
 /**
@@ -54,6 +61,16 @@ export const PROVISION_KINDS: readonly ProvisionKind[] = ["authenticator", "tele
 export interface ServedService {
   readonly service: DescService;
   readonly policy: AuthPolicy;
+  /**
+   * Methods whose calls last until the client leaves (event streams): the edges give their
+   * routes no timeout (the TypeScript edge no deadline, envoy.yaml `timeout: 0s` and no retry).
+   */
+  readonly untimed?: readonly string[];
+}
+
+/** "<service type name>/<method>" of every untimed method of `served`. */
+export function untimedRpcs(served: readonly ServedService[]): Set<string> {
+  return new Set(served.flatMap((s) => (s.untimed ?? []).map((m) => `${s.service.typeName}/${m}`)));
 }
 
 export interface Worker {

@@ -5,14 +5,12 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionService } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import { createTestDatabase, type TestDatabase } from "../../test/support/database.js";
+import { sessionServiceDeps } from "../../test/support/session-deps.js";
 import { abortedSignal, codeOf, directCallContext } from "../../test/support/abandoned.js";
-import { createTelemetrySink } from "../analytics/ingest/sink.js";
 import type { Database } from "../database.js";
 import { migrations } from "../migrations.js";
 import { createOrganization, createUser } from "../organization/queries.js";
 import type { Principal } from "../platform/context.js";
-import { CursorStore } from "../platform/cursors.js";
-import { MemoryKeyValueStore } from "../platform/kv-memory.js";
 import { onConnection, stopIfAbandoned } from "../platform/abandoned.js";
 import { createSessionService } from "./handlers.js";
 import { insertSession } from "./session-queries.js";
@@ -48,11 +46,7 @@ describe("abandoned calls", () => {
         autonomyMode: "manual",
       })
     ).id;
-    service = createSessionService({
-      db,
-      cursors: new CursorStore(new MemoryKeyValueStore()),
-      telemetry: createTelemetrySink(db),
-    });
+    service = createSessionService(sessionServiceDeps(db));
   });
   afterAll(() => database?.drop());
 

@@ -2,18 +2,16 @@
 // test database, the real telemetry sink and the real cursor store; and the demo writer.
 import { Code, createClient, type Client } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sessionServiceDeps } from "../../test/support/session-deps.js";
 import { handlerTransport, rejection } from "../../test/support/handlers.js";
 import { SessionRunnerService, SessionService } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import { createTestDatabase, type TestDatabase } from "../../test/support/database.js";
-import { createTelemetrySink } from "../analytics/ingest/sink.js";
 import { insertComputer } from "../computers/queries.js";
 import { planSteps } from "../computers/steps.js";
 import type { Database } from "../database.js";
 import { migrations } from "../migrations.js";
 import { createOrganization, createUser } from "../organization/queries.js";
 import type { Role } from "../platform/context.js";
-import { CursorStore } from "../platform/cursors.js";
-import { MemoryKeyValueStore } from "../platform/kv-memory.js";
 import { createSessionService } from "./handlers.js";
 import { writeSessionsDemo } from "./demo.js";
 import { IDEMPOTENCY_KEY_TTL_MS, pruneIdempotencyKeys } from "./idempotency-queries.js";
@@ -40,7 +38,7 @@ describe("session handlers", () => {
   beforeAll(async () => {
     database = await createTestDatabase<Database>(migrations);
     const db = database.db;
-    const deps = { db, cursors: new CursorStore(new MemoryKeyValueStore()), telemetry: createTelemetrySink(db) };
+    const deps = sessionServiceDeps(db);
     caller = async (org: string, role: Role): Promise<Caller> => {
       const user = await createUser(db, {
         orgId: org,

@@ -15,6 +15,7 @@ import { claimIdempotencyKey } from "./idempotency-queries.js";
 import { idempotencyKeyOf, requestHash } from "./idempotency.js";
 import { listRole, messageText, optionalId } from "./inputs.js";
 import { createLifecycleHandlers } from "./lifecycle-handlers.js";
+import { createEventHandlers, type EventDeps } from "./event-handlers.js";
 import { listSessionsPage, type SessionListPosition, type SessionListRow } from "./list-queries.js";
 import { findMessage, listMessagesPage, type MessagePosition } from "./message-queries.js";
 import { findSession, findSessionsAmong, lockSession, touchSession, writeTime } from "./session-queries.js";
@@ -24,7 +25,7 @@ import { findSessionWithTree, treeOf } from "./tree-queries.js";
 import { requireOrgComputer, storeUserMessage } from "./user-message.js";
 import { sessionListView, sessionView, toMessage, toMessageListItem, visibleStatus } from "./views.js";
 
-export interface SessionsDeps {
+export interface SessionsDeps extends EventDeps {
   db: Kysely<Database>;
   cursors: CursorStore;
   telemetry: TelemetrySink;
@@ -43,6 +44,7 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
 
   return {
     ...createLifecycleHandlers(deps),
+    ...createEventHandlers(deps),
     async listSessions(req, ctx) {
       const principal = principalOf(ctx);
       const limit = parsePageLimit(req.limit);
@@ -176,11 +178,17 @@ export function createSessionService(deps: SessionsDeps): Partial<ServiceImpl<ty
           authorUserId: principal.userId,
           ...attachments,
         });
-        await touchSession(trx, session, at, {
-          message_count: session.message_count + stored.length,
-          status,
-          pending_since: session.status === "idle" ? at : session.pending_since,
-        });
+        await touchSession(
+          trx,
+          session,
+          at,
+          {
+            message_count: session.message_count + stored.length,
+            status,
+            pending_since: session.status === "idle" ? at : session.pending_since,
+          },
+          stored,
+        );
         return result;
       });
     },

@@ -29,7 +29,7 @@ type LifecycleMethods = Pick<
   "createSession" | "interruptSession" | "deleteSession"
 >;
 
-export function createLifecycleHandlers(deps: Omit<SessionsDeps, "cursors">): LifecycleMethods {
+export function createLifecycleHandlers(deps: Pick<SessionsDeps, "db" | "telemetry">): LifecycleMethods {
   const { db, telemetry } = deps;
 
   return {

@@ -5,14 +5,12 @@
 import { createClient, type Client } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionService } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
+import { sessionServiceDeps } from "../../test/support/session-deps.js";
 import { handlerTransport } from "../../test/support/handlers.js";
 import { createTestDatabase, type TestDatabase } from "../../test/support/database.js";
-import { createTelemetrySink } from "../analytics/ingest/sink.js";
 import type { Database } from "../database.js";
 import { migrations } from "../migrations.js";
 import { createOrganization, createUser } from "../organization/queries.js";
-import { CursorStore } from "../platform/cursors.js";
-import { MemoryKeyValueStore } from "../platform/kv-memory.js";
 import { createSessionService } from "./handlers.js";
 import { insertSession, lockSession, touchSession, writeTime } from "./session-queries.js";
 import type { SessionRow } from "./tables.js";
@@ -29,7 +27,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("session list snapshots", () => 
     const db = database.db;
     orgId = (await createOrganization(db, { name: "Snapshots" })).id;
     const userId = (await createUser(db, { orgId, email: "owner@snapshots.test", role: "owner" })).id;
-    const deps = { db, cursors: new CursorStore(new MemoryKeyValueStore()), telemetry: createTelemetrySink(db) };
+    const deps = sessionServiceDeps(db);
     api = createClient(
       SessionService,
       handlerTransport((router) => router.service(SessionService, createSessionService(deps)), {

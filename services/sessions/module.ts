@@ -5,6 +5,7 @@ import type { ServiceModule } from "../platform/module.js";
 import { writeSessionsDemo } from "./demo.js";
 import { createSessionService } from "./handlers.js";
 import { startIdempotencyKeyPruner } from "./idempotency.js";
+import { createSessionWakeups } from "./event-wakeups.js";
 import { createSessionRunnerService } from "./runner-handlers.js";
 
 // Tag metadata is free-form JSON (google.protobuf.Struct): a request whose body Envoy (or the
@@ -21,7 +22,7 @@ export const sessionsModule: ServiceModule = {
   // Its rows belong to an organization, and its demo sessions are the organization's users'.
   dependsOn: ["organization"],
   services: [
-    { service: SessionService, policy: API_KEY_OR_JWT },
+    { service: SessionService, policy: API_KEY_OR_JWT, untimed: ["StreamSessionEvents"] },
     {
       service: SessionRunnerService,
       policy: internal({
@@ -33,17 +34,27 @@ export const sessionsModule: ServiceModule = {
       }),
     },
   ],
-  routes: (platform) => (router) => {
-    router.service(
-      SessionService,
-      createSessionService({ db: platform.db, cursors: platform.cursors, telemetry: platform.telemetry }),
-      DECODE_FREE_FORM_JSON,
-    );
-    router.service(
-      SessionRunnerService,
-      createSessionRunnerService({ db: platform.db, telemetry: platform.telemetry }),
-      DECODE_FREE_FORM_JSON,
-    );
+  routes: (platform) => {
+    // One per process, shared by the routers: the event streams' wake-ups.
+    const wakeups = createSessionWakeups({ url: platform.databaseUrl, logger: platform.logger });
+    return (router) => {
+      router.service(
+        SessionService,
+        createSessionService({
+          db: platform.db,
+          cursors: platform.cursors,
+          telemetry: platform.telemetry,
+          wakeups,
+          draining: platform.draining,
+        }),
+        DECODE_FREE_FORM_JSON,
+      );
+      router.service(
+        SessionRunnerService,
+        createSessionRunnerService({ db: platform.db, telemetry: platform.telemetry }),
+        DECODE_FREE_FORM_JSON,
+      );
+    };
   },
   start: async (platform) => startIdempotencyKeyPruner(platform.db, platform.logger),
   demo: writeSessionsDemo,

@@ -164,15 +164,21 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
         const sum = (pick: (u: (typeof reports)[number]["usage"]) => number) =>
           reports.reduce((total, r) => total + pick(r.usage), 0);
         await telemetry.record([...messageEvents(row, stored), ...modelUsageEvents(row, at, newId(), reports)], trx);
-        await touchSession(trx, row, at, {
-          message_count: row.message_count + stored.length,
-          input_tokens: row.input_tokens + sum((u) => u.inputTokens),
-          output_tokens: row.output_tokens + sum((u) => u.outputTokens),
-          cache_creation_tokens: row.cache_creation_tokens + sum((u) => u.cacheCreationTokens),
-          cache_read_tokens: row.cache_read_tokens + sum((u) => u.cacheReadTokens),
-          thinking_tokens: row.thinking_tokens + sum((u) => u.thinkingTokens),
-          factory_credits: row.factory_credits + sum((u) => u.factoryCredits),
-        });
+        await touchSession(
+          trx,
+          row,
+          at,
+          {
+            message_count: row.message_count + stored.length,
+            input_tokens: row.input_tokens + sum((u) => u.inputTokens),
+            output_tokens: row.output_tokens + sum((u) => u.outputTokens),
+            cache_creation_tokens: row.cache_creation_tokens + sum((u) => u.cacheCreationTokens),
+            cache_read_tokens: row.cache_read_tokens + sum((u) => u.cacheReadTokens),
+            thinking_tokens: row.thinking_tokens + sum((u) => u.thinkingTokens),
+            factory_credits: row.factory_credits + sum((u) => u.factoryCredits),
+          },
+          stored,
+        );
         return stored.map((m) => m.id);
       });
       return { messageIds: ids };

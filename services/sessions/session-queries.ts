@@ -8,7 +8,8 @@
 import { newId } from "../platform/ids.js";
 import { sql, type Insertable, type Transaction, type Updateable } from "kysely";
 import type { Database, Executor } from "../database.js";
-import type { SessionRow, SessionsTable, StoredSettings } from "./tables.js";
+import { changeEvents, insertSessionEvents, notifySessionWatchers } from "./event-queries.js";
+import type { MessageRow, SessionRow, SessionStatus, SessionsTable, StoredSettings } from "./tables.js";
 
 /** History older than this is pruned; no listing may continue a snapshot older than LIST_SNAPSHOT_MAX_AGE_MS. */
 export const LIST_HISTORY_RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -155,14 +156,20 @@ export async function insertSession(
  * (updated_at = `at`) and records its previous list position, in one statement. Must be the
  * transaction's last write to the session. Takes no lock beyond the session's own row: a listing
  * tells which changes it saw from their transaction IDs (list-queries.ts), so writes to different
- * sessions of an organization do not wait for each other.
+ * sessions of an organization do not wait for each other. `created` are the messages the
+ * transaction stored, for their message.created events.
  */
 export async function touchSession(
   trx: Transaction<Database>,
   row: SessionRow,
   at: Date,
   changes: Updateable<SessionsTable> = {},
+  created: readonly MessageRow[] = [],
 ): Promise<SessionRow> {
+  // Its events (a status change, the messages `created` stored): recorded here, where every
+  // visible change passes, so that no change is missing from the event stream.
+  const events = changeEvents(row.status, changes.status as SessionStatus | undefined, created);
+  if (events.length > 0) changes = { ...changes, last_event_seq: await insertSessionEvents(trx, row, at, events) };
   const prunedBefore = new Date(at.getTime() - LIST_HISTORY_RETENTION_MS);
   return (
     trx
@@ -196,4 +203,7 @@ export async function touchSession(
  */
 export async function deleteSession(trx: Transaction<Database>, row: Pick<SessionRow, "id">): Promise<void> {
   await trx.deleteFrom("sessions").where("id", "=", row.id).execute();
+  // Its event streams end (they find it gone). A child's watchers are not told: theirs end at
+  // their next heartbeat, when they re-read.
+  await notifySessionWatchers(trx, row.id);
 }

@@ -4,6 +4,7 @@
 import type { Transaction } from "kysely";
 import type { Database } from "../database.js";
 import { newId } from "../platform/ids.js";
+import { changeEvents, insertSessionEvents } from "./event-queries.js";
 import type { TelemetrySink } from "../platform/telemetry.js";
 import { insertSession, findSessionsAmong, lockedNow, type NewSession } from "./session-queries.js";
 import { refuseHeldSessions } from "./settings.js";
@@ -49,10 +50,11 @@ export async function startSession(
     computerId: init.computerId,
   });
   // Written directly rather than through touchSession: the session is new in this transaction,
-  // so it has no earlier list position to record.
+  // so it has no earlier list position to record. Its events are the same as a post's.
+  const lastEventSeq = await insertSessionEvents(trx, session, createdAt, changeEvents("idle", "pending", stored));
   return trx
     .updateTable("sessions")
-    .set({ status: "pending", pending_since: createdAt, message_count: stored.length })
+    .set({ status: "pending", pending_since: createdAt, message_count: stored.length, last_event_seq: lastEventSeq })
     .where("id", "=", id)
     .returningAll()
     .executeTakeFirstOrThrow();

@@ -4,14 +4,12 @@
 import { createClient, type Client } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionService } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
+import { sessionServiceDeps } from "../../test/support/session-deps.js";
 import { handlerTransport, rejection } from "../../test/support/handlers.js";
 import { createTestDatabase, type TestDatabase } from "../../test/support/database.js";
-import { createTelemetrySink } from "../analytics/ingest/sink.js";
 import type { Database } from "../database.js";
 import { migrations } from "../migrations.js";
 import { createOrganization, createUser } from "../organization/queries.js";
-import { CursorStore } from "../platform/cursors.js";
-import { MemoryKeyValueStore } from "../platform/kv-memory.js";
 import { createSessionService } from "./handlers.js";
 import { insertSession } from "./session-queries.js";
 import { ZERO_USAGE } from "./settings.js";
@@ -68,7 +66,7 @@ describe("session trees", () => {
     const db = database.db;
     orgId = (await createOrganization(db, { name: "Trees" })).id;
     userId = (await createUser(db, { orgId, email: "owner@trees.test", role: "owner" })).id;
-    const deps = { db, cursors: new CursorStore(new MemoryKeyValueStore()), telemetry: createTelemetrySink(db) };
+    const deps = sessionServiceDeps(db);
     api = createClient(
       SessionService,
       handlerTransport((router) => router.service(SessionService, createSessionService(deps)), {
@@ -194,15 +192,7 @@ describe("session trees", () => {
     const outsider = createClient(
       SessionService,
       handlerTransport(
-        (router) =>
-          router.service(
-            SessionService,
-            createSessionService({
-              db: database.db,
-              cursors: new CursorStore(new MemoryKeyValueStore()),
-              telemetry: createTelemetrySink(database.db),
-            }),
-          ),
+        (router) => router.service(SessionService, createSessionService(sessionServiceDeps(database.db))),
         { orgId: other, role: "owner" },
       ),
     );

@@ -76,6 +76,25 @@ export interface SessionsTable {
   claimed_seq: Counter;
   /** User messages up to this sequence number were answered by a finished run. */
   handled_seq: Counter;
+  /** The number of the session's last event (session_events.seq); 0 before the first. */
+  last_event_seq: Counter;
+}
+
+export type SessionEventType = "session.status_changed" | "message.created";
+
+/** What an event says beyond its type and time, JSON names as the event stream prints them. */
+export type SessionEventData =
+  | { status: SessionStatus; previousStatus: SessionStatus }
+  | { messageId: string; role: string };
+
+/** A session's events, numbered within the session (migration 0017). */
+export interface SessionEventsTable {
+  session_id: string;
+  seq: number;
+  org_id: string;
+  type: SessionEventType;
+  created_at: Timestamp;
+  data: Json<SessionEventData>;
 }
 
 /** Superseded by transaction IDs (migration 0009); kept for the previous release, never written. */
@@ -172,6 +191,7 @@ export interface SessionTables {
   messages: MessagesTable;
   message_attachments: MessageAttachmentsTable;
   idempotency_keys: IdempotencyKeysTable;
+  session_events: SessionEventsTable;
 }
 
 // Rows as kysely reads them. The area's row types are these (or a Pick of one), so a column's
@@ -179,6 +199,7 @@ export interface SessionTables {
 export type SessionRow = Selectable<SessionsTable>;
 export type MessageRow = Selectable<MessagesTable>;
 export type AttachmentRow = Selectable<MessageAttachmentsTable>;
+export type SessionEventRow = Selectable<SessionEventsTable>;
 
 /** The session's own token usage, one column per counter. */
 export type UsageColumns =

@@ -232,8 +232,9 @@ export function checkEnvoyCrossReferences(
     problems.push(...checkCluster(c, modules));
   }
 
-  // Every route's cluster exists; every route has a timeout; only GET routes retry on more than
-  // connection failures.
+  // Every route's cluster exists; every route has a timeout but those of untimed calls; only GET
+  // routes retry on more than connection failures.
+  const untimedRpcs = new Set(modules.flatMap((m) => m.untimedRpcs));
   const vhosts: Node[] = edge.hcm.route_config?.virtual_hosts ?? [];
   if (vhosts.length === 0) fail("route_config", "no virtual host");
   const usedClusters = new Set<string>();
@@ -252,7 +253,13 @@ export function checkEnvoyCrossReferences(
       usedClusters.add(action.cluster);
       if (!clusterByName.has(action.cluster))
         fail(where, `routes to cluster "${action.cluster}", which does not exist`);
-      if (action.timeout === undefined || action.timeout === "0s") fail(where, "needs an explicit, non-zero timeout");
+      // An untimed call (an event stream) has its own route, by exact path, with no timeout.
+      const untimed = typeof r.match?.path === "string" && untimedRpcs.has(r.match.path.slice(1));
+      if (untimed) {
+        if (action.timeout !== "0s") fail(where, "is an untimed call's route: needs timeout 0s");
+        if (action.retry_policy !== undefined) fail(where, "is an untimed call's route: must not retry");
+      } else if (action.timeout === undefined || action.timeout === "0s")
+        fail(where, "needs an explicit, non-zero timeout");
     }
   }
   for (const name of clusterByName.keys())

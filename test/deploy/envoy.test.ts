@@ -24,6 +24,11 @@ import { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS } from "../../services/edge/h
 import { DEFAULT_EDGE_MAX_CONNECTIONS } from "../../services/platform/config.js";
 import { loadConfig } from "../../services/config.js";
 import { DRAIN_TIMEOUT_MS, MAX_REQUEST_BODY_BYTES } from "../../services/server.js";
+import { ALL_MODULES } from "../../services/modules.js";
+import { isPublic, untimedRpcs } from "../../services/platform/module.js";
+
+/** The calls both edges give no timeout: the event streams. */
+const UNTIMED = untimedRpcs(ALL_MODULES.flatMap((m) => m.services.filter(isPublic)));
 
 const text = readEnvoyYaml();
 let services: Map<string, DescribedService>;
@@ -179,7 +184,15 @@ describe("envoy.yaml cross-references", () => {
     // Headers, then the whole request (408 past either), then the call from the complete request.
     expect(seconds(hcm.request_headers_timeout) * 1000).toBe(HEADERS_TIMEOUT_MS);
     expect(seconds(hcm.request_timeout) * 1000).toBe(loadConfig({}).requestTimeoutMs);
-    for (const r of routesOf(config)) expect(seconds(r.route.timeout) * 1000).toBe(loadConfig({}).requestTimeoutMs);
+    // Every route but those of the untimed calls (event streams), which have none, as in the
+    // TypeScript edge (services/edge/edge.ts).
+    for (const r of routesOf(config)) {
+      const untimed = r.match.path !== undefined && UNTIMED.has(r.match.path.slice(1));
+      expect(seconds(r.route.timeout) * 1000, JSON.stringify(r.match)).toBe(
+        untimed ? 0 : loadConfig({}).requestTimeoutMs,
+      );
+    }
+    expect(routesOf(config).filter((r) => seconds(r.route.timeout) === 0)).toHaveLength(UNTIMED.size);
     expect(seconds(hcm.common_http_protocol_options.idle_timeout) * 1000).toBe(KEEP_ALIVE_TIMEOUT_MS);
     // The HTTP/2 drain grace fits in the drain.
     expect(seconds(hcm.drain_timeout) * 1000).toBeGreaterThan(0);
@@ -246,7 +259,8 @@ describe("envoy.yaml cross-references", () => {
             const route = matchRoute(config, transcodedRequest(name, method.name, b.verb));
             expect(route?.route.cluster, `${b.verb} ${b.path}`).toBe(m.name);
             const retryOn: string = route.route.retry_policy?.retry_on ?? "";
-            if (b.verb === "GET") expect(retryOn).toContain("unavailable");
+            if (UNTIMED.has(`${name}/${method.name}`)) expect(route.route.retry_policy).toBeUndefined();
+            else if (b.verb === "GET") expect(retryOn).toContain("unavailable");
             else expect(retryOn.split(",").every((c) => ["connect-failure", "refused-stream"].includes(c))).toBe(true);
           }
         }
@@ -322,7 +336,9 @@ describe("envoy.yaml cross-references", () => {
     [
       "a mistyped route prefix",
       (c: Config) => {
-        for (const r of routesOf(c)) r.match.prefix = r.match.prefix.replace("SessionService", "SessionsService");
+        for (const r of routesOf(c))
+          if (r.match.prefix !== undefined)
+            r.match.prefix = r.match.prefix.replace("SessionService", "SessionsService");
       },
       /\(agentplane\.sessions\.v1alpha1\.SessionService\/\w+\): matches no route/,
     ],
@@ -336,7 +352,12 @@ describe("envoy.yaml cross-references", () => {
     [
       "writes retried on 5xx",
       (c: Config) => {
-        routesOf(c)[5].route.retry_policy = { retry_on: "5xx,connect-failure", num_retries: 2 };
+        routesOf(c).find(
+          (r) => r.route.cluster === "sessions" && r.match.prefix !== undefined && r.match.headers === undefined,
+        )!.route.retry_policy = {
+          retry_on: "5xx,connect-failure",
+          num_retries: 2,
+        };
       },
       /a write is retried on 5xx/,
     ],

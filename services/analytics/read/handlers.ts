@@ -32,14 +32,8 @@ import {
   TOOLS_COLUMNS,
   type RenderedUserDay,
 } from "./queries.js";
-import {
-  compressionOf,
-  envelopeParts,
-  httpBodyChunks,
-  printedMessage,
-  representationEtag,
-  requestedCoding,
-} from "./http-body.js";
+import { compressionOf, envelopeParts, httpBodyChunks, representationEtag, requestedCoding } from "./http-body.js";
+import { printedMessage } from "../../platform/printed-json.js";
 import { DeflatedDayCache, loadTokensParts, planTokens, readTokensDigests } from "./tokens-body.js";
 import {
   activityGroupRows,

@@ -18,6 +18,7 @@ import {
 import type { HandlerContext } from "@connectrpc/connect";
 import type { HttpBody, HttpBodySchema } from "../../../gen/google/api/httpbody_pb.js";
 import { preferredCoding } from "../../platform/accept-encoding.js";
+import { ENVOY_JSON_OPTIONS } from "../../platform/printed-json.js";
 import {
   bodyLength,
   encodedStream,
@@ -26,9 +27,6 @@ import {
   type BodyPart,
   type ContentCoding,
 } from "../../platform/deflate-parts.js";
-
-// Envoy: always_print_primitive_fields=true, preserve_proto_field_names=false.
-const JSON_OPTIONS = { alwaysEmitImplicit: true } as const;
 
 /**
  * A text body at least this long goes compressed when the client takes it: the threshold of the
@@ -47,11 +45,6 @@ export function requestedCoding(ctx: HandlerContext): ContentCoding | null {
   return preferredCoding(ctx.requestHeader.get("accept-encoding") ?? undefined);
 }
 
-/** A message's JSON as Envoy's transcoder prints it. */
-export function printedMessage<Desc extends DescMessage>(schema: Desc, init: MessageInitShape<Desc>): string {
-  return toJsonString(schema, create(schema, init), JSON_OPTIONS);
-}
-
 /**
  * The parts of `{"data":<rows>,...}`: the message printed as Envoy prints it, with `rows` (JSON
  * array text parts) in place of its first field, which must be the repeated field `data`.
@@ -61,7 +54,7 @@ export function envelopeParts<Desc extends DescMessage>(
   rest: MessageInitShape<Desc>,
   rows: readonly BodyPart[],
 ): BodyPart[] {
-  const json = toJson(schema, create(schema, rest), JSON_OPTIONS) as JsonObject;
+  const json = toJson(schema, create(schema, rest), ENVOY_JSON_OPTIONS) as JsonObject;
   const first = schema.fields[0];
   if (first?.jsonName !== "data" || !Array.isArray(json.data) || json.data.length !== 0) {
     // A bug here, not a client error: the answer would silently lose or duplicate rows.
