@@ -120,7 +120,7 @@ describe("isolation matrix", () => {
     }
     const victim = (kind: string, t: Target, c: Caller) => victims.get(`${kind} ${t} ${c}`)!;
     const stored = (sessionId: string) =>
-      db.selectFrom("sessions").select(["status", "message_count"]).where("id", "=", sessionId).executeTakeFirst();
+      db.selectFrom("sessions").select("status").where("id", "=", sessionId).executeTakeFirst();
     const storedMessages = async (sessionId: string) =>
       (
         await db
@@ -129,11 +129,12 @@ describe("isolation matrix", () => {
           .where("session_id", "=", sessionId)
           .executeTakeFirstOrThrow()
       ).n;
-    /** The caller's user and organization, for what a create stored. */
-    const userOf = (c: Caller) =>
-      c === "otherOwner"
-        ? { orgId: b.orgId, userId: b.members.owner.userId }
-        : { orgId: a.orgId, userId: a.members[c === "ownerJwt" ? "owner" : (c as Role)].userId };
+    /** The caller's user and organization, for what a create stored (none for a bad credential). */
+    const userOf = (c: Caller): { orgId: string; userId: string } | undefined => {
+      if (c === "otherOwner") return { orgId: b.orgId, userId: b.members.owner.userId };
+      const member = c === "ownerJwt" ? a.members.owner : a.members[c as Role];
+      return member && { orgId: a.orgId, userId: member.userId };
+    };
 
     const analyticsRange = `startDate=${day(Date.now() - 3 * DAY_MS)}&endDate=${day(Date.now() - DAY_MS)}`;
     const denied = (c: Caller) => INVALID.includes(c);
@@ -284,7 +285,7 @@ describe("isolation matrix", () => {
         .where("id", "=", res.json.sessionId)
         .executeTakeFirst();
       const want = userOf(c);
-      return row?.org_id === want.orgId && row.user_id === want.userId
+      return want && row?.org_id === want.orgId && row.user_id === want.userId
         ? undefined
         : `created ${JSON.stringify(row)}, not the caller's ${JSON.stringify(want)}`;
     };
