@@ -7,7 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UNWATCHED_CACHE_TTL_MS } from "../../services/organization/credentials.js";
 import { createApiKey, revokeApiKey } from "../../services/organization/queries.js";
 import type { Role } from "../../services/platform/context.js";
-import { api } from "../support/fixtures.js";
+import { SessionRunnerService } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
+import { api, bearer, createTestServiceAccount } from "../support/fixtures.js";
+import { grpcClient } from "../support/grpc.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { endpoints, id } from "./support/endpoints.js";
 import { recordFigures } from "./support/figures.js";
@@ -48,6 +50,8 @@ interface Row {
   target: Target;
   request(caller: Caller): { method: string; path: string; body?: unknown };
   expect(caller: Caller): number;
+  /** What the request did to the stored data, when it writes: a problem, or undefined. */
+  verify?(caller: Caller, res: Awaited<ReturnType<typeof api>>): Promise<string | undefined>;
 }
 
 const INVALID: Caller[] = ["revokedKey", "expiredJwt", "wrongJwt"];
@@ -79,6 +83,59 @@ describe("isolation matrix", () => {
       t === "own" && (c === "member" || c === "guest" || c === "manager") ? a.sessions[c] : a.sessions.owner;
     const message = (t: Target, c: Caller) =>
       t === "own" && (c === "member" || c === "guest" || c === "manager") ? a.messages[c] : a.messages.owner;
+    // Interrupts and deletes change the session they name, so each (row, caller) gets a session
+    // of its own, made here: pending (a waiting user message), owned as the row's target says.
+    // Nothing else in the matrix reads them, and after each request the database shows whether
+    // it was touched: exactly when the design lets the caller.
+    const runner = grpcClient(
+      SessionRunnerService,
+      server.internalGrpcUrl,
+      bearer(await createTestServiceAccount(db, { orgId: a.orgId, scopes: ["sessions.runner"] })),
+    );
+    const victims = new Map<string, string>();
+    try {
+      for (const kind of ["interrupt", "delete"])
+        for (const t of ["org", "own"] as const)
+          for (const c of CALLERS) {
+            const owner = t === "own" && (c === "member" || c === "guest" || c === "manager") ? c : "owner";
+            const created = await runner.call(SessionRunnerService.method.createSession, {
+              orgId: a.orgId,
+              userId: a.members[owner].userId,
+              title: `${a.marker} ${kind} target of ${c}`,
+            });
+            const posted = await api(
+              server.restUrl,
+              a.members.owner.key,
+              `/api/v0/sessions/${created.sessionId}/messages`,
+              {
+                method: "POST",
+                body: { text: "waiting for a runner" },
+              },
+            );
+            if (posted.status !== 200) throw new Error(`seeding a victim failed: ${posted.status} ${posted.text}`);
+            victims.set(`${kind} ${t} ${c}`, created.sessionId);
+          }
+    } finally {
+      runner.close();
+    }
+    const victim = (kind: string, t: Target, c: Caller) => victims.get(`${kind} ${t} ${c}`)!;
+    const stored = (sessionId: string) =>
+      db.selectFrom("sessions").select("status").where("id", "=", sessionId).executeTakeFirst();
+    const storedMessages = async (sessionId: string) =>
+      (
+        await db
+          .selectFrom("messages")
+          .select(db.fn.countAll<number>().as("n"))
+          .where("session_id", "=", sessionId)
+          .executeTakeFirstOrThrow()
+      ).n;
+    /** The caller's user and organization, for what a create stored (none for a bad credential). */
+    const userOf = (c: Caller): { orgId: string; userId: string } | undefined => {
+      if (c === "otherOwner") return { orgId: b.orgId, userId: b.members.owner.userId };
+      const member = c === "ownerJwt" ? a.members.owner : a.members[c as Role];
+      return member && { orgId: a.orgId, userId: member.userId };
+    };
+
     const analyticsRange = `startDate=${day(Date.now() - 3 * DAY_MS)}&endDate=${day(Date.now() - DAY_MS)}`;
     const denied = (c: Caller) => INVALID.includes(c);
 
@@ -180,6 +237,85 @@ describe("isolation matrix", () => {
         },
       );
     }
+    for (const target of ["org", "own"] as const) {
+      const allowed = (c: Caller) =>
+        !denied(c) && c !== "guest" && c !== "otherOwner" && !(target === "org" && c === "member");
+      const refused = (c: Caller) => (denied(c) ? 401 : c === "guest" ? 403 : 404);
+      rows.push(
+        {
+          endpoint: "POST /api/v0/sessions/{sessionId}/interrupt",
+          target,
+          request: (c) => ({
+            method: "POST",
+            path: `/api/v0/sessions/${victim("interrupt", target, c)}/interrupt`,
+            body: {},
+          }),
+          expect: (c) => (allowed(c) ? 200 : refused(c)),
+          async verify(c) {
+            const row = await stored(victim("interrupt", target, c));
+            const want = allowed(c) ? "idle" : "pending";
+            return row?.status === want ? undefined : `the session is ${row?.status ?? "gone"}, not ${want}`;
+          },
+        },
+        {
+          endpoint: "DELETE /api/v0/sessions/{sessionId}",
+          target,
+          request: (c) => ({ method: "DELETE", path: `/api/v0/sessions/${victim("delete", target, c)}` }),
+          expect: (c) => (allowed(c) ? 204 : refused(c)),
+          async verify(c, res) {
+            const id = victim("delete", target, c);
+            const [row, messages] = [await stored(id), await storedMessages(id)];
+            if (allowed(c))
+              return row || Number(messages) !== 0 || res.text !== ""
+                ? `deleted, yet the session is ${row ? "stored" : "gone"} with ${messages} messages, body ${JSON.stringify(res.text)}`
+                : undefined;
+            return row?.status === "pending" && Number(messages) === 1
+              ? undefined
+              : `refused, yet the session is ${row?.status ?? "gone"} with ${messages} messages`;
+          },
+        },
+      );
+    }
+    // A created session belongs to the caller, in the caller's organization, whoever calls.
+    const createdBy = async (c: Caller, res: Awaited<ReturnType<typeof api>>) => {
+      if (res.status !== 201) return undefined;
+      const row = await db
+        .selectFrom("sessions")
+        .select(["org_id", "user_id"])
+        .where("id", "=", res.json.sessionId)
+        .executeTakeFirst();
+      const want = userOf(c);
+      return want && row?.org_id === want.orgId && row.user_id === want.userId
+        ? undefined
+        : `created ${JSON.stringify(row)}, not the caller's ${JSON.stringify(want)}`;
+    };
+    rows.push(
+      {
+        endpoint: "POST /api/v0/sessions",
+        target: "own",
+        request: () => ({
+          method: "POST",
+          path: "/api/v0/sessions",
+          body: { title: "isolation session", text: "hello" },
+        }),
+        // Another organization's owner creates a session in its own organization.
+        expect: (c) => (denied(c) ? 401 : c === "guest" ? 403 : 201),
+        verify: createdBy,
+      },
+      {
+        // A's computer is no computer of another organization: the same 400, naming computerId,
+        // as an ID that exists nowhere.
+        endpoint: "POST /api/v0/sessions",
+        target: "own",
+        request: () => ({ method: "POST", path: "/api/v0/sessions", body: { computerId: a.computer.id } }),
+        expect: (c) => (denied(c) ? 401 : c === "guest" ? 403 : c === "otherOwner" ? 400 : 201),
+        async verify(c, res) {
+          if (res.status === 400 && !String(res.json?.detail).includes("computerId"))
+            return `the 400 does not name computerId: ${res.json?.detail}`;
+          return createdBy(c, res);
+        },
+      },
+    );
     rows.push({
       // A message naming A's computer: A's writers post it to their own session; another
       // organization's owner posts it to its own session and is refused as for an ID that exists
@@ -238,7 +374,12 @@ describe("isolation matrix", () => {
   afterAll(() => server?.close());
 
   it("covers every endpoint of spec §4", () => {
-    const all = new Set(endpoints(a, a.computer).map(id));
+    const all = new Set(
+      endpoints(a, {
+        fuzzComputer: a.computer,
+        freshSession: () => Promise.reject(new Error("the matrix names its own sessions")),
+      }).map(id),
+    );
     expect(new Set(rows.map((r) => r.endpoint))).toEqual(all);
   });
 
@@ -254,6 +395,8 @@ describe("isolation matrix", () => {
           mismatches.push(
             `${row.endpoint} (${row.target}): ${res.status}, designed ${want}: ${res.text.slice(0, 200)}`,
           );
+        const wrong = await row.verify?.(caller, res);
+        if (wrong) mismatches.push(`${row.endpoint} (${row.target}): ${wrong}`);
         if (res.status >= 400)
           expect(Object.keys(res.json ?? {}).sort(), row.endpoint).toEqual(["detail", "requestId", "status", "title"]);
         // What the request itself carried may come back (an echoed ID); nothing else may.

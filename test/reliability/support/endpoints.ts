@@ -13,21 +13,48 @@ export interface Param {
   name: string;
   in: Place;
   required?: boolean;
-  /** Values the service accepts (given the rest of the request is valid). Query/path: strings. */
+  /**
+   * Values the service accepts (given the rest of the request is valid). Query/path: strings, or
+   * a Fresh: a resource made for the one request that consumes it.
+   */
   valid: fc.Arbitrary<unknown>;
   /** Values the service must refuse with a 4xx, whatever else the request holds. */
   invalid: fc.Arbitrary<unknown>;
 }
 
 export interface Endpoint {
-  method: "GET" | "POST" | "PUT" | "PATCH";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   /** Path template as spec §4 writes it, variables in braces. */
   template: string;
   params: Param[];
-  /** The status of a valid request. */
-  ok: 200 | 201;
+  /** The status of a valid request (204: it has no body, which the invariants check). */
+  ok: 200 | 201 | 204;
   /** Problem with a 2xx body, or undefined when it has the endpoint's shape. */
   shape(json: any): string | undefined;
+}
+
+/**
+ * A valid value that one request uses up: DELETE /sessions/{sessionId} removes the session it
+ * names (and interrupting one changes it), so a shared seeded ID would succeed once and then be
+ * a 404, and the other endpoints' cases would lose the session they read. A parameter whose
+ * valid value is a Fresh gets, in each fuzz case that chose it, a resource made just before that
+ * case is sent and used by no other (fuzz-cases.ts `withFreshValues`, called by the runner).
+ * This is the one mechanism for consumed values; everything else draws from the seeded world.
+ */
+export class Fresh {
+  constructor(
+    /** What is made, for the failure message. */
+    readonly what: string,
+    readonly make: () => Promise<string>,
+  ) {}
+}
+
+/** What the endpoints need besides the seeded organization. */
+export interface Resources {
+  /** A computer that PATCH /computers may rename (the GET-by-name target keeps its name). */
+  fuzzComputer: { id: string };
+  /** Makes a session of the organization's owner, with a waiting user message (pending). */
+  freshSession(): Promise<string>;
 }
 
 export const id = (e: Pick<Endpoint, "method" | "template">) => `${e.method} ${e.template}`;
@@ -120,9 +147,64 @@ function analytics(
   return { method: "GET", template: `/api/v1/analytics/${path}`, params: [...params, ...extra], ok: 200, shape };
 }
 
+/** The request fields of sessionSettings (spec 2.8), as PATCH and POST /sessions take them. */
+const sessionSettings: Param = {
+  name: "sessionSettings",
+  in: "body",
+  valid: fc.record(
+    {
+      model: fc.string({ maxLength: 30 }),
+      specModeModel: fc.string({ maxLength: 30 }),
+      assistantActiveTimeMs: fc.integer({ min: 0, max: 10_000_000 }),
+      archivedAt: fc.constantFrom("2026-05-01T00:00:00Z"),
+      tags: fc.array(
+        fc.record({
+          name: fc.stringMatching(/^[a-z]{1,10}$/),
+          metadata: fc.dictionary(fc.stringMatching(/^[a-z]{1,5}$/), fc.string({ maxLength: 5 }), {
+            maxKeys: 2,
+          }),
+        }),
+        { maxLength: 3 },
+      ),
+      enabledToolIds: fc.array(fc.stringMatching(/^[a-z]{1,10}$/), { maxLength: 3 }),
+      disabledToolIds: fc.array(fc.stringMatching(/^[a-z]{1,10}$/), { maxLength: 3 }),
+    },
+    { requiredKeys: [] },
+  ),
+  invalid: fc.constantFrom<unknown>(
+    "settings",
+    5,
+    [],
+    { unknownSetting: 1 },
+    { tags: "x" },
+    { tags: [{ metadata: {} }] },
+    { enabledToolIds: [5] },
+    { assistantActiveTimeMs: "soon" },
+    { model: 5 },
+  ),
+};
+
+const SESSION_SHAPE = ["sessionId", "status", "messageCount", "createdAt", "updatedAt"];
+const messageText = (name: string, required: boolean): Param => ({
+  name,
+  in: "body",
+  required,
+  valid: fc.string({ minLength: 1, maxLength: 200 }).filter((s) => s.trim() !== ""),
+  invalid: fc.constantFrom<unknown>("", "   ", "\n\t", 5, true, [], {}, "x".repeat(500_001)),
+});
+
 /** The spec §4 endpoints, with valid values drawn from `org` (whose owner calls them). */
-export function endpoints(org: Org, fuzzComputer: { id: string }): Endpoint[] {
+export function endpoints(org: Org, { fuzzComputer, freshSession }: Resources): Endpoint[] {
   const own = org.sessions.owner;
+  const fresh = new Fresh("session", freshSession);
+  // The computer a session or a message goes to: one of the organization's (absent: none, or
+  // the session's); its name, another organization's or no computer's ID is a 400 naming it.
+  const computerIdInBody: Param = {
+    name: "computerId",
+    in: "body",
+    valid: fc.constantFrom("", org.computer.id),
+    invalid: fc.constantFrom<unknown>("c".repeat(201), randomUUID(), "no-such-computer", org.computer.name, 5),
+  };
   const sessionId: Param = {
     name: "sessionId",
     in: "path",
@@ -193,6 +275,43 @@ export function endpoints(org: Org, fuzzComputer: { id: string }): Endpoint[] {
       shape: paged("sessions", ["sessionId", "messageCount", "createdAt", "updatedAt"]),
     },
     {
+      method: "POST",
+      template: "/api/v0/sessions",
+      params: [
+        {
+          name: "title",
+          in: "body",
+          valid: fc.string({ maxLength: 500 }),
+          invalid: fc.constantFrom<unknown>("t".repeat(501), "é".repeat(501), 5, true, [], {}),
+        },
+        computerIdInBody,
+        sessionSettings,
+        messageText("text", false),
+      ],
+      ok: 201,
+      // Idle without text, pending with it (no runner claims it here).
+      shape: (json) =>
+        keys(json, [...SESSION_SHAPE, "sessionSettings"]) ??
+        (["idle", "pending"].includes(json.status) ? undefined : `status ${json.status}`),
+    },
+    {
+      method: "POST",
+      template: "/api/v0/sessions/{sessionId}/interrupt",
+      // A seeded session (pending after the message fuzz posts to it) or a fresh pending one:
+      // interrupting changes the session but leaves it readable, so the seeded ones may take it.
+      params: [{ ...sessionId, valid: fc.oneof(sessionId.valid, fc.constant(fresh)) }],
+      ok: 200,
+      shape: (json) => keys(json, ["status"]) ?? (json.status === "idle" ? undefined : `status ${json.status}`),
+    },
+    {
+      method: "DELETE",
+      template: "/api/v0/sessions/{sessionId}",
+      // Only fresh sessions: a deleted seeded one would be a 404 for every other endpoint's cases.
+      params: [{ ...sessionId, valid: fc.constant(fresh) }],
+      ok: 204,
+      shape: () => undefined,
+    },
+    {
       method: "GET",
       template: "/api/v0/sessions/{sessionId}",
       params: [
@@ -200,51 +319,14 @@ export function endpoints(org: Org, fuzzComputer: { id: string }): Endpoint[] {
         { name: "computerId", in: "query", valid: fc.constant(""), invalid: fc.constant("c".repeat(201)) },
       ],
       ok: 200,
-      shape: (json) => keys(json, ["sessionId", "status", "messageCount", "createdAt", "updatedAt"]),
+      shape: (json) => keys(json, SESSION_SHAPE),
     },
     {
       method: "PATCH",
       template: "/api/v0/sessions/{sessionId}",
-      params: [
-        sessionId,
-        {
-          name: "sessionSettings",
-          in: "body",
-          valid: fc.record(
-            {
-              model: fc.string({ maxLength: 30 }),
-              specModeModel: fc.string({ maxLength: 30 }),
-              assistantActiveTimeMs: fc.integer({ min: 0, max: 10_000_000 }),
-              archivedAt: fc.constantFrom("2026-05-01T00:00:00Z"),
-              tags: fc.array(
-                fc.record({
-                  name: fc.stringMatching(/^[a-z]{1,10}$/),
-                  metadata: fc.dictionary(fc.stringMatching(/^[a-z]{1,5}$/), fc.string({ maxLength: 5 }), {
-                    maxKeys: 2,
-                  }),
-                }),
-                { maxLength: 3 },
-              ),
-              enabledToolIds: fc.array(fc.stringMatching(/^[a-z]{1,10}$/), { maxLength: 3 }),
-              disabledToolIds: fc.array(fc.stringMatching(/^[a-z]{1,10}$/), { maxLength: 3 }),
-            },
-            { requiredKeys: [] },
-          ),
-          invalid: fc.constantFrom<unknown>(
-            "settings",
-            5,
-            [],
-            { unknownSetting: 1 },
-            { tags: "x" },
-            { tags: [{ metadata: {} }] },
-            { enabledToolIds: [5] },
-            { assistantActiveTimeMs: "soon" },
-            { model: 5 },
-          ),
-        },
-      ],
+      params: [sessionId, sessionSettings],
       ok: 200,
-      shape: (json) => keys(json, ["sessionId", "status", "messageCount", "createdAt", "updatedAt", "sessionSettings"]),
+      shape: (json) => keys(json, [...SESSION_SHAPE, "sessionSettings"]),
     },
     {
       method: "GET",
@@ -285,13 +367,7 @@ export function endpoints(org: Org, fuzzComputer: { id: string }): Endpoint[] {
       template: "/api/v0/sessions/{sessionId}/messages",
       params: [
         sessionId,
-        {
-          name: "text",
-          in: "body",
-          required: true,
-          valid: fc.string({ minLength: 1, maxLength: 200 }).filter((s) => s.trim() !== ""),
-          invalid: fc.constantFrom<unknown>("", "   ", "\n\t", 5, true, [], {}, "x".repeat(500_001)),
-        },
+        messageText("text", true),
         {
           name: "images",
           in: "body",
@@ -330,13 +406,7 @@ export function endpoints(org: Org, fuzzComputer: { id: string }): Endpoint[] {
             Array.from({ length: 21 }, () => ({ data: "x" })),
           ),
         },
-        // The computer the message goes to: one of the organization's (absent: the session's).
-        {
-          name: "computerId",
-          in: "body",
-          valid: fc.constantFrom("", org.computer.id),
-          invalid: fc.constantFrom("c".repeat(201), randomUUID(), "no-such-computer", org.computer.name),
-        },
+        computerIdInBody,
       ],
       ok: 200,
       shape: (json) =>

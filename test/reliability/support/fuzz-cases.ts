@@ -4,7 +4,7 @@
 import fc from "fast-check";
 import { MAX_REQUEST_BODY_BYTES } from "../../../services/server.js";
 import type { Expectation } from "./invariants.js";
-import type { Endpoint, Param } from "./endpoints.js";
+import { Fresh, type Endpoint, type Param } from "./endpoints.js";
 import {
   brokenPercent,
   hostileJson,
@@ -25,6 +25,30 @@ export interface FuzzCase {
   labels: string[];
   /** The request may reach another route (an empty path segment), so its 2xx has another shape. */
   otherRoute: boolean;
+  /**
+   * Valid values that are made just before the case is sent (endpoints.ts `Fresh`): each
+   * placeholder in the target or body becomes the value made for this case alone.
+   */
+  fresh: { placeholder: string; of: Fresh }[];
+  /**
+   * The parameter a 400 must name: set when the request is sound but for one parameter's
+   * known-invalid value (no structural damage, every other parameter valid or left out).
+   */
+  blame?: string;
+}
+
+/** The case with its fresh values made (the case itself is kept: shrinking may send it again). */
+export async function withFreshValues(c: FuzzCase): Promise<FuzzCase> {
+  if (c.fresh.length === 0) return c;
+  let { target, body } = c;
+  for (const { placeholder, of } of c.fresh) {
+    // A broken encoding or a replaced body dropped it: nothing to make.
+    if (!target.includes(placeholder) && !(typeof body === "string" && body.includes(placeholder))) continue;
+    const value = await of.make();
+    target = target.replaceAll(placeholder, percentEncode(value));
+    if (typeof body === "string") body = body.replaceAll(JSON.stringify(placeholder), JSON.stringify(value));
+  }
+  return { ...c, target, body, labels: [...c.labels, `fresh:${c.fresh.map((f) => f.of.what).join(",")}`] };
 }
 
 type Choice =
@@ -137,8 +161,15 @@ export function fuzzCases(e: Endpoint, routed: Set<string>, key: string): fc.Arb
     let oversized = false;
     const query: { param: number; text: string }[] = [];
     const body: Record<string, unknown> = {};
+    const fresh: FuzzCase["fresh"] = [];
     params.forEach((p, i) => {
-      const c = choices[i]!;
+      let c = choices[i]!;
+      // Letters only, so that every encoding leaves it as it is and withFreshValues finds it.
+      if (c.kind === "valid" && c.value instanceof Fresh) {
+        const placeholder = `zzFreshValue${String.fromCharCode(65 + i)}zz`;
+        fresh.push({ placeholder, of: c.value });
+        c = { ...c, value: placeholder };
+      }
       labels.push(
         `${p.name}:${c.kind}${"encoding" in c && c.encoding && c.encoding !== "percent" ? `/${c.encoding}` : ""}`,
       );
@@ -260,6 +291,13 @@ export function fuzzCases(e: Endpoint, routed: Set<string>, key: string): fc.Arb
       headers["content-type"] = "application/json";
     }
     for (const f of forced) worst(f);
+    const culprits = forced.flatMap((f, i) => (f === "2xx" ? [] : [i]));
+    const culprit = culprits.length === 1 ? culprits[0]! : -1;
+    const blamed = choices[culprit];
+    const blame =
+      m.kind === "none" && blamed?.kind === "invalid" && blamed.encoding !== "broken" && forced[culprit] === "4xx"
+        ? params[culprit]!.name
+        : undefined;
     const target = path + (query.length ? `?${query.map((q) => q.text).join("&")}` : "");
     return {
       method,
@@ -269,6 +307,8 @@ export function fuzzCases(e: Endpoint, routed: Set<string>, key: string): fc.Arb
       expected,
       labels,
       otherRoute,
+      fresh,
+      ...(blame ? { blame } : {}),
     };
   });
 }

@@ -14,6 +14,9 @@ export const FUZZ_GROUPS = {
     "GET /api/v0/sessions/{sessionId}/messages",
     "GET /api/v0/sessions/{sessionId}/messages/{messageId}",
     "POST /api/v0/sessions/{sessionId}/messages",
+    "POST /api/v0/sessions",
+    "POST /api/v0/sessions/{sessionId}/interrupt",
+    "DELETE /api/v0/sessions/{sessionId}",
   ],
   v0: [
     "GET /api/organization/maturity-level-reports",

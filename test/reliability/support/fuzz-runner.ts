@@ -3,9 +3,9 @@
 // (default 1000, the CI figure; `npm run fuzz` raises it), FUZZ_SEED replays a failing run, and
 // the figures go to support/figures.ts.
 import fc from "fast-check";
-import { fuzzCases, type FuzzCase } from "./fuzz-cases.js";
+import { fuzzCases, withFreshValues, type FuzzCase } from "./fuzz-cases.js";
 import { id, methodsOf, type Endpoint } from "./endpoints.js";
-import { problemsWith } from "./invariants.js";
+import { problemsWith, unnamedField } from "./invariants.js";
 import { recordFigures } from "./figures.js";
 import { send, type RawResponse } from "./raw-http.js";
 
@@ -18,6 +18,8 @@ export interface FuzzFigures {
   byStatus: Record<string, number>;
   byExpectation: Record<string, number>;
   slowestMs: number;
+  /** 400s to a case with one invalid parameter, each checked to name it. */
+  fieldNamed: number;
   seed: number | undefined;
 }
 
@@ -53,6 +55,7 @@ export async function fuzzEndpoint(
     byStatus: {},
     byExpectation: {},
     slowestMs: 0,
+    fieldNamed: 0,
     seed: SEED,
   };
   const arbitrary = fuzzCases(endpoint, methodsOf(all, endpoint.template), key);
@@ -64,6 +67,11 @@ export async function fuzzEndpoint(
         );
       let res: RawResponse | undefined;
       try {
+        c = await withFreshValues(c);
+      } catch (e) {
+        throw new Error(describe(c, undefined, [`making a fresh value failed: ${(e as Error).message}`]));
+      }
+      try {
         res = await send(baseUrl, c);
       } catch (e) {
         throw new Error(describe(c, undefined, [`no answer: ${(e as Error).message}`]));
@@ -72,7 +80,14 @@ export async function fuzzEndpoint(
       figures.byStatus[res.status] = (figures.byStatus[res.status] ?? 0) + 1;
       figures.byExpectation[c.expected] = (figures.byExpectation[c.expected] ?? 0) + 1;
       figures.slowestMs = Math.max(figures.slowestMs, Math.round(res.ms));
-      const problems = problemsWith(res, c.expected, c.otherRoute ? () => undefined : endpoint.shape, c.method);
+      const problems = c.otherRoute
+        ? problemsWith(res, c.expected, () => undefined, c.method)
+        : problemsWith(res, c.expected, endpoint.shape, c.method, endpoint.ok);
+      if (c.blame !== undefined && res.status === 400) {
+        figures.fieldNamed++;
+        const unnamed = unnamedField(res, c.blame);
+        if (unnamed) problems.push(unnamed);
+      }
       if (problems.length > 0) throw new Error(describe(c, res, problems));
     }),
     { numRuns, seed: SEED, endOnFailure: false, markInterruptAsFailure: true, interruptAfterTimeLimit: 20 * 60_000 },

@@ -23,10 +23,19 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
     });
     if (fuzzComputer.status !== 201)
       throw new Error(`creating the PATCH target failed: ${fuzzComputer.status} ${fuzzComputer.text}`);
+    // A session per case that consumes one (endpoints.ts `Fresh`), made as a client would.
+    const freshSession = async () => {
+      const created = await api(server.restUrl, org.members.owner.key, "/api/v0/sessions", {
+        method: "POST",
+        body: { title: "fuzz fresh session", text: "work for the fuzzer" },
+      });
+      if (created.status !== 201) throw new Error(`creating a session failed: ${created.status} ${created.text}`);
+      return created.json.sessionId as string;
+    };
     return {
       server,
       org,
-      all: endpoints(org, { id: fuzzComputer.json.id }),
+      all: endpoints(org, { fuzzComputer: { id: fuzzComputer.json.id }, freshSession }),
       async close() {
         closeAgent();
         await server.close();

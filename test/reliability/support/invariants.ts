@@ -30,9 +30,13 @@ export function problemsWith(
   expected: Expectation,
   okShape: (json: any) => string | undefined,
   method = "GET",
+  /** The one 2xx status the endpoint answers (undefined: any 2xx, e.g. another route's). */
+  okStatus?: number,
 ): string[] {
   const problems: string[] = [];
   const { status } = res;
+  if (okStatus !== undefined && status >= 200 && status < 300 && status !== okStatus)
+    problems.push(`status ${status}, the endpoint's success is ${okStatus}`);
   const leak = leakIn(res.text);
   if (leak) problems.push(`body leaks internals: ${JSON.stringify(leak)}`);
   if (status >= 500 || status < 200 || (status >= 300 && status < 400 && status !== 304)) {
@@ -62,7 +66,9 @@ export function problemsWith(
       if (typeof json.detail !== "string") problems.push("error detail is not a string");
       if (json.requestId !== requestId) problems.push("error requestId ≠ X-Request-Id");
     }
-  } else if (status >= 200 && status < 300 && status !== 204) {
+  } else if (status === 204) {
+    if (res.text !== "") problems.push(`204 with a body: ${res.text.slice(0, 120)}`);
+  } else if (status >= 200 && status < 300) {
     let json: any;
     try {
       json = JSON.parse(res.text);
@@ -74,4 +80,17 @@ export function problemsWith(
     if (wrong) problems.push(`2xx body: ${wrong}`);
   }
   return problems;
+}
+
+/** A problem when a 400 does not name the field it is about ("bad input gets a 4xx naming the field"). */
+export function unnamedField(res: RawResponse, field: string): string | undefined {
+  let detail: unknown;
+  try {
+    detail = JSON.parse(res.text).detail;
+  } catch {
+    return undefined; // problemsWith already says the body is not JSON
+  }
+  return typeof detail === "string" && detail.includes(field)
+    ? undefined
+    : `the 400 does not name ${field}: ${JSON.stringify(detail)}`;
 }

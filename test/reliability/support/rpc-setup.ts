@@ -54,6 +54,14 @@ export interface RpcWorld {
    * its leases does not leave the others none.
    */
   leases: Record<"renew" | "append" | "finish", Lease[]>;
+  /**
+   * Sessions that only InterruptSession and DeleteSession are given, in a pool each: a delete
+   * removes a session (with its messages and children) and an interrupt ends its lease, so on
+   * the shared sessionId pool they would take the other methods' sessions and leases from them
+   * mid-run. Interrupt's are running under a lease (an interrupt ends it); delete's are pending
+   * with a message, and every other one has a child session (deleted with it).
+   */
+  disposable: Record<"interrupt" | "delete", string[]>;
   /** Bearer token per internal service type name (undefined: none needed). */
   workloadTokens: Record<string, string | undefined>;
 }
@@ -104,6 +112,7 @@ export async function startRpcTarget(env: Record<string, string> = {}): Promise<
     const runner = grpcClient(SessionRunnerService, server.internalGrpcUrl);
     const token = workloadTokens[SessionRunnerService.typeName];
     const leases: Lease[] = [];
+    const disposable: RpcWorld["disposable"] = { interrupt: [], delete: [] };
     try {
       // The four sessions seedOrg made wait too: claim those first.
       for (let i = 0; i < 4 + 18; i++) {
@@ -127,10 +136,45 @@ export async function startRpcTarget(env: Record<string, string> = {}): Promise<
         );
         if (claim.session) leases.push({ sessionId: claim.session.sessionId, leaseToken: claim.leaseToken });
       }
+      if (leases.length < 18) throw new Error(`the setup claimed ${leases.length} sessions, not 18`);
+
+      // Made after the claims above, so that those took the leased pool's sessions, not these;
+      // each interrupt target is claimed as soon as it waits, then the only session that does
+      // (a session still waiting from the loop above is claimed first, and left alone).
+      const claimNext = () =>
+        runner.call(
+          SessionRunnerService.method.claimSession,
+          { runnerId: "fuzz-setup", leaseSeconds: 3600, orgId: org.orgId },
+          metadataOf(token),
+        );
+      for (let i = 0; i < 50 && (await claimNext()).session; i++);
+      const pending = async (title: string, parentSessionId?: string) => {
+        const s = await runner.call(
+          SessionRunnerService.method.createSession,
+          { orgId: org.orgId, userId: owner.userId, title, ...(parentSessionId ? { parentSessionId } : {}) },
+          metadataOf(token),
+        );
+        const posted = await api(server!.restUrl!, owner.key, `/api/v0/sessions/${s.sessionId}/messages`, {
+          method: "POST",
+          body: { text: title },
+        });
+        if (posted.status !== 200) throw new Error(`posting to ${title} failed: ${posted.status} ${posted.text}`);
+        return s.sessionId;
+      };
+      for (let i = 0; i < 6; i++) {
+        const id = await pending(`to interrupt ${i}`);
+        const claim = await claimNext();
+        if (claim.session?.sessionId !== id) throw new Error(`claimed ${claim.session?.sessionId}, not ${id}`);
+        disposable.interrupt.push(id);
+      }
+      for (let i = 0; i < 24; i++) {
+        const id = await pending(`to delete ${i}`);
+        if (i % 2 === 0) await pending(`child of to delete ${i}`, id);
+        disposable.delete.push(id);
+      }
     } finally {
       runner.close();
     }
-    if (leases.length < 18) throw new Error(`the setup claimed ${leases.length} sessions, not 18`);
 
     const world: RpcWorld = {
       org,
@@ -138,6 +182,7 @@ export async function startRpcTarget(env: Record<string, string> = {}): Promise<
       named: named.name,
       hostId,
       leases: { renew: leases.slice(-18, -12), append: leases.slice(-12, -6), finish: leases.slice(-6) },
+      disposable,
       workloadTokens,
     };
     const started = server;

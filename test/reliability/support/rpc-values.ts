@@ -146,6 +146,11 @@ export function validPools(w: RpcWorld): Record<string, fc.Arbitrary<unknown>> {
     title: text,
     runnerId: word,
     leaseSeconds: fc.integer({ min: 5, max: 3600 }),
+    // CreateSession (public) takes the caller's organization and user: only these are its own.
+    "NewSessionRequest.text": text,
+    // The methods that use up a session draw from pools no other method uses (rpc-setup.ts).
+    "InterruptSessionRequest.sessionId": fc.constantFrom(...w.disposable.interrupt),
+    "DeleteSessionRequest.sessionId": fc.constantFrom(...w.disposable.delete),
     "CreateSessionRequest.client": fc.constantFrom(...CLIENTS),
     "CreateSessionRequest.autonomyMode": fc.constantFrom(...AUTONOMY_MODES),
 
