@@ -18,6 +18,7 @@ import * as analytics0014 from "./analytics/migrations/0014_analytics_tokens_crc
 import * as analytics0015 from "./analytics/migrations/0015_analytics_events_model_usage_by_user.js";
 import * as organization0016 from "./organization/migrations/0016_organization_service_accounts.js";
 import * as sessions0017 from "./sessions/migrations/0017_sessions_events.js";
+import * as organization0018 from "./organization/migrations/0018_organization_webhooks.js";
 
 export const migrations: Record<string, Migration> = {
   "0001_organization": organization0001,
@@ -37,4 +38,5 @@ export const migrations: Record<string, Migration> = {
   "0015_analytics_events_model_usage_by_user": analytics0015,
   "0016_organization_service_accounts": organization0016,
   "0017_sessions_events": sessions0017,
+  "0018_organization_webhooks": organization0018,
 };

@@ -2,29 +2,43 @@ import { CreditLimitService, OrganizationService } from "../../gen/agentplane/or
 import { API_KEY_OR_JWT, internal, type ClosableAuthenticator } from "../platform/auth.js";
 import { AuthFailureLimiter } from "../platform/auth-failures.js";
 import type { Database as DatabaseHandle } from "../platform/db.js";
-import type { Platform, ServiceModule } from "../platform/module.js";
+import { settingsOf, type Platform, type ServiceModule } from "../platform/module.js";
 import type { Database } from "../database.js";
 import { watchCredentialChanges } from "./credential-changes.js";
 import { createAuthenticator } from "./credentials.js";
 import { writeOrganizationDemo } from "./demo.js";
 import { createCreditLimitHandlers, createCreditLimitService } from "./credit-limits/handlers.js";
 import { createOrganizationService } from "./handlers.js";
+import { loadOrganizationConfig, type OrganizationConfig } from "./webhooks/config.js";
+import { startWebhookDispatcher } from "./webhooks/dispatcher.js";
+import { createWebhookHandlers } from "./webhooks/handlers.js";
 
-export const organizationModule: ServiceModule = {
+export const organizationModule: ServiceModule<OrganizationConfig> = {
   name: "organization",
   dependsOn: [],
   provides: { authenticator: startAuthenticator },
+  settings: loadOrganizationConfig,
   services: [
     { service: OrganizationService, policy: API_KEY_OR_JWT },
     { service: CreditLimitService, policy: internal({ GetCreditBalance: "organization.credits" }) },
   ],
   routes: (platform) => (router) => {
+    const { webhooks } = settingsOf(platform.config, organizationModule);
     router.service(OrganizationService, {
       ...createOrganizationService({ db: platform.db, cursors: platform.cursors }),
       ...createCreditLimitHandlers({ db: platform.db }),
+      ...createWebhookHandlers({ db: platform.db, cursors: platform.cursors, config: webhooks }),
     });
     router.service(CreditLimitService, createCreditLimitService({ db: platform.db }));
   },
+  // Sends the webhook outbox's deliveries.
+  start: async (platform) =>
+    startWebhookDispatcher({
+      db: platform.db,
+      config: settingsOf(platform.config, organizationModule).webhooks,
+      databaseUrl: platform.databaseUrl,
+      logger: platform.logger,
+    }),
   demo: writeOrganizationDemo,
 };
 

@@ -1,4 +1,5 @@
-// Table types of the organization area (organizations, users, API keys, service accounts).
+// Table types of the organization area (organizations, users, API keys, service accounts,
+// webhook endpoints and their deliveries).
 import type { ColumnType } from "kysely";
 
 /** A timestamp the database fills in on insert unless given. */
@@ -59,4 +60,39 @@ export interface OrganizationTables {
   users: UsersTable;
   api_keys: ApiKeysTable;
   service_accounts: ServiceAccountsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+}
+
+export type WebhookEventType = "session.status_changed" | "message.created" | "computer.status_changed";
+export type DeliveryStatus = "pending" | "succeeded" | "failed";
+
+/** An organization's webhook endpoint (migration 0018). */
+export interface WebhookEndpointsTable {
+  id: string;
+  org_id: string;
+  url: string;
+  events: ColumnType<WebhookEventType[], WebhookEventType[], WebhookEventType[]>;
+  description: string;
+  /** whsec_…: signs every delivery; shown to the client once, at creation. */
+  secret: string;
+  created_at: CreatedAt;
+}
+
+/** A delivery in the outbox: one event for one endpoint, with its attempts so far. */
+export interface WebhookDeliveriesTable {
+  /** msg_…: the webhook-id header, the same on every attempt. */
+  id: ColumnType<string, string | undefined, never>;
+  org_id: string;
+  endpoint_id: string;
+  event_type: WebhookEventType;
+  /** The Standard Webhooks body: {type, timestamp, data}. */
+  payload: ColumnType<Record<string, unknown>, string, never>;
+  status: ColumnType<DeliveryStatus, DeliveryStatus | undefined, DeliveryStatus>;
+  attempts: ColumnType<number, number | undefined, number>;
+  last_http_status: number | null;
+  last_error: string | null;
+  next_attempt_at: CreatedAt;
+  created_at: CreatedAt;
+  completed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }

@@ -114,7 +114,7 @@ function redisUrlSetting(env: Env, name: string): string | undefined {
   return raw;
 }
 
-function positiveMs(env: Env, name: string, fallback: number): number {
+export function positiveMs(env: Env, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
   if (!/^\d+$/.test(raw) || Number(raw) < 1)
@@ -130,7 +130,7 @@ function positiveInteger(env: Env, name: string, fallback: number, max: number):
   return Number(raw);
 }
 
-function flag(env: Env, name: string, fallback: boolean): boolean {
+export function flag(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
   if (raw === "true") return true;

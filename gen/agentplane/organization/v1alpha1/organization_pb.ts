@@ -12,14 +12,15 @@ import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2
 import type { Pagination } from "../../paging/v1alpha1/paging_pb.js";
 import { file_agentplane_paging_v1alpha1_paging } from "../../paging/v1alpha1/paging_pb.js";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
-import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
+import type { EmptySchema } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_empty, file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file agentplane/organization/v1alpha1/organization.proto.
  */
 export const file_agentplane_organization_v1alpha1_organization: GenFile = /*@__PURE__*/
-  fileDesc("CjNhZ2VudHBsYW5lL29yZ2FuaXphdGlvbi92MWFscGhhMS9vcmdhbml6YXRpb24ucHJvdG8SIGFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExIjEKEExpc3RVc2Vyc1JlcXVlc3QSDQoFbGltaXQYASABKAkSDgoGY3Vyc29yGAIgASgJIpIBChFMaXN0VXNlcnNSZXNwb25zZRJBCgV1c2VycxgBIAMoCzIyLmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLk9yZ2FuaXphdGlvblVzZXISOgoKcGFnaW5hdGlvbhgCIAEoCzImLmFnZW50cGxhbmUucGFnaW5nLnYxYWxwaGExLlBhZ2luYXRpb24ixQEKEE9yZ2FuaXphdGlvblVzZXISCgoCaWQYASABKAkSDQoFZW1haWwYAiABKAkSEgoKY3JlYXRlZF9hdBgDIAEoCRIpCghtZXRhZGF0YRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKZmlyc3RfbmFtZRgFIAEoCRIRCglsYXN0X25hbWUYBiABKAkSHAoPbGFzdF9zaWduX2luX2F0GAcgASgJSACIAQFCEgoQX2xhc3Rfc2lnbl9pbl9hdCI+Cg9Vc2VyQ3JlZGl0TGltaXQSDQoFZW1haWwYASABKAkSEgoFbGltaXQYAiABKAFIAIgBAUIICgZfbGltaXQiXgoaU2V0VXNlckNyZWRpdExpbWl0c1JlcXVlc3QSQAoFdXNlcnMYASADKAsyMS5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5Vc2VyQ3JlZGl0TGltaXQiNAoUVXNlckNyZWRpdExpbWl0RXJyb3ISDQoFZW1haWwYASABKAkSDQoFZXJyb3IYAiABKAkiqQEKG1NldFVzZXJDcmVkaXRMaW1pdHNSZXNwb25zZRJCCgd1cGRhdGVkGAEgAygLMjEuYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuVXNlckNyZWRpdExpbWl0EkYKBmVycm9ycxgCIAMoCzI2LmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLlVzZXJDcmVkaXRMaW1pdEVycm9yIjoKF0dldENyZWRpdEJhbGFuY2VSZXF1ZXN0Eg4KBm9yZ19pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJIpABChhHZXRDcmVkaXRCYWxhbmNlUmVzcG9uc2USEgoFbGltaXQYASABKAFIAIgBARIaChJ1c2VkX21vbnRoX3RvX2RhdGUYAiABKAESFgoJcmVtYWluaW5nGAMgASgBSAGIAQESFAoMcGVyaW9kX3N0YXJ0GAQgASgJQggKBl9saW1pdEIMCgpfcmVtYWluaW5nMvkCChNPcmdhbml6YXRpb25TZXJ2aWNlEpgBCglMaXN0VXNlcnMSMi5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5MaXN0VXNlcnNSZXF1ZXN0GjMuYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuTGlzdFVzZXJzUmVzcG9uc2UiIoLT5JMCHBIaL2FwaS92MC9vcmdhbml6YXRpb24vdXNlcnMSxgEKE1NldFVzZXJDcmVkaXRMaW1pdHMSPC5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5TZXRVc2VyQ3JlZGl0TGltaXRzUmVxdWVzdBo9LmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLlNldFVzZXJDcmVkaXRMaW1pdHNSZXNwb25zZSIygtPkkwIsOgEqGicvYXBpL3YwL29yZ2FuaXphdGlvbi91c2FnZS9saW1pdHMvdXNlcnMyoAEKEkNyZWRpdExpbWl0U2VydmljZRKJAQoQR2V0Q3JlZGl0QmFsYW5jZRI5LmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLkdldENyZWRpdEJhbGFuY2VSZXF1ZXN0GjouYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuR2V0Q3JlZGl0QmFsYW5jZVJlc3BvbnNlYgZwcm90bzM", [file_agentplane_paging_v1alpha1_paging, file_google_api_annotations, file_google_protobuf_struct]);
+  fileDesc("CjNhZ2VudHBsYW5lL29yZ2FuaXphdGlvbi92MWFscGhhMS9vcmdhbml6YXRpb24ucHJvdG8SIGFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExIjEKEExpc3RVc2Vyc1JlcXVlc3QSDQoFbGltaXQYASABKAkSDgoGY3Vyc29yGAIgASgJIpIBChFMaXN0VXNlcnNSZXNwb25zZRJBCgV1c2VycxgBIAMoCzIyLmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLk9yZ2FuaXphdGlvblVzZXISOgoKcGFnaW5hdGlvbhgCIAEoCzImLmFnZW50cGxhbmUucGFnaW5nLnYxYWxwaGExLlBhZ2luYXRpb24ixQEKEE9yZ2FuaXphdGlvblVzZXISCgoCaWQYASABKAkSDQoFZW1haWwYAiABKAkSEgoKY3JlYXRlZF9hdBgDIAEoCRIpCghtZXRhZGF0YRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKZmlyc3RfbmFtZRgFIAEoCRIRCglsYXN0X25hbWUYBiABKAkSHAoPbGFzdF9zaWduX2luX2F0GAcgASgJSACIAQFCEgoQX2xhc3Rfc2lnbl9pbl9hdCI+Cg9Vc2VyQ3JlZGl0TGltaXQSDQoFZW1haWwYASABKAkSEgoFbGltaXQYAiABKAFIAIgBAUIICgZfbGltaXQiXgoaU2V0VXNlckNyZWRpdExpbWl0c1JlcXVlc3QSQAoFdXNlcnMYASADKAsyMS5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5Vc2VyQ3JlZGl0TGltaXQiNAoUVXNlckNyZWRpdExpbWl0RXJyb3ISDQoFZW1haWwYASABKAkSDQoFZXJyb3IYAiABKAkiqQEKG1NldFVzZXJDcmVkaXRMaW1pdHNSZXNwb25zZRJCCgd1cGRhdGVkGAEgAygLMjEuYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuVXNlckNyZWRpdExpbWl0EkYKBmVycm9ycxgCIAMoCzI2LmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLlVzZXJDcmVkaXRMaW1pdEVycm9yIjoKF0dldENyZWRpdEJhbGFuY2VSZXF1ZXN0Eg4KBm9yZ19pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJIpABChhHZXRDcmVkaXRCYWxhbmNlUmVzcG9uc2USEgoFbGltaXQYASABKAFIAIgBARIaChJ1c2VkX21vbnRoX3RvX2RhdGUYAiABKAESFgoJcmVtYWluaW5nGAMgASgBSAGIAQESFAoMcGVyaW9kX3N0YXJ0GAQgASgJQggKBl9saW1pdEIMCgpfcmVtYWluaW5nInsKB1dlYmhvb2sSCgoCaWQYASABKAkSCwoDdXJsGAIgASgJEg4KBmV2ZW50cxgDIAMoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRISCgpjcmVhdGVkX2F0GAUgASgBEhMKBnNlY3JldBgGIAEoCUgAiAEBQgkKB19zZWNyZXQiSAoUQ3JlYXRlV2ViaG9va1JlcXVlc3QSCwoDdXJsGAEgASgJEg4KBmV2ZW50cxgCIAMoCRITCgtkZXNjcmlwdGlvbhgDIAEoCSI0ChNMaXN0V2ViaG9va3NSZXF1ZXN0Eg0KBWxpbWl0GAEgASgJEg4KBmN1cnNvchgCIAEoCSKPAQoUTGlzdFdlYmhvb2tzUmVzcG9uc2USOwoId2ViaG9va3MYASADKAsyKS5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5XZWJob29rEjoKCnBhZ2luYXRpb24YAiABKAsyJi5hZ2VudHBsYW5lLnBhZ2luZy52MWFscGhhMS5QYWdpbmF0aW9uIioKFERlbGV0ZVdlYmhvb2tSZXF1ZXN0EhIKCndlYmhvb2tfaWQYASABKAkiUQocTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVxdWVzdBISCgp3ZWJob29rX2lkGAEgASgJEg0KBWxpbWl0GAIgASgJEg4KBmN1cnNvchgDIAEoCSKcAgoPV2ViaG9va0RlbGl2ZXJ5EgoKAmlkGAEgASgJEg0KBWV2ZW50GAIgASgJEg4KBnN0YXR1cxgDIAEoCRIQCghhdHRlbXB0cxgEIAEoBRIdChBsYXN0X2h0dHBfc3RhdHVzGAUgASgFSACIAQESFwoKbGFzdF9lcnJvchgGIAEoCUgBiAEBEhwKD25leHRfYXR0ZW1wdF9hdBgHIAEoAUgCiAEBEhIKCmNyZWF0ZWRfYXQYCCABKAESGQoMY29tcGxldGVkX2F0GAkgASgBSAOIAQFCEwoRX2xhc3RfaHR0cF9zdGF0dXNCDQoLX2xhc3RfZXJyb3JCEgoQX25leHRfYXR0ZW1wdF9hdEIPCg1fY29tcGxldGVkX2F0IqIBCh1MaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXNwb25zZRJFCgpkZWxpdmVyaWVzGAEgAygLMjEuYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuV2ViaG9va0RlbGl2ZXJ5EjoKCnBhZ2luYXRpb24YAiABKAsyJi5hZ2VudHBsYW5lLnBhZ2luZy52MWFscGhhMS5QYWdpbmF0aW9uMvsHChNPcmdhbml6YXRpb25TZXJ2aWNlEpgBCglMaXN0VXNlcnMSMi5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5MaXN0VXNlcnNSZXF1ZXN0GjMuYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuTGlzdFVzZXJzUmVzcG9uc2UiIoLT5JMCHBIaL2FwaS92MC9vcmdhbml6YXRpb24vdXNlcnMSxgEKE1NldFVzZXJDcmVkaXRMaW1pdHMSPC5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5TZXRVc2VyQ3JlZGl0TGltaXRzUmVxdWVzdBo9LmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLlNldFVzZXJDcmVkaXRMaW1pdHNSZXNwb25zZSIygtPkkwIsOgEqGicvYXBpL3YwL29yZ2FuaXphdGlvbi91c2FnZS9saW1pdHMvdXNlcnMSjwEKDUNyZWF0ZVdlYmhvb2sSNi5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5DcmVhdGVXZWJob29rUmVxdWVzdBopLmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLldlYmhvb2siG4LT5JMCFToBKiIQL2FwaS92MC93ZWJob29rcxKXAQoMTGlzdFdlYmhvb2tzEjUuYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuTGlzdFdlYmhvb2tzUmVxdWVzdBo2LmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLkxpc3RXZWJob29rc1Jlc3BvbnNlIhiC0+STAhISEC9hcGkvdjAvd2ViaG9va3MShgEKDURlbGV0ZVdlYmhvb2sSNi5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5EZWxldGVXZWJob29rUmVxdWVzdBoWLmdvb2dsZS5wcm90b2J1Zi5FbXB0eSIlgtPkkwIfKh0vYXBpL3YwL3dlYmhvb2tzL3t3ZWJob29rX2lkfRLKAQoVTGlzdFdlYmhvb2tEZWxpdmVyaWVzEj4uYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVxdWVzdBo/LmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLkxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlIjCC0+STAioSKC9hcGkvdjAvd2ViaG9va3Mve3dlYmhvb2tfaWR9L2RlbGl2ZXJpZXMyoAEKEkNyZWRpdExpbWl0U2VydmljZRKJAQoQR2V0Q3JlZGl0QmFsYW5jZRI5LmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLkdldENyZWRpdEJhbGFuY2VSZXF1ZXN0GjouYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuR2V0Q3JlZGl0QmFsYW5jZVJlc3BvbnNlYgZwcm90bzM", [file_agentplane_paging_v1alpha1_paging, file_google_api_annotations, file_google_protobuf_empty, file_google_protobuf_struct]);
 
 /**
  * @generated from message agentplane.organization.v1alpha1.ListUsersRequest
@@ -279,6 +280,278 @@ export const GetCreditBalanceResponseSchema: GenMessage<GetCreditBalanceResponse
   messageDesc(file_agentplane_organization_v1alpha1_organization, 8);
 
 /**
+ * A webhook endpoint.
+ *
+ * @generated from message agentplane.organization.v1alpha1.Webhook
+ */
+export type Webhook = Message<"agentplane.organization.v1alpha1.Webhook"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string url = 2;
+   */
+  url: string;
+
+  /**
+   * session.status_changed, message.created, computer.status_changed.
+   *
+   * @generated from field: repeated string events = 3;
+   */
+  events: string[];
+
+  /**
+   * @generated from field: string description = 4;
+   */
+  description: string;
+
+  /**
+   * Unix ms.
+   *
+   * @generated from field: double created_at = 5;
+   */
+  createdAt: number;
+
+  /**
+   * whsec_…: in the answer to CreateWebhook only.
+   *
+   * @generated from field: optional string secret = 6;
+   */
+  secret?: string | undefined;
+};
+
+/**
+ * Describes the message agentplane.organization.v1alpha1.Webhook.
+ * Use `create(WebhookSchema)` to create a new message.
+ */
+export const WebhookSchema: GenMessage<Webhook> = /*@__PURE__*/
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 9);
+
+/**
+ * @generated from message agentplane.organization.v1alpha1.CreateWebhookRequest
+ */
+export type CreateWebhookRequest = Message<"agentplane.organization.v1alpha1.CreateWebhookRequest"> & {
+  /**
+   * https, at most 2048 characters, no user name or password, resolving to public addresses.
+   *
+   * @generated from field: string url = 1;
+   */
+  url: string;
+
+  /**
+   * One or more of session.status_changed, message.created, computer.status_changed; each once.
+   *
+   * @generated from field: repeated string events = 2;
+   */
+  events: string[];
+
+  /**
+   * At most 500 characters.
+   *
+   * @generated from field: string description = 3;
+   */
+  description: string;
+};
+
+/**
+ * Describes the message agentplane.organization.v1alpha1.CreateWebhookRequest.
+ * Use `create(CreateWebhookRequestSchema)` to create a new message.
+ */
+export const CreateWebhookRequestSchema: GenMessage<CreateWebhookRequest> = /*@__PURE__*/
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 10);
+
+/**
+ * @generated from message agentplane.organization.v1alpha1.ListWebhooksRequest
+ */
+export type ListWebhooksRequest = Message<"agentplane.organization.v1alpha1.ListWebhooksRequest"> & {
+  /**
+   * 1 to 100, default 20.
+   *
+   * @generated from field: string limit = 1;
+   */
+  limit: string;
+
+  /**
+   * @generated from field: string cursor = 2;
+   */
+  cursor: string;
+};
+
+/**
+ * Describes the message agentplane.organization.v1alpha1.ListWebhooksRequest.
+ * Use `create(ListWebhooksRequestSchema)` to create a new message.
+ */
+export const ListWebhooksRequestSchema: GenMessage<ListWebhooksRequest> = /*@__PURE__*/
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 11);
+
+/**
+ * @generated from message agentplane.organization.v1alpha1.ListWebhooksResponse
+ */
+export type ListWebhooksResponse = Message<"agentplane.organization.v1alpha1.ListWebhooksResponse"> & {
+  /**
+   * @generated from field: repeated agentplane.organization.v1alpha1.Webhook webhooks = 1;
+   */
+  webhooks: Webhook[];
+
+  /**
+   * @generated from field: agentplane.paging.v1alpha1.Pagination pagination = 2;
+   */
+  pagination?: Pagination | undefined;
+};
+
+/**
+ * Describes the message agentplane.organization.v1alpha1.ListWebhooksResponse.
+ * Use `create(ListWebhooksResponseSchema)` to create a new message.
+ */
+export const ListWebhooksResponseSchema: GenMessage<ListWebhooksResponse> = /*@__PURE__*/
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 12);
+
+/**
+ * @generated from message agentplane.organization.v1alpha1.DeleteWebhookRequest
+ */
+export type DeleteWebhookRequest = Message<"agentplane.organization.v1alpha1.DeleteWebhookRequest"> & {
+  /**
+   * @generated from field: string webhook_id = 1;
+   */
+  webhookId: string;
+};
+
+/**
+ * Describes the message agentplane.organization.v1alpha1.DeleteWebhookRequest.
+ * Use `create(DeleteWebhookRequestSchema)` to create a new message.
+ */
+export const DeleteWebhookRequestSchema: GenMessage<DeleteWebhookRequest> = /*@__PURE__*/
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 13);
+
+/**
+ * @generated from message agentplane.organization.v1alpha1.ListWebhookDeliveriesRequest
+ */
+export type ListWebhookDeliveriesRequest = Message<"agentplane.organization.v1alpha1.ListWebhookDeliveriesRequest"> & {
+  /**
+   * @generated from field: string webhook_id = 1;
+   */
+  webhookId: string;
+
+  /**
+   * 1 to 100, default 20.
+   *
+   * @generated from field: string limit = 2;
+   */
+  limit: string;
+
+  /**
+   * @generated from field: string cursor = 3;
+   */
+  cursor: string;
+};
+
+/**
+ * Describes the message agentplane.organization.v1alpha1.ListWebhookDeliveriesRequest.
+ * Use `create(ListWebhookDeliveriesRequestSchema)` to create a new message.
+ */
+export const ListWebhookDeliveriesRequestSchema: GenMessage<ListWebhookDeliveriesRequest> = /*@__PURE__*/
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 14);
+
+/**
+ * One event sent (or to be sent) to one endpoint.
+ *
+ * @generated from message agentplane.organization.v1alpha1.WebhookDelivery
+ */
+export type WebhookDelivery = Message<"agentplane.organization.v1alpha1.WebhookDelivery"> & {
+  /**
+   * msg_…: the webhook-id header of every attempt.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The event type.
+   *
+   * @generated from field: string event = 2;
+   */
+  event: string;
+
+  /**
+   * pending (to send or retry), succeeded, or failed (every attempt failed).
+   *
+   * @generated from field: string status = 3;
+   */
+  status: string;
+
+  /**
+   * @generated from field: int32 attempts = 4;
+   */
+  attempts: number;
+
+  /**
+   * The HTTP status of the last attempt; absent when it got no answer (or none was made).
+   *
+   * @generated from field: optional int32 last_http_status = 5;
+   */
+  lastHttpStatus?: number | undefined;
+
+  /**
+   * Why the last attempt failed, when it did.
+   *
+   * @generated from field: optional string last_error = 6;
+   */
+  lastError?: string | undefined;
+
+  /**
+   * Unix ms of the next attempt, while pending.
+   *
+   * @generated from field: optional double next_attempt_at = 7;
+   */
+  nextAttemptAt?: number | undefined;
+
+  /**
+   * Unix ms.
+   *
+   * @generated from field: double created_at = 8;
+   */
+  createdAt: number;
+
+  /**
+   * Unix ms at which it succeeded or was given up.
+   *
+   * @generated from field: optional double completed_at = 9;
+   */
+  completedAt?: number | undefined;
+};
+
+/**
+ * Describes the message agentplane.organization.v1alpha1.WebhookDelivery.
+ * Use `create(WebhookDeliverySchema)` to create a new message.
+ */
+export const WebhookDeliverySchema: GenMessage<WebhookDelivery> = /*@__PURE__*/
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 15);
+
+/**
+ * @generated from message agentplane.organization.v1alpha1.ListWebhookDeliveriesResponse
+ */
+export type ListWebhookDeliveriesResponse = Message<"agentplane.organization.v1alpha1.ListWebhookDeliveriesResponse"> & {
+  /**
+   * @generated from field: repeated agentplane.organization.v1alpha1.WebhookDelivery deliveries = 1;
+   */
+  deliveries: WebhookDelivery[];
+
+  /**
+   * @generated from field: agentplane.paging.v1alpha1.Pagination pagination = 2;
+   */
+  pagination?: Pagination | undefined;
+};
+
+/**
+ * Describes the message agentplane.organization.v1alpha1.ListWebhookDeliveriesResponse.
+ * Use `create(ListWebhookDeliveriesResponseSchema)` to create a new message.
+ */
+export const ListWebhookDeliveriesResponseSchema: GenMessage<ListWebhookDeliveriesResponse> = /*@__PURE__*/
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 16);
+
+/**
  * Public: routed by the edge under /api/v0. Callers authenticate with an API key or a JWT.
  *
  * @generated from service agentplane.organization.v1alpha1.OrganizationService
@@ -307,6 +580,47 @@ export const OrganizationService: GenService<{
     methodKind: "unary";
     input: typeof SetUserCreditLimitsRequestSchema;
     output: typeof SetUserCreditLimitsResponseSchema;
+  },
+  /**
+   * Adds an endpoint: 201 with it, its secret included (shown this once). At most 20 per
+   * organization.
+   *
+   * @generated from rpc agentplane.organization.v1alpha1.OrganizationService.CreateWebhook
+   */
+  createWebhook: {
+    methodKind: "unary";
+    input: typeof CreateWebhookRequestSchema;
+    output: typeof WebhookSchema;
+  },
+  /**
+   * The organization's endpoints, newest first, in keyset pages; without their secrets.
+   *
+   * @generated from rpc agentplane.organization.v1alpha1.OrganizationService.ListWebhooks
+   */
+  listWebhooks: {
+    methodKind: "unary";
+    input: typeof ListWebhooksRequestSchema;
+    output: typeof ListWebhooksResponseSchema;
+  },
+  /**
+   * Removes an endpoint and its deliveries, sent or not: 204.
+   *
+   * @generated from rpc agentplane.organization.v1alpha1.OrganizationService.DeleteWebhook
+   */
+  deleteWebhook: {
+    methodKind: "unary";
+    input: typeof DeleteWebhookRequestSchema;
+    output: typeof EmptySchema;
+  },
+  /**
+   * An endpoint's deliveries, newest first, in keyset pages.
+   *
+   * @generated from rpc agentplane.organization.v1alpha1.OrganizationService.ListWebhookDeliveries
+   */
+  listWebhookDeliveries: {
+    methodKind: "unary";
+    input: typeof ListWebhookDeliveriesRequestSchema;
+    output: typeof ListWebhookDeliveriesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_agentplane_organization_v1alpha1_organization, 0);
