@@ -147,6 +147,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
       requestTimeoutMs: config.requestTimeoutMs,
       // Behind the edge, the client is the last X-Forwarded-For hop; workloads connect directly.
       trustForwardedFor,
+      fastUnary: config.grpcUnaryFastPath,
       logger,
       port,
       host: config.host,

@@ -46,6 +46,8 @@ export interface GrpcListenerOptions {
   /** REQUEST_TIMEOUT_MS: a request must arrive in full within it (request-deadline.ts). */
   readonly requestTimeoutMs: number;
   readonly trustForwardedFor: boolean;
+  /** Unary binary gRPC on the raw stream (grpc-unary.ts); false: through Connect like the rest. */
+  readonly fastUnary: boolean;
   readonly logger: Logger;
   readonly port: number;
   readonly host: string;
@@ -114,28 +116,27 @@ export async function startGrpcListener(options: GrpcListenerOptions): Promise<G
     deadline.track(res.stream, req.url, (error) => early.answerUnread(req, res, error));
     wrapped(req, res);
   });
-  // Unary binary gRPC on the raw stream (grpc-unary.ts); every other stream goes on to Node's
-  // compatibility layer (its 'stream' listener, which createServer installed for the handler
-  // above) and Connect.
-  const fastUnary = createGrpcUnary({
-    invoker: createInvoker(options.routes, options.interceptors),
-    maxMessageBytes: options.maxMessageBytes,
-    maxTimeoutMs: MAX_TIMEOUT_MS,
-    acceptCompression,
-    early,
-    deadline,
-    logger: options.logger,
-  });
-  const compat = server.listeners("stream") as ((...args: unknown[]) => void)[];
-  if (compat.length !== 1) throw new Error("expected Node's HTTP/2 compatibility layer as the one 'stream' listener");
-  const onCompatStream = compat[0]!;
-  server.removeListener("stream", onCompatStream);
-  server.on(
-    "stream",
-    (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, rawHeaders: string[]) => {
-      if (!fastUnary(stream, headers)) onCompatStream.call(server, stream, headers, flags, rawHeaders);
-    },
-  );
+  if (options.fastUnary) {
+    // Unary binary gRPC on the raw stream (grpc-unary.ts); every other stream goes on to Node's
+    // compatibility layer (its 'stream' listener, which createServer installed for the handler
+    // above) and Connect.
+    const fastUnary = createGrpcUnary({
+      invoker: createInvoker(options.routes, options.interceptors),
+      maxMessageBytes: options.maxMessageBytes,
+      maxTimeoutMs: MAX_TIMEOUT_MS,
+      acceptCompression,
+      early,
+      deadline,
+      logger: options.logger,
+    });
+    const compat = server.listeners("stream") as ((...args: unknown[]) => void)[];
+    if (compat.length !== 1) throw new Error("expected Node's HTTP/2 compatibility layer as the one 'stream' listener");
+    const onCompatStream = compat[0]!;
+    server.removeListener("stream", onCompatStream);
+    server.on("stream", (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, raw: string[]) => {
+      if (!fastUnary(stream, headers)) onCompatStream.call(server, stream, headers, flags, raw);
+    });
+  }
   const sessions = new Set<Http2Session>();
   server.on("session", (session) => {
     sessions.add(session);
