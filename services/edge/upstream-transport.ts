@@ -269,10 +269,11 @@ export function createUpstreamTransport(baseUrl: string): Transport {
           );
         });
         stream.on("error", (err: unknown) => {
-          // A reset is reported by 'close' with its code; anything else (the connection
-          // refused or lost) as connect-node reports it.
-          if (stream.rstCode !== undefined && stream.rstCode !== h2.NGHTTP2_NO_ERROR) return;
-          finish(nodeError(err));
+          // A reset by the server, by its code (retry.ts reads REFUSED_STREAM); anything else
+          // (a connection refused or lost: the stream cancelled with the cause) as connect-node
+          // reports it, with the Node error as the cause.
+          const peerReset = (err as { code?: unknown }).code === "ERR_HTTP2_STREAM_ERROR";
+          finish(peerReset && stream.rstCode !== undefined ? resetError(stream.rstCode) : nodeError(err));
         });
         stream.end(envelope(toBinary(method.input, message)));
       });
