@@ -54,6 +54,8 @@ function comparable(res: Answer) {
   });
   const json = res.json === undefined ? undefined : { ...res.json };
   if (json?.requestId !== undefined) json.requestId = "<request id>";
+  // The rate limiter's refusal names the seconds left in its window.
+  if (typeof json?.detail === "string") json.detail = json.detail.replace(/after \d+ s/, "after <seconds> s");
   if (headers["x-request-id"] !== undefined && !res.text.includes("fixed-request-id"))
     headers["x-request-id"] = "<request id>";
   return { status: res.status, headers, json, text: json === undefined ? res.text : undefined };

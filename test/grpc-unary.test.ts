@@ -50,6 +50,9 @@ function comparable(res: H2Response) {
       if (k === "x-request-id") out[k] = typeof v === "string" && v.length > 0 ? "<request id>" : v;
       else if (k === "ratelimit-reset" || k === "retry-after") out[k] = Number(v) > 0 ? "<seconds>" : v;
       else if (k === "ratelimit-remaining" && Number(v) > 0) out[k] = "<count>";
+      // The rate limiter's refusal names the seconds left in its window.
+      else if (k === "grpc-message" && typeof v === "string")
+        out[k] = v.replace(/after%20\d+%20s/, "after%20<seconds>%20s");
       else out[k] = v;
     }
     return out;
