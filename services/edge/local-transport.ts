@@ -1,6 +1,7 @@
 // The edge's transport when the services run in its own process: each call goes through the
 // same server interceptors (request context, auth, rate limit) to the same implementation, but
-// the request and response messages are handed over as objects.
+// the request and response messages are handed over as objects. The call itself is
+// platform/invoke.ts, shared with the gRPC listeners' unary fast path.
 //
 // Why not createRouterTransport: it runs the whole Connect protocol in memory — the request is
 // encoded to protobuf binary and framed, a server handler decodes it, the response is encoded

@@ -28,6 +28,10 @@
 // is destroyed, by the sweep and at a stop. This was what held the stop of
 // test/reliability/fuzz-rpc.test.ts for the whole 20 s.
 //
+// It tracks HTTP/2 streams, whoever serves them: Connect over Node's compatibility layer, or the
+// unary gRPC fast path on the raw stream (grpc-unary.ts); each stream comes with its own way of
+// answering DEADLINE_EXCEEDED without reading the body.
+//
 // Cost per call: a Map entry (set as the stream opens, deleted as it closes) and one 'close'
 // listener; no timer per call. One interval timer per listener (unref'd), a tenth of the timeout
 // apart (at most a second), looks at the streams open longer than the timeout, oldest first, and
