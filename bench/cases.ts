@@ -6,7 +6,7 @@ import * as grpc from "@grpc/grpc-js";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { GetSessionRequestSchema, SessionSchema } from "../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import type { Dataset } from "./dataset.js";
-import type { GrpcLoad, H2Load, HttpLoad } from "./load.js";
+import type { LoadTarget } from "./load.js";
 
 export interface Endpoints {
   restUrl: string;
@@ -44,7 +44,7 @@ export interface BenchCase {
   servers: ServerRole[];
   /** A floor (no platform code): its p99 is shown, not held to the target. */
   floor?: boolean;
-  target(ctx: CaseContext): HttpLoad | GrpcLoad | H2Load;
+  target(ctx: CaseContext): LoadTarget;
   /** Throws unless one request answers as it should. */
   check(ctx: CaseContext): Promise<void>;
 }
@@ -157,6 +157,29 @@ function h2GetJson(url: string, path: string): Promise<Record<string, unknown>> 
   });
 }
 
+/** One GetSession over gRPC (@grpc/grpc-js) returns the requested session. */
+async function grpcGetCheck(ctx: CaseContext): Promise<void> {
+  const id = ctx.dataset.sessionIds[0]!;
+  const client = new grpc.Client(ctx.endpoints.grpcAddress, grpc.credentials.createInsecure());
+  const metadata = new grpc.Metadata();
+  metadata.set("authorization", bearer(ctx).authorization!);
+  try {
+    const session = await new Promise<ReturnType<typeof fromBinary<typeof SessionSchema>>>((resolve, reject) =>
+      client.makeUnaryRequest(
+        "/agentplane.sessions.v1alpha1.SessionService/GetSession",
+        (m: Buffer) => m,
+        (b: Buffer) => fromBinary(SessionSchema, b),
+        Buffer.from(toBinary(GetSessionRequestSchema, create(GetSessionRequestSchema, { sessionId: id }))),
+        metadata,
+        (err, res) => (err || !res ? reject(err ?? new Error("no response")) : resolve(res)),
+      ),
+    );
+    expect(session.sessionId === id, "gRPC GetSession returns the requested session");
+  } finally {
+    client.close();
+  }
+}
+
 export const CASES: BenchCase[] = [
   edgeGetCase("edge-get", "GET /api/v0/sessions/{id} (REST edge, in process)", ["service"], (e) => e.restUrl),
   // The deployed shape: the edge in a process of its own calls the services process over gRPC
@@ -181,27 +204,25 @@ export const CASES: BenchCase[] = [
       metadata: bearer(ctx),
       channels: ctx.grpcChannels,
     }),
-    async check(ctx) {
-      const id = ctx.dataset.sessionIds[0]!;
-      const client = new grpc.Client(ctx.endpoints.grpcAddress, grpc.credentials.createInsecure());
-      const metadata = new grpc.Metadata();
-      metadata.set("authorization", bearer(ctx).authorization!);
-      try {
-        const session = await new Promise<ReturnType<typeof fromBinary<typeof SessionSchema>>>((resolve, reject) =>
-          client.makeUnaryRequest(
-            "/agentplane.sessions.v1alpha1.SessionService/GetSession",
-            (m: Buffer) => m,
-            (b: Buffer) => fromBinary(SessionSchema, b),
-            Buffer.from(toBinary(GetSessionRequestSchema, create(GetSessionRequestSchema, { sessionId: id }))),
-            metadata,
-            (err, res) => (err || !res ? reject(err ?? new Error("no response")) : resolve(res)),
-          ),
-        );
-        expect(session.sessionId === id, "gRPC GetSession returns the requested session");
-      } finally {
-        client.close();
-      }
-    },
+    check: (ctx) => grpcGetCheck(ctx),
+  },
+  {
+    // The same calls from a load generator on raw node:http2 (pre-encoded frames, answers not
+    // decoded), so that @grpc/grpc-js's own client cost does not bound the server's throughput.
+    id: "grpc-h2-get",
+    label: "GetSession over gRPC (raw node:http2 client)",
+    read: true,
+    servers: ["service"],
+    target: (ctx) => ({
+      kind: "grpc-h2",
+      url: `http://${ctx.endpoints.grpcAddress}`,
+      service: "agentplane.sessions.v1alpha1.SessionService",
+      method: "GetSession",
+      requests: ctx.dataset.sessionIds.map((sessionId) => ({ sessionId })),
+      metadata: bearer(ctx),
+      channels: ctx.grpcChannels,
+    }),
+    check: (ctx) => grpcGetCheck(ctx),
   },
   {
     id: "bare-get",
@@ -320,6 +341,6 @@ export const CASES: BenchCase[] = [
 ];
 
 /** The paths of one request (GetSession) the targets compare, the in-process edge first. */
-export const PATH_CASES = ["edge-get", "split-get", "grpc-get", "bare-get", "bare-h2-get"];
+export const PATH_CASES = ["edge-get", "split-get", "grpc-get", "grpc-h2-get", "bare-get", "bare-h2-get"];
 
 export const DEFAULT_CASES = [...PATH_CASES, "edge-list", "edge-post", "edge-tokens"];

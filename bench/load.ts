@@ -6,6 +6,8 @@
 //         rate (--rate), node:http (runPacedHttp says why).
 //   HTTP/2: node:http2 client sessions, `connections` streams in flight spread over `channels`
 //         sessions (autocannon speaks HTTP/1 only), the same loop as gRPC's; bodies are read, not parsed.
+//   gRPC over raw HTTP/2: node:http2 streams carrying pre-encoded gRPC frames, the same loop as
+//         HTTP/2's; the answer's grpc-status is read, its message is not decoded.
 //   gRPC: @grpc/grpc-js unary calls, `connections` calls in flight spread over `channels`
 //         HTTP/2 connections. Requests are encoded once up front and responses are not decoded,
 //         like autocannon, which neither builds nor parses JSON: the client's CPU goes to I/O.
@@ -58,8 +60,28 @@ export interface GrpcLoad {
   channels: number;
 }
 
+/**
+ * gRPC unary calls sent as raw HTTP/2 streams (node:http2): the request frames are encoded once,
+ * the answer is read (status and grpc-status), not decoded. What a gRPC call costs the server,
+ * without @grpc/grpc-js's client in the load generator's CPU.
+ */
+export interface GrpcH2Load {
+  kind: "grpc-h2";
+  /** http://host:port (cleartext HTTP/2) */
+  url: string;
+  service: string;
+  method: string;
+  /** Request messages in their JSON form, used in turn. */
+  requests: JsonValue[];
+  metadata: Record<string, string>;
+  /** HTTP/2 connections the in-flight calls are spread over. */
+  channels: number;
+}
+
+export type LoadTarget = HttpLoad | GrpcLoad | H2Load | GrpcH2Load;
+
 export interface LoadSpec {
-  target: HttpLoad | GrpcLoad | H2Load;
+  target: LoadTarget;
   connections: number;
   /** Requests per second offered over all connections; absent: as fast as answers come (closed loop). */
   rate?: number;
@@ -265,19 +287,81 @@ async function runGrpc(spec: LoadSpec, target: GrpcLoad): Promise<LoadResult> {
   );
 }
 
-/** HTTP/2 GETs: the same shape as the gRPC generator (streams over a few sessions), without gRPC. */
-async function runH2(spec: LoadSpec, target: H2Load): Promise<LoadResult> {
-  const sessions: ClientHttp2Session[] = await Promise.all(
+/** `channels` cleartext HTTP/2 sessions to `url`, connected. */
+function h2Sessions(url: string, channels: number): Promise<ClientHttp2Session[]> {
+  return Promise.all(
     Array.from(
-      { length: Math.max(1, target.channels) },
+      { length: Math.max(1, channels) },
       () =>
         new Promise<ClientHttp2Session>((resolve, reject) => {
-          const session = connectH2(target.url, { peerMaxConcurrentStreams: 1_000 });
+          const session = connectH2(url, { peerMaxConcurrentStreams: 1_000 });
           session.once("connect", () => resolve(session));
           session.once("error", reject);
         }),
     ),
   );
+}
+
+/** gRPC unary calls on raw HTTP/2 streams, pre-encoded frames: the same loop as runH2. */
+async function runGrpcH2(spec: LoadSpec, target: GrpcH2Load): Promise<LoadResult> {
+  const service = SERVICES[target.service];
+  const method = service?.methods.find((m) => m.name === target.method);
+  if (!service || !method) throw new Error(`unknown RPC ${target.service}/${target.method}`);
+  const frames = target.requests.map((json) => {
+    const message = toBinary(method.input, fromJson(method.input, json));
+    const frame = Buffer.alloc(5 + message.length);
+    frame.writeUInt32BE(message.length, 1);
+    frame.set(message, 5);
+    return frame;
+  });
+  const headers = {
+    ...target.metadata,
+    ":method": "POST",
+    ":path": `/${service.typeName}/${method.name}`,
+    "content-type": "application/grpc",
+    te: "trailers",
+  };
+  const sessions = await h2Sessions(target.url, target.channels);
+  const rec = new Recorder();
+  let next = 0;
+  const call = (session: ClientHttp2Session): Promise<void> =>
+    new Promise((resolve) => {
+      const frame = frames[next++ % frames.length]!;
+      const started = performance.now();
+      let status = 0;
+      let grpcStatus: string | undefined;
+      const stream = session.request(headers);
+      stream.setTimeout(10_000, () => stream.close());
+      stream.once("response", (h) => {
+        status = Number(h[":status"]);
+        // A trailers-only answer carries its status in the headers.
+        if (h["grpc-status"] !== undefined) grpcStatus = String(h["grpc-status"]);
+      });
+      stream.once("trailers", (t) => {
+        grpcStatus = String(t["grpc-status"]);
+      });
+      stream.on("data", () => {});
+      stream.once("close", () => {
+        const ok = status === 200 && grpcStatus === "0" && stream.rstCode === 0;
+        rec.record(ok, ok ? "OK" : `HTTP ${status} grpc-status ${grpcStatus}`, performance.now() - started);
+        resolve();
+      });
+      stream.once("error", () => {});
+      stream.end(frame);
+    });
+  return measure(
+    spec,
+    rec,
+    (i) => call(sessions[i % sessions.length]!),
+    () => {
+      for (const session of sessions) session.close();
+    },
+  );
+}
+
+/** HTTP/2 GETs: the same shape as the gRPC generator (streams over a few sessions), without gRPC. */
+async function runH2(spec: LoadSpec, target: H2Load): Promise<LoadResult> {
+  const sessions = await h2Sessions(target.url, target.channels);
   const rec = new Recorder();
   let next = 0;
   const call = (session: ClientHttp2Session): Promise<void> =>
@@ -319,7 +403,13 @@ async function main() {
   const spec = JSON.parse(await readStdin()) as LoadSpec;
   const t = spec.target;
   const result =
-    t.kind === "http" ? await runHttp(spec, t) : t.kind === "h2" ? await runH2(spec, t) : await runGrpc(spec, t);
+    t.kind === "http"
+      ? await runHttp(spec, t)
+      : t.kind === "h2"
+        ? await runH2(spec, t)
+        : t.kind === "grpc-h2"
+          ? await runGrpcH2(spec, t)
+          : await runGrpc(spec, t);
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 

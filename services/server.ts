@@ -5,7 +5,6 @@
 import type { Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ConnectRouter, Interceptor, Transport } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Health } from "../gen/grpc/health/v1/health_pb.js";
 import type { Database } from "./database.js";
 import { migrations } from "./migrations.js";
@@ -13,12 +12,12 @@ import { ALL_MODULES, MODULES } from "./modules.js";
 import { createRestEdge } from "./edge/edge.js";
 import { createEdgeHttpServer, type EdgeHttpServer } from "./edge/http-server.js";
 import { createLocalTransport } from "./edge/local-transport.js";
+import { createUpstreamTransport } from "./edge/upstream-transport.js";
 import { authInterceptor, OPEN, policyMap } from "./platform/auth.js";
 import { startGrpcListener } from "./platform/grpc-listener.js";
 import type { Config } from "./platform/config.js";
 import { CursorStore } from "./platform/cursors.js";
 import { openDatabase, type Database as DatabaseHandle } from "./platform/db.js";
-import { createHttp2SessionManager } from "./platform/http2-session-manager.js";
 import { cachedProbe, createHealthService } from "./platform/health.js";
 import { openKeyValueStore, type KeyValueStore } from "./platform/kv.js";
 import type { Logger } from "./platform/logger.js";
@@ -149,6 +148,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
       requestTimeoutMs: config.requestTimeoutMs,
       // Behind the edge, the client is the last X-Forwarded-For hop; workloads connect directly.
       trustForwardedFor,
+      fastUnary: config.grpcUnaryFastPath,
       logger,
       port,
       host: config.host,
@@ -161,16 +161,13 @@ export async function startServer(config: Config, logger: Logger, options: Start
   if (config.services.includes("edge")) {
     // The edge routes every public service. When all of them run in this process it calls them
     // in process, through the same interceptors (local-transport.ts); otherwise it calls
-    // EDGE_UPSTREAM_URL over gRPC.
+    // EDGE_UPSTREAM_URL over gRPC (upstream-transport.ts).
     const publicServices = ALL_MODULES.flatMap((m) => m.services.filter(isPublic).map((s) => s.service));
     const allLocal = ALL_MODULES.every((m) => modules.includes(m));
     const transport: Transport =
       allLocal || !config.edgeUpstreamUrl
         ? createLocalTransport(routes, interceptors)
-        : createGrpcTransport({
-            baseUrl: config.edgeUpstreamUrl,
-            sessionManager: createHttp2SessionManager(config.edgeUpstreamUrl),
-          });
+        : createUpstreamTransport(config.edgeUpstreamUrl);
     const edge = createRestEdge({
       services: publicServices,
       transport,

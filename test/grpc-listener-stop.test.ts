@@ -44,6 +44,7 @@ describe("a gRPC listener's destroy, with a peer that stopped reading", () => {
       maxMessageBytes: 1 << 20,
       requestTimeoutMs: 30_000,
       trustForwardedFor: false,
+      fastUnary: true,
       logger: pino({ level: "silent" }),
       port: 0,
       host: "127.0.0.1",

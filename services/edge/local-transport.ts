@@ -1,6 +1,7 @@
 // The edge's transport when the services run in its own process: each call goes through the
 // same server interceptors (request context, auth, rate limit) to the same implementation, but
-// the request and response messages are handed over as objects.
+// the request and response messages are handed over as objects. The call itself is
+// platform/invoke.ts, shared with the gRPC listeners' unary fast path.
 //
 // Why not createRouterTransport: it runs the whole Connect protocol in memory — the request is
 // encoded to protobuf binary and framed, a server handler decodes it, the response is encoded
@@ -15,75 +16,30 @@
 import {
   create,
   type DescMessage,
-  type DescMethod,
   type DescMethodStreaming,
   type DescMethodUnary,
-  type DescService,
   type MessageInitShape,
   type MessageShape,
 } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
-  createHandlerContext,
-  createMethodImplSpec,
-  createServiceImplSpec,
   type ConnectRouter,
   type ContextValues,
   type Interceptor,
-  type MethodImplSpec,
   type StreamRequest,
   type StreamResponse,
   type Transport,
-  type UnaryRequest,
   type UnaryResponse,
 } from "@connectrpc/connect";
-
-/** The reason a finished call's signal is aborted with (shared: building an error per call is costly). */
-const CALL_FINISHED = new ConnectError("the call has finished", Code.Canceled);
-
-type AnyFn = Parameters<Interceptor>[0];
-
-/** Collects the implementations a module's routes() registers, instead of building HTTP handlers. */
-function collectImplementations(routes: (router: ConnectRouter) => void): Map<DescMethod, MethodImplSpec> {
-  const specs = new Map<DescMethod, MethodImplSpec>();
-  const router: ConnectRouter = {
-    handlers: [],
-    service(service, implementation) {
-      // Absent methods get an implementation that throws UNIMPLEMENTED, as the router does.
-      const spec = createServiceImplSpec(service, implementation);
-      for (const method of Object.values(spec.methods)) specs.set(method.method, method);
-      return router;
-    },
-    rpc(method, implementation) {
-      specs.set(method, createMethodImplSpec(method, implementation));
-      return router;
-    },
-  };
-  routes(router);
-  return specs;
-}
-
-function copyMissing(from: Headers, into: Headers): void {
-  from.forEach((value, name) => {
-    if (!into.has(name)) into.set(name, value);
-  });
-}
-
-type CallContext = ReturnType<typeof createHandlerContext>;
-
-/**
- * A failed call's error as a client would receive it: interceptors turn every failure into a
- * ConnectError (anything else is a bug whose message must not reach a client), with the response
- * headers and trailers the call had set in its metadata.
- */
-function callError(err: unknown, context: CallContext): ConnectError {
-  const error =
-    err instanceof ConnectError ? err : new ConnectError("internal error", Code.Internal, undefined, undefined, err);
-  copyMissing(context.responseHeader, error.metadata);
-  copyMissing(context.responseTrailer, error.metadata);
-  return error;
-}
+import {
+  CALL_FINISHED,
+  callError,
+  createCallContext,
+  createInvoker,
+  handlerContext,
+  requestCommon,
+} from "../platform/invoke.js";
 
 /** The one request message of a unary or server-streaming call. */
 async function onlyMessage<T>(messages: AsyncIterable<T>): Promise<T> {
@@ -106,57 +62,18 @@ export function createLocalTransport(
   routes: (router: ConnectRouter) => void,
   interceptors: readonly Interceptor[],
 ): Transport {
-  const specs = collectImplementations(routes);
-  const outermostFirst = [...interceptors].reverse();
-
-  /** What Connect's handler does per call: the interceptors wrap the implementation, first interceptor outermost. */
-  const intercepted = (innermost: AnyFn): AnyFn => {
-    let chain = innermost;
-    for (const interceptor of outermostFirst) chain = interceptor(chain);
-    return chain;
-  };
+  const invoker = createInvoker(routes, interceptors);
 
   const callContext = (
-    method: DescMethod,
+    method: DescMethodUnary | DescMethodStreaming,
     signal: AbortSignal | undefined,
     timeoutMs: number | undefined,
     header: Parameters<Transport["unary"]>[3],
     contextValues: ContextValues | undefined,
   ) => {
-    const service: DescService = method.parent;
-    const url = `local:///${service.typeName}/${method.name}`;
-    const context = createHandlerContext({
-      service,
-      method,
-      protocolName: "local",
-      requestMethod: "POST",
-      url,
-      timeoutMs,
-      requestSignal: signal,
-      requestHeader: header,
-      contextValues,
-    });
-    // What every request of the call starts as; unary and streaming calls add their own.
-    const request = {
-      service,
-      method,
-      requestMethod: "POST",
-      url,
-      signal: context.signal,
-      header: context.requestHeader,
-      contextValues: context.values,
-    };
-    return { service, context, request };
+    const url = `local:///${method.parent.typeName}/${method.name}`;
+    return createCallContext(method, { protocolName: "local", url, signal, timeoutMs, header, contextValues });
   };
-
-  /** The handler's context as the interceptors left the request (they may replace headers, signal and values). */
-  const handlerContext = (context: CallContext, r: UnaryRequest | StreamRequest) => ({
-    ...context,
-    service: r.service,
-    requestHeader: r.header,
-    signal: r.signal,
-    values: r.contextValues,
-  });
 
   return {
     async unary<I extends DescMessage, O extends DescMessage>(
@@ -167,31 +84,13 @@ export function createLocalTransport(
       input: MessageInitShape<I>,
       contextValues?: ContextValues,
     ): Promise<UnaryResponse<I, O>> {
-      const spec = specs.get(method);
+      const spec = invoker.spec(method);
       if (spec?.kind !== "unary")
         throw new ConnectError(`${method.parent.typeName}.${method.name} is not implemented`, Code.Unimplemented);
-      const { service, context, request } = callContext(method, signal, timeoutMs, header, contextValues);
-      const req: UnaryRequest = {
-        ...request,
-        stream: false,
-        method,
-        message: create(method.input as DescMessage, input as MessageInitShape<DescMessage>),
-      };
-      const chain = intercepted(async (r) => {
-        const output = await spec.impl((r as UnaryRequest).message, handlerContext(context, r));
-        const response: UnaryResponse = {
-          stream: false,
-          service,
-          method: spec.method,
-          header: context.responseHeader,
-          trailer: context.responseTrailer,
-          message: create(spec.method.output, output),
-        };
-        return response;
-      });
+      const context = callContext(method, signal, timeoutMs, header, contextValues);
+      const message = create(method.input as DescMessage, input as MessageInitShape<DescMessage>);
       try {
-        const res = await chain(req);
-        return res as unknown as UnaryResponse<I, O>;
+        return (await invoker.unary(spec, context, message)) as unknown as UnaryResponse<I, O>;
       } catch (err) {
         throw callError(err, context);
       } finally {
@@ -212,21 +111,22 @@ export function createLocalTransport(
       input: AsyncIterable<MessageInitShape<I>>,
       contextValues?: ContextValues,
     ): Promise<StreamResponse<I, O>> {
-      const spec = specs.get(method);
+      const spec = invoker.spec(method);
       if (spec?.kind !== "server_streaming") {
         const what = spec === undefined ? "is not implemented" : "is not a server-streaming method";
         throw new ConnectError(`${method.parent.typeName}.${method.name} ${what} in process`, Code.Unimplemented);
       }
-      const { service, context, request } = callContext(method, signal, timeoutMs, header, contextValues);
+      const service = method.parent;
+      const context = callContext(method, signal, timeoutMs, header, contextValues);
       const req: StreamRequest = {
-        ...request,
+        ...requestCommon(method, context),
         stream: true,
         method,
         message: oneMessage(
           create(method.input as DescMessage, (await onlyMessage(input)) as MessageInitShape<DescMessage>),
         ),
       };
-      const chain = intercepted(async (r) => {
+      const chain = invoker.intercepted(async (r) => {
         const request = await onlyMessage((r as StreamRequest).message);
         const outputs = spec.impl(request, handlerContext(context, r));
         const response: StreamResponse = {

@@ -55,6 +55,12 @@ export interface PlatformConfig {
    */
   readonly workers: boolean;
   /**
+   * GRPC_UNARY_FAST_PATH, default true: the gRPC listeners serve unary binary gRPC calls on the
+   * raw HTTP/2 stream (grpc-unary.ts); false sends them through Connect's handler as every
+   * other request (the same answers, at about twice the CPU per call).
+   */
+  readonly grpcUnaryFastPath: boolean;
+  /**
    * REQUEST_TIMEOUT_MS, default 30 000 (Envoy's request_timeout and route timeout in envoy.yaml):
    * the REST edge's deadline per request. A body not received within it is answered 408; a call
    * not completed within it of the complete request, 504. The gRPC listeners answer a request
@@ -197,6 +203,7 @@ export function loadPlatformConfig(env: Env = process.env): PlatformConfig {
     edgeUpstreamUrl,
     seedDemo: env.SEED_DEMO !== "false",
     workers: flag(env, "WORKERS", true),
+    grpcUnaryFastPath: flag(env, "GRPC_UNARY_FAST_PATH", true),
     requestTimeoutMs: positiveMs(env, "REQUEST_TIMEOUT_MS", 30_000),
     edgeMaxConnections: positiveInteger(env, "EDGE_MAX_CONNECTIONS", DEFAULT_EDGE_MAX_CONNECTIONS, 1_000_000),
   };

@@ -7,6 +7,7 @@
 // INVALID_ARGUMENT, in whichever protocol carried them: gRPC (trailers, or a trailers-only
 // header), gRPC-Web (the trailer frame), Connect unary (status and JSON body) and Connect
 // streaming (the end-of-stream frame). Everything else passes through untouched.
+import { Code, ConnectError } from "@connectrpc/connect";
 import type { UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { encodeEnvelope } from "@connectrpc/connect/protocol";
 import { endStreamFlag } from "@connectrpc/connect/protocol-connect";
@@ -18,6 +19,15 @@ const INTERNAL = "13";
 const INVALID_ARGUMENT = "3";
 
 const message = (original: string) => `request: the message does not decode (${original})`;
+
+/**
+ * The same for an error not yet written (the unary gRPC fast path, grpc-unary.ts, answers
+ * exactly what the Connect path answers after this mapping).
+ */
+export function clientDecodeError(error: ConnectError): ConnectError {
+  if (error.code !== Code.Internal || !DECODE_FAILURE.test(error.rawMessage)) return error;
+  return new ConnectError(message(error.rawMessage), Code.InvalidArgument, error.metadata);
+}
 
 /** grpc-status 13 with a decode failure's message becomes 3, in place. */
 function fixGrpcStatus(headers: Headers | undefined): void {

@@ -8,7 +8,7 @@
 // the stream is then reset with NO_ERROR (RFC 9113 §8.1), so the client stops sending. An
 // accepted caller is handed to the interceptors through a context value, so the call is not
 // authenticated twice.
-import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import type { Http2ServerRequest, Http2ServerResponse, IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { constants as h2 } from "node:http2";
 import { requestIdFrom } from "./request-id.js";
 import { type ConnectError, createContextValues, type ContextValues } from "@connectrpc/connect";
@@ -62,7 +62,18 @@ export interface EarlyAuth {
    * a request that did not arrive in time); a request in no protocol its method speaks is reset.
    */
   answerUnread(req: Http2ServerRequest, res: Http2ServerResponse, error: ConnectError): void;
+  /**
+   * For a gRPC call served on the raw stream (grpc-unary.ts): the accepted caller, or undefined
+   * when the service is open; a refusal is answered here (as `wrap` does) and rejects.
+   */
+  checkGrpc(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, rpc: RpcName): Promise<Authenticated | undefined>;
 }
+
+/** [service, method] of a call. */
+export type RpcName = readonly [string, string];
+
+/** A refusal already answered to the client by early auth: nothing more to do with the call. */
+export class Refused extends Error {}
 
 /** `/pkg.Service/Method` → [service, method], or undefined for any other path. */
 function rpcOf(url: string | undefined): [string, string] | undefined {
@@ -74,7 +85,7 @@ function rpcOf(url: string | undefined): [string, string] | undefined {
 }
 
 /** How a refusal is written: the protocol a request speaks, if it speaks one the method takes. */
-type Protocol = "grpc" | "grpc-web" | "connect-unary" | "connect-stream";
+export type Protocol = "grpc" | "grpc-web" | "connect-unary" | "connect-stream";
 
 function protocolOf(method: string | undefined, contentType: string, unary: boolean): Protocol | undefined {
   if (grpcContentType.test(contentType)) return "grpc";
@@ -97,7 +108,7 @@ export function createEarlyAuth(options: EarlyAuthOptions): EarlyAuth {
   return {
     answerUnread(req, res, error) {
       const protocol = protocolFor(req, rpcOf(req.url));
-      if (protocol !== undefined) refuse(req, res, error, protocol);
+      if (protocol !== undefined) refuse(req.headers, res.stream, error, protocol);
       else if (!res.stream.closed) res.stream.close(h2.NGHTTP2_CANCEL);
     },
     contextValues(req) {
@@ -114,34 +125,13 @@ export function createEarlyAuth(options: EarlyAuthOptions): EarlyAuth {
         // connect-es refuses from their headers, 415 or 405) go straight on.
         const protocol = protocolFor(req, rpc);
         if (!rpc || !policy || policy.kind === "open" || protocol === undefined) return handler(req, res);
-        const started = performance.now();
-        const forwarded = req.headers["x-forwarded-for"];
-        authenticateCall(options.authenticator, policy, {
-          service: rpc[0],
-          method: rpc[1],
-          authorization: req.headers.authorization,
-          clientAddress: clientAddressOf(
-            typeof forwarded === "string" ? forwarded : undefined,
-            req.socket?.remoteAddress,
-            options.trustForwardedFor,
-          ),
-        })
-          .then(
-            (caller) => {
-              accepted.set(req, { caller });
-              handler(req, res);
-            },
-            (err: unknown) => {
-              const { error, internal } = toConnectError(err);
-              const requestId = requestIdFrom(req.headers["x-request-id"]);
-              error.metadata.set("x-request-id", requestId);
-              const log = options.logger.child({ requestId, rpc: `${rpc[0]}/${rpc[1]}` });
-              const fields = { code: error.code, ms: Math.round(performance.now() - started), phase: "before body" };
-              if (internal) log.error({ ...fields, err }, "rpc failed");
-              else log.info({ ...fields, reason: error.rawMessage }, "rpc");
-              refuse(req, res, error, protocol);
-            },
-          )
+        check(policy, req.headers, req.socket?.remoteAddress, rpc, (error) =>
+          refuse(req.headers, res.stream, error, protocol),
+        )
+          .then((caller) => {
+            accepted.set(req, caller);
+            handler(req, res);
+          }, ignoreRefused)
           // Nothing of a single call may end the process: whatever escaped, that stream is reset.
           .catch((err: unknown) => {
             options.logger.error({ err, rpc: `${rpc[0]}/${rpc[1]}` }, "answering a call failed");
@@ -149,15 +139,66 @@ export function createEarlyAuth(options: EarlyAuthOptions): EarlyAuth {
           });
       };
     },
+    async checkGrpc(stream, headers, rpc) {
+      const policy = options.policies.get(rpc[0]);
+      if (!policy || policy.kind === "open") return undefined;
+      return check(policy, headers, stream.session?.socket?.remoteAddress, rpc, (error) =>
+        refuse(headers, stream, error, "grpc"),
+      );
+    },
   };
+
+  /** Resolves the caller from the headers; a refusal is logged and answered by `answer`, and rejects with Refused. */
+  async function check(
+    policy: AuthPolicy,
+    headers: IncomingHttpHeaders,
+    remoteAddress: string | undefined,
+    rpc: RpcName,
+    answer: (error: ConnectError) => void,
+  ): Promise<Authenticated> {
+    const started = performance.now();
+    const forwarded = headers["x-forwarded-for"];
+    try {
+      const caller = await authenticateCall(options.authenticator, policy, {
+        service: rpc[0],
+        method: rpc[1],
+        authorization: headers.authorization,
+        clientAddress: clientAddressOf(
+          typeof forwarded === "string" ? forwarded : undefined,
+          remoteAddress,
+          options.trustForwardedFor,
+        ),
+      });
+      return { caller };
+    } catch (err) {
+      const { error, internal } = toConnectError(err);
+      const requestId = requestIdFrom(headers["x-request-id"]);
+      error.metadata.set("x-request-id", requestId);
+      const log = options.logger.child({ requestId, rpc: `${rpc[0]}/${rpc[1]}` });
+      const fields = { code: error.code, ms: Math.round(performance.now() - started), phase: "before body" };
+      if (internal) log.error({ ...fields, err }, "rpc failed");
+      else log.info({ ...fields, reason: error.rawMessage }, "rpc");
+      answer(error);
+      throw new Refused();
+    }
+  }
+}
+
+function ignoreRefused(err: unknown): void {
+  if (!(err instanceof Refused)) throw err;
 }
 
 /** Answers `error` in the request's protocol without reading its body, then resets the stream. */
-function refuse(req: Http2ServerRequest, res: Http2ServerResponse, error: ConnectError, protocol: Protocol): void {
+export function refuse(
+  requestHeaders: IncomingHttpHeaders,
+  stream: ServerHttp2Stream,
+  error: ConnectError,
+  protocol: Protocol,
+): void {
   // The client may have gone (cancelled, reset, connection lost) while the credential was being
   // checked: there is nobody to answer.
-  if (res.headersSent || res.stream.destroyed || res.stream.closed) return;
-  const contentType = (req.headers["content-type"] ?? "").toLowerCase();
+  if (stream.headersSent || stream.destroyed || stream.closed) return;
+  const contentType = (requestHeaders["content-type"] ?? "").toLowerCase();
   const headers = new Headers();
   let status = 200;
   let body: Uint8Array | undefined;
@@ -194,7 +235,6 @@ function refuse(req: Http2ServerRequest, res: Http2ServerResponse, error: Connec
   }
   // The raw stream, so a gRPC trailers-only answer is one HEADERS frame with END_STREAM, as
   // gRPC clients require (the compatibility API would send the headers and an empty DATA frame).
-  const stream = res.stream;
   const out: Record<string, string> = { ":status": String(status) };
   headers.forEach((value, key) => {
     out[key] = value;

@@ -8,6 +8,8 @@ import {
   type Http2ServerRequest,
   type Http2ServerResponse,
   type Http2Session,
+  type IncomingHttpHeaders,
+  type ServerHttp2Stream,
 } from "node:http2";
 import type { AddressInfo, Socket } from "node:net";
 import { Code, ConnectError, createConnectRouter, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
@@ -24,6 +26,8 @@ import type { Authenticator, AuthPolicy } from "./auth.js";
 import { createEarlyAuth } from "./early-auth.js";
 import type { Logger } from "./logger.js";
 import { createRequestDeadline } from "./request-deadline.js";
+import { createGrpcUnary } from "./grpc-unary.js";
+import { createInvoker } from "./invoke.js";
 
 /** The longest deadline a call may ask for: Node's largest timer. */
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
@@ -42,6 +46,8 @@ export interface GrpcListenerOptions {
   /** REQUEST_TIMEOUT_MS: a request must arrive in full within it (request-deadline.ts). */
   readonly requestTimeoutMs: number;
   readonly trustForwardedFor: boolean;
+  /** Unary binary gRPC on the raw stream (grpc-unary.ts); false: through Connect like the rest. */
+  readonly fastUnary: boolean;
   readonly logger: Logger;
   readonly port: number;
   readonly host: string;
@@ -73,13 +79,14 @@ export async function startGrpcListener(options: GrpcListenerOptions): Promise<G
     trustForwardedFor: options.trustForwardedFor,
     logger: options.logger,
   });
+  const acceptCompression = [compressionGzip, compressionBrotli];
   // connectNodeAdapter's loop, with decode failures answered as the client's (decode-errors.ts).
   const router = createConnectRouter({
     interceptors: options.interceptors,
     readMaxBytes: options.maxMessageBytes,
     // Node cuts timers past 2^31 - 1 ms to 1 ms: a longer deadline would end a call at once.
     maxTimeoutMs: MAX_TIMEOUT_MS,
-    acceptCompression: [compressionGzip, compressionBrotli],
+    acceptCompression,
   });
   options.routes(router);
   const paths = new Map<string, UniversalHandler>(router.handlers.map((h) => [h.requestPath, h]));
@@ -104,15 +111,32 @@ export async function startGrpcListener(options: GrpcListenerOptions): Promise<G
       });
   };
   const wrapped = early.wrap(handler);
-  const deadline = createRequestDeadline({
-    timeoutMs: options.requestTimeoutMs,
-    answer: (res, error) => early.answerUnread(res.req, res, error),
-    logger: options.logger,
-  });
+  const deadline = createRequestDeadline({ timeoutMs: options.requestTimeoutMs, logger: options.logger });
   const server: Http2Server = createHttp2Server((req, res) => {
-    deadline.track(res);
+    deadline.track(res.stream, req.url, (error) => early.answerUnread(req, res, error));
     wrapped(req, res);
   });
+  if (options.fastUnary) {
+    // Unary binary gRPC on the raw stream (grpc-unary.ts); every other stream goes on to Node's
+    // compatibility layer (its 'stream' listener, which createServer installed for the handler
+    // above) and Connect.
+    const fastUnary = createGrpcUnary({
+      invoker: createInvoker(options.routes, options.interceptors),
+      maxMessageBytes: options.maxMessageBytes,
+      maxTimeoutMs: MAX_TIMEOUT_MS,
+      acceptCompression,
+      early,
+      deadline,
+      logger: options.logger,
+    });
+    const compat = server.listeners("stream") as ((...args: unknown[]) => void)[];
+    if (compat.length !== 1) throw new Error("expected Node's HTTP/2 compatibility layer as the one 'stream' listener");
+    const onCompatStream = compat[0]!;
+    server.removeListener("stream", onCompatStream);
+    server.on("stream", (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number, raw: string[]) => {
+      if (!fastUnary(stream, headers)) onCompatStream.call(server, stream, headers, flags, raw);
+    });
+  }
   const sessions = new Set<Http2Session>();
   server.on("session", (session) => {
     sessions.add(session);

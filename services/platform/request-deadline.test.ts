@@ -35,10 +35,10 @@ describe("createRequestDeadline", () => {
    * the server's response once the client's stream has closed.
    */
   async function leaveUnreadData(track: boolean): Promise<Http2ServerResponse> {
-    deadline = createRequestDeadline({ timeoutMs: TIMEOUT_MS, answer: () => {}, logger: createLogger("silent") });
+    deadline = createRequestDeadline({ timeoutMs: TIMEOUT_MS, logger: createLogger("silent") });
     let answered: Http2ServerResponse | undefined;
     server = createServer((req: Http2ServerRequest, res: Http2ServerResponse) => {
-      if (track) deadline!.track(res);
+      if (track) deadline!.track(res.stream, req.url, () => {});
       req.once("data", () => {
         req.destroy();
         answered = res;

@@ -28,12 +28,16 @@
 // is destroyed, by the sweep and at a stop. This was what held the stop of
 // test/reliability/fuzz-rpc.test.ts for the whole 20 s.
 //
+// It tracks HTTP/2 streams, whoever serves them: Connect over Node's compatibility layer, or the
+// unary gRPC fast path on the raw stream (grpc-unary.ts); each stream comes with its own way of
+// answering DEADLINE_EXCEEDED without reading the body.
+//
 // Cost per call: a Map entry (set as the stream opens, deleted as it closes) and one 'close'
 // listener; no timer per call. One interval timer per listener (unref'd), a tenth of the timeout
 // apart (at most a second), looks at the streams open longer than the timeout, oldest first, and
 // stops at the first younger one: each stream is looked at about once per timeout it stays
 // open, and a late request is answered within two ticks after the timeout.
-import type { Http2ServerResponse, ServerHttp2Stream } from "node:http2";
+import type { ServerHttp2Stream } from "node:http2";
 import { constants as h2 } from "node:http2";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Logger } from "./logger.js";
@@ -41,10 +45,14 @@ import type { Logger } from "./logger.js";
 export interface RequestDeadlineOptions {
   /** REQUEST_TIMEOUT_MS: from a stream's headers to the end of its request. */
   readonly timeoutMs: number;
-  /** Answers `error` in the request's protocol without reading its body, then closes the stream. */
-  readonly answer: (res: Http2ServerResponse, error: ConnectError) => void;
   readonly logger: Logger;
 }
+
+/**
+ * Answers `error` in the request's protocol without reading its body, then closes the stream:
+ * each stream's own, as whoever serves it (Connect's adapter, or the gRPC fast path) writes it.
+ */
+export type AnswerUnread = (error: ConnectError) => void;
 
 /** What a stop did with the streams open at its start. */
 export interface CutStreams {
@@ -56,8 +64,8 @@ export interface CutStreams {
 }
 
 export interface RequestDeadline {
-  /** Called as each stream opens, before anything else looks at it. */
-  track(res: Http2ServerResponse): void;
+  /** Called as each stream opens, before anything else looks at it; `path` is its request's, for the log. */
+  track(stream: ServerHttp2Stream, path: string, answer: AnswerUnread): void;
   /** At a stop, after GOAWAY: ends every stream the drain would otherwise wait for in vain. */
   cut(): CutStreams;
   /** Ends the sweep. */
@@ -65,10 +73,10 @@ export interface RequestDeadline {
 }
 
 /** Whether the client has sent its whole request: the stream's end arrived. */
-function received(res: Http2ServerResponse): boolean {
-  // Connect has read the request to its end (the usual case, and no native call), or the end
-  // has arrived but is not read yet (the credential is checked before the body is read).
-  return res.req.readableEnded || res.stream.state.remoteClose === 1;
+function received(stream: ServerHttp2Stream): boolean {
+  // The request has been read to its end (the usual case, and no native call), or the end has
+  // arrived but is not read yet (the credential is checked before the body is read).
+  return stream.readableEnded || stream.state.remoteClose === 1;
 }
 
 /** Closed on the wire with its answer sent, kept by Node only for unread request data. */
@@ -87,67 +95,74 @@ function release(stream: ServerHttp2Stream): void {
   stream.destroy();
 }
 
+/** An open stream: the tick from which the sweep counts (its opening, then its last look). */
+interface Tracked {
+  since: number;
+  readonly path: string;
+  readonly answer: AnswerUnread;
+}
+
 export function createRequestDeadline(options: RequestDeadlineOptions): RequestDeadline {
   const tickMs = Math.min(1000, Math.max(1, Math.ceil(options.timeoutMs / 10)));
   // A stream that opened during tick k (after sweep k) has been open at least (n - k - 1) ticks
   // at sweep n: it is late when that many ticks cover the timeout.
   const lateAfterTicks = Math.ceil(options.timeoutMs / tickMs);
   let ticks = 0;
-  // Every open stream, with the tick from which the sweep counts (its opening, then its last
-  // look); a Map keeps insertion order, so the oldest come first.
-  const open = new Map<Http2ServerResponse, number>();
-  function closed(this: Http2ServerResponse) {
+  // Every open stream; a Map keeps insertion order, so the oldest come first.
+  const open = new Map<ServerHttp2Stream, Tracked>();
+  function closed(this: ServerHttp2Stream) {
     open.delete(this);
   }
 
-  const late = (res: Http2ServerResponse) => {
+  const late = (stream: ServerHttp2Stream, tracked: Tracked) => {
     const error = new ConnectError(
       `the request message was not received within ${options.timeoutMs} ms`,
       Code.DeadlineExceeded,
     );
     options.logger.info(
-      { rpc: res.req.url.split("?", 1)[0]!.slice(1), code: error.code, reason: error.rawMessage, phase: "request" },
+      { rpc: tracked.path.split("?", 1)[0]!.slice(1), code: error.code, reason: error.rawMessage, phase: "request" },
       "rpc",
     );
     // Already answered from its headers (an unknown path, a content type the method does not
     // speak) while the client goes on sending: end the stream.
-    if (res.headersSent) release(res.stream);
-    else options.answer(res, error);
+    if (stream.headersSent) release(stream);
+    else tracked.answer(error);
   };
 
   const sweep = setInterval(() => {
     ticks++;
-    for (const [res, since] of open) {
-      if (ticks - since <= lateAfterTicks) break;
-      if (leftOver(res.stream)) {
-        release(res.stream);
+    for (const [stream, tracked] of open) {
+      if (ticks - tracked.since <= lateAfterTicks) break;
+      if (leftOver(stream)) {
+        release(stream);
         continue;
       }
-      if (!received(res)) late(res);
+      if (!received(stream)) late(stream, tracked);
       // Looked at: again a timeout from now, while it stays open (a stop counts it). Moved to the
       // end, behind younger streams, so this loop ends at it.
-      open.delete(res);
-      open.set(res, ticks);
+      open.delete(stream);
+      tracked.since = ticks;
+      open.set(stream, tracked);
     }
   }, tickMs);
   sweep.unref();
 
   return {
-    track(res) {
-      open.set(res, ticks);
-      res.on("close", closed);
+    track(stream, path, answer) {
+      open.set(stream, { since: ticks, path, answer });
+      stream.once("close", closed);
     },
     cut() {
       const count = open.size;
       let cut = 0;
       let released = 0;
-      for (const res of open.keys()) {
-        if (leftOver(res.stream)) {
-          release(res.stream);
+      for (const stream of open.keys()) {
+        if (leftOver(stream)) {
+          release(stream);
           released++;
-        } else if (!received(res)) {
-          if (res.headersSent) release(res.stream);
-          else res.stream.close(h2.NGHTTP2_REFUSED_STREAM);
+        } else if (!received(stream)) {
+          if (stream.headersSent) release(stream);
+          else stream.close(h2.NGHTTP2_REFUSED_STREAM);
           cut++;
         }
       }

@@ -1,0 +1,348 @@
+// Unary calls in binary gRPC, served on Node's raw HTTP/2 stream instead of Connect's protocol
+// handler over Node's compatibility layer.
+//
+// Why: on that path each call went through connect-node's request and response adapters (Node's
+// Http2ServerRequest/Response, web Headers both ways), Connect's async-iterable pipeline (split,
+// decompress, parse, invoke, serialize, compress, join), several abort signals, and one
+// DOMException from aborting the call's signal at its end: direct gRPC cost about twice the
+// in-process REST edge's service CPU per GetSession (BENCHMARKS.md, "Issue 19"). Here a call
+// reads its body from the stream, parses the 5-byte envelope, decodes, runs the interceptors and
+// the implementation (invoke.ts, as the in-process edge does), encodes, and answers HEADERS,
+// DATA and trailers with the stream API.
+//
+// What it answers is what the Connect path answers for the same request (test/grpc-unary.test.ts
+// compares them): the same headers (content type, grpc-encoding when the response is compressed,
+// the call's response headers) and trailers (grpc-status, the percent-encoded grpc-message, the
+// error's metadata: request id, rate-limit headers), the same messages for protocol errors
+// (message too large, incomplete envelope, missing or extra message, a message that does not
+// decode, answered INVALID_ARGUMENT as decode-errors.ts does), errors from the request itself
+// answered before the interceptors as Connect does (so neither logged nor given a request id),
+// the call's deadline from grpc-timeout. Early auth runs before the body is read, and the request
+// deadline (request-deadline.ts) tracks these streams as the others.
+//
+// What it takes: POST, a unary method this listener serves, `application/grpc` or
+// `application/grpc+proto`, and a request without grpc-encoding (or identity). Everything else —
+// gRPC-Web, Connect, JSON, compressed requests, streaming methods, unknown paths — goes to the
+// Connect path (grpc-listener.ts).
+import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
+import { constants as h2 } from "node:http2";
+import { fromBinary, toBinary, type DescMethod, type Message } from "@bufbuild/protobuf";
+import { Code, ConnectError, createContextValues, type MethodImplSpec } from "@connectrpc/connect";
+import { compressionNegotiate, envelopeCompress, type Compression } from "@connectrpc/connect/protocol";
+import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { kAuthenticated, type Authenticated } from "./auth.js";
+import { clientDecodeError } from "./decode-errors.js";
+import { Refused, refuse, type EarlyAuth } from "./early-auth.js";
+import { asConnectError, CALL_FINISHED, createCallContext, type CallContext, type Invoker } from "./invoke.js";
+import type { Logger } from "./logger.js";
+import type { RequestDeadline } from "./request-deadline.js";
+
+/** The binary gRPC content types; `+json` goes to Connect. */
+const BINARY_GRPC = /^application\/grpc(?:\+proto)?$/i;
+const CONTENT_TYPE_PROTO = "application/grpc+proto";
+/** Connect's default: smaller responses are not worth compressing. */
+const COMPRESS_MIN_BYTES = 1024;
+const COMPRESSED_FLAG = 1;
+const ACCEPT_ENCODING = "grpc-accept-encoding";
+
+export interface GrpcUnaryOptions {
+  readonly invoker: Invoker;
+  /** Largest request message, in bytes (the Connect path's readMaxBytes). */
+  readonly maxMessageBytes: number;
+  /** The longest deadline a call may ask for (the Connect path's maxTimeoutMs). */
+  readonly maxTimeoutMs: number;
+  /** The response compressions, in the Connect path's order. */
+  readonly acceptCompression: readonly Compression[];
+  readonly early: EarlyAuth;
+  readonly deadline: RequestDeadline;
+  readonly logger: Logger;
+}
+
+type UnarySpec = Extract<MethodImplSpec, { kind: "unary" }>;
+
+/** Why the stream closed before the call was answered, as connect-node tells a handler (node-error.ts there). */
+function closedEarly(rstCode: number): ConnectError {
+  const code =
+    rstCode === h2.NGHTTP2_CANCEL || rstCode === h2.NGHTTP2_NO_ERROR
+      ? Code.Canceled
+      : rstCode === h2.NGHTTP2_REFUSED_STREAM
+        ? Code.Unavailable
+        : rstCode === h2.NGHTTP2_ENHANCE_YOUR_CALM
+          ? Code.ResourceExhausted
+          : Code.Internal;
+  return new ConnectError(`http/2 stream closed with error code 0x${rstCode.toString(16)}`, code);
+}
+
+/** A Headers object as the header block for stream.respond / sendTrailers. */
+function headerBlock(headers: Headers, into: Record<string, string | string[]>): Record<string, string | string[]> {
+  headers.forEach((value, name) => {
+    into[name] = value;
+  });
+  return into;
+}
+
+/** The request's headers for the handler context: pseudo-headers dropped, as connect-node does. */
+function requestHeaders(headers: IncomingHttpHeaders): [string, string][] {
+  const out: [string, string][] = [];
+  for (const name in headers) {
+    if (name.charCodeAt(0) === 58 /* ':' */) continue;
+    const value = headers[name];
+    if (value === undefined) continue;
+    if (typeof value === "string") out.push([name, value]);
+    else for (const v of value) out.push([name, v]);
+  }
+  return out;
+}
+
+/**
+ * Returns the listener's 'stream' handler for the fast path: true when it took the stream, false
+ * when the stream is for the Connect path.
+ */
+export function createGrpcUnary(
+  options: GrpcUnaryOptions,
+): (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => boolean {
+  const { invoker, maxMessageBytes } = options;
+  const methods = new Map<string, { spec: UnarySpec; rpc: readonly [string, string] }>();
+  const add = (method: DescMethod) => {
+    const spec = invoker.spec(method);
+    if (spec?.kind === "unary")
+      methods.set(`/${method.parent.typeName}/${method.name}`, { spec, rpc: [method.parent.typeName, method.name] });
+  };
+  for (const method of invoker.methods()) add(method);
+
+  return (stream, headers) => {
+    if (headers[":method"] !== "POST") return false;
+    const path = headers[":path"];
+    const entry = path === undefined ? undefined : methods.get(path);
+    if (entry === undefined) return false;
+    const contentType = headers["content-type"];
+    if (contentType === undefined || !BINARY_GRPC.test(contentType)) return false;
+    const encoding = headers["grpc-encoding"];
+    if (encoding !== undefined && encoding !== "identity") return false;
+    serve(stream, headers, path!, entry.spec, entry.rpc);
+    return true;
+  };
+
+  function serve(
+    stream: ServerHttp2Stream,
+    headers: IncomingHttpHeaders,
+    path: string,
+    spec: UnarySpec,
+    rpc: readonly [string, string],
+  ): void {
+    // A stream reset (by the client, or by a stop: request-deadline.ts) emits 'error', which
+    // unheard would end the process; the call learns of it from 'close' (call()), as the
+    // compatibility layer's own listener does for the Connect path.
+    stream.on("error", drop);
+    options.deadline.track(stream, path, (error) => refuse(headers, stream, error, "grpc"));
+    // The body is read only once the caller is accepted (early-auth.ts): nothing reads the
+    // stream until call() does, so it waits within HTTP/2 flow control.
+    options.early.checkGrpc(stream, headers, rpc).then(
+      (caller) => call(stream, headers, path, spec, caller),
+      (err: unknown) => {
+        if (err instanceof Refused) return;
+        options.logger.error({ err, rpc: `${rpc[0]}/${rpc[1]}` }, "answering a call failed");
+        if (!stream.destroyed) stream.destroy();
+      },
+    );
+  }
+
+  function call(
+    stream: ServerHttp2Stream,
+    headers: IncomingHttpHeaders,
+    path: string,
+    spec: UnarySpec,
+    caller: Authenticated | undefined,
+  ): void {
+    if (stream.destroyed || stream.closed) return;
+    const timeoutHeader = headers["grpc-timeout"];
+    const timeout = parseTimeout(timeoutHeader === undefined ? null : String(timeoutHeader), options.maxTimeoutMs);
+    const accepted = headers[ACCEPT_ENCODING];
+    const compression = compressionNegotiate(
+      options.acceptCompression as Compression[],
+      null,
+      typeof accepted === "string" ? accepted : (accepted?.join(",") ?? null),
+      ACCEPT_ENCODING,
+    );
+    const responseHeader: Record<string, string> = { "content-type": CONTENT_TYPE_PROTO };
+    if (compression.response) responseHeader["grpc-encoding"] = compression.response.name;
+    const contextValues = createContextValues();
+    if (caller !== undefined) contextValues.set(kAuthenticated, caller);
+    const context = createCallContext(spec.method, {
+      protocolName: "grpc",
+      url: `http://${headers[":authority"] ?? "localhost"}${path}`,
+      signal: undefined,
+      // A refused timeout is answered at once, below: no timer for it (Node would cut one past
+      // 2^31 - 1 ms to 1 ms).
+      timeoutMs: timeout.error ? undefined : timeout.timeoutMs,
+      header: requestHeaders(headers),
+      contextValues,
+      responseHeader,
+      responseTrailer: { "grpc-status": "0" },
+    });
+    let answered = false;
+    // A client gone before the answer (RST_STREAM, a lost connection) aborts the call, as
+    // Connect's request signal does.
+    const onClose = () => {
+      if (!answered) context.abort(closedEarly(stream.rstCode ?? h2.NGHTTP2_CANCEL));
+    };
+    stream.once("close", onClose);
+    const fail = (err: unknown) => {
+      if (answered) return;
+      answered = true;
+      context.abort(CALL_FINISHED);
+      answer(stream, context, undefined, clientDecodeError(asConnectError(err)));
+    };
+    // Errors of the request itself come before its body is read (Connect: the timeout header).
+    if (timeout.error) {
+      fail(timeout.error);
+      return;
+    }
+
+    // The envelope: flags (1 byte) and length (4 bytes, big endian), then the message. Bytes
+    // are kept as they arrive and joined once a message is complete.
+    const chunks: Buffer[] = [];
+    let buffered = 0;
+    let length = -1;
+    let flags = 0;
+    let message: Message | undefined;
+    let received = 0;
+    const onData = (chunk: Buffer) => {
+      if (answered) return;
+      chunks.push(chunk);
+      buffered += chunk.length;
+      try {
+        for (;;) {
+          if (length < 0) {
+            if (buffered < 5) return;
+            const head = chunks.length === 1 || chunks[0]!.length >= 5 ? chunks[0]! : Buffer.concat(chunks);
+            flags = head[0]!;
+            length = head.readUInt32BE(1);
+            if (length > maxMessageBytes)
+              throw new ConnectError(
+                `message size ${length} is larger than configured readMaxBytes ${maxMessageBytes}`,
+                Code.ResourceExhausted,
+              );
+          }
+          if (buffered < 5 + length) return;
+          const all = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, buffered);
+          const data = all.subarray(5, 5 + length);
+          chunks.length = 0;
+          if (buffered > 5 + length) chunks.push(all.subarray(5 + length));
+          buffered -= 5 + length;
+          length = -1;
+          if ((flags & COMPRESSED_FLAG) === COMPRESSED_FLAG)
+            throw new ConnectError("received compressed envelope, but do not know how to decompress", Code.Internal);
+          let parsed: Message;
+          try {
+            parsed = fromBinary(spec.method.input, data);
+          } catch (e) {
+            throw new ConnectError(`parse binary: ${e instanceof Error ? e.message : String(e)}`, Code.Internal);
+          }
+          if (++received > 1)
+            throw new ConnectError("protocol error: received extra input message for unary method", Code.Unimplemented);
+          message = parsed;
+        }
+      } catch (err) {
+        stopReading();
+        fail(err);
+      }
+    };
+    const onEnd = () => {
+      if (answered) return;
+      if (buffered > 0) return fail(new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument));
+      if (message === undefined)
+        return fail(new ConnectError("protocol error: missing input message for unary method", Code.Unimplemented));
+      invoker.unary(spec, context, message).then(
+        (res) => {
+          if (answered) return;
+          answered = true;
+          context.abort(CALL_FINISHED);
+          answer(stream, context, res.message, undefined, compression.response);
+        },
+        (err: unknown) => fail(err),
+      );
+    };
+    // Once answered, the rest of the request is read and dropped, as it arrives (no memory
+    // held); a client that never ends it is ended by the request deadline.
+    const stopReading = () => {
+      stream.off("data", onData);
+      stream.on("data", drop);
+    };
+    stream.on("data", onData);
+    stream.once("end", onEnd);
+    stream.resume();
+  }
+
+  /** Writes the answer: headers, the message (if any) in its envelope, trailers with the status. */
+  function answer(
+    stream: ServerHttp2Stream,
+    context: CallContext,
+    output: Parameters<typeof toBinary>[1] | undefined,
+    error: ConnectError | undefined,
+    compression?: Compression | null,
+  ): void {
+    if (output === undefined) {
+      write(stream, context, undefined, error);
+      return;
+    }
+    let bytes: Uint8Array;
+    try {
+      bytes = toBinary(context.method.output, output);
+    } catch (e) {
+      const m = e instanceof Error ? e.message : String(e);
+      write(stream, context, undefined, new ConnectError(`serialize binary: ${m}`, Code.Internal));
+      return;
+    }
+    if (compression && bytes.byteLength >= COMPRESS_MIN_BYTES) {
+      envelopeCompress({ flags: 0, data: bytes }, compression, COMPRESS_MIN_BYTES).then(
+        (env) => write(stream, context, envelope(env.flags, env.data), undefined),
+        (err: unknown) => write(stream, context, undefined, asConnectError(err)),
+      );
+      return;
+    }
+    write(stream, context, envelope(0, bytes), undefined);
+  }
+
+  function write(
+    stream: ServerHttp2Stream,
+    context: CallContext,
+    body: Buffer | undefined,
+    error: ConnectError | undefined,
+  ): void {
+    // The client may have gone meanwhile: nobody to answer.
+    if (stream.destroyed || stream.closed || stream.headersSent) return;
+    const trailer = context.responseTrailer;
+    if (error !== undefined) setTrailerStatus(trailer, error);
+    const head = headerBlock(context.responseHeader, { ":status": "200" });
+    try {
+      stream.respond(head, { waitForTrailers: true });
+      stream.once("wantTrailers", () => {
+        try {
+          stream.sendTrailers(headerBlock(trailer, {}));
+        } catch {
+          stream.destroy();
+        }
+      });
+      stream.end(body);
+    } catch (err) {
+      // The stream went away between the check above and now (a reset arriving meanwhile).
+      // Never let it escape: it would end the process.
+      options.logger.warn(
+        { err, rpc: `${context.service.typeName}/${context.method.name}` },
+        "writing the answer failed",
+      );
+      stream.destroy();
+    }
+  }
+}
+
+function drop(): void {}
+
+function envelope(flags: number, data: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(data.byteLength + 5);
+  out[0] = flags;
+  out.writeUInt32BE(data.byteLength, 1);
+  out.set(data, 5);
+  return out;
+}
