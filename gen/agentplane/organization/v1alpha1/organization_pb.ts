@@ -12,14 +12,15 @@ import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2
 import type { Pagination } from "../../paging/v1alpha1/paging_pb.js";
 import { file_agentplane_paging_v1alpha1_paging } from "../../paging/v1alpha1/paging_pb.js";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
-import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
+import type { EmptySchema } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_empty, file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file agentplane/organization/v1alpha1/organization.proto.
  */
 export const file_agentplane_organization_v1alpha1_organization: GenFile = /*@__PURE__*/
-  fileDesc("CjNhZ2VudHBsYW5lL29yZ2FuaXphdGlvbi92MWFscGhhMS9vcmdhbml6YXRpb24ucHJvdG8SIGFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExIjEKEExpc3RVc2Vyc1JlcXVlc3QSDQoFbGltaXQYASABKAkSDgoGY3Vyc29yGAIgASgJIpIBChFMaXN0VXNlcnNSZXNwb25zZRJBCgV1c2VycxgBIAMoCzIyLmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLk9yZ2FuaXphdGlvblVzZXISOgoKcGFnaW5hdGlvbhgCIAEoCzImLmFnZW50cGxhbmUucGFnaW5nLnYxYWxwaGExLlBhZ2luYXRpb24ixQEKEE9yZ2FuaXphdGlvblVzZXISCgoCaWQYASABKAkSDQoFZW1haWwYAiABKAkSEgoKY3JlYXRlZF9hdBgDIAEoCRIpCghtZXRhZGF0YRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKZmlyc3RfbmFtZRgFIAEoCRIRCglsYXN0X25hbWUYBiABKAkSHAoPbGFzdF9zaWduX2luX2F0GAcgASgJSACIAQFCEgoQX2xhc3Rfc2lnbl9pbl9hdCI+Cg9Vc2VyQ3JlZGl0TGltaXQSDQoFZW1haWwYASABKAkSEgoFbGltaXQYAiABKAFIAIgBAUIICgZfbGltaXQiXgoaU2V0VXNlckNyZWRpdExpbWl0c1JlcXVlc3QSQAoFdXNlcnMYASADKAsyMS5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5Vc2VyQ3JlZGl0TGltaXQiNAoUVXNlckNyZWRpdExpbWl0RXJyb3ISDQoFZW1haWwYASABKAkSDQoFZXJyb3IYAiABKAkiqQEKG1NldFVzZXJDcmVkaXRMaW1pdHNSZXNwb25zZRJCCgd1cGRhdGVkGAEgAygLMjEuYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuVXNlckNyZWRpdExpbWl0EkYKBmVycm9ycxgCIAMoCzI2LmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLlVzZXJDcmVkaXRMaW1pdEVycm9yIjoKF0dldENyZWRpdEJhbGFuY2VSZXF1ZXN0Eg4KBm9yZ19pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJIpABChhHZXRDcmVkaXRCYWxhbmNlUmVzcG9uc2USEgoFbGltaXQYASABKAFIAIgBARIaChJ1c2VkX21vbnRoX3RvX2RhdGUYAiABKAESFgoJcmVtYWluaW5nGAMgASgBSAGIAQESFAoMcGVyaW9kX3N0YXJ0GAQgASgJQggKBl9saW1pdEIMCgpfcmVtYWluaW5nMvkCChNPcmdhbml6YXRpb25TZXJ2aWNlEpgBCglMaXN0VXNlcnMSMi5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5MaXN0VXNlcnNSZXF1ZXN0GjMuYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuTGlzdFVzZXJzUmVzcG9uc2UiIoLT5JMCHBIaL2FwaS92MC9vcmdhbml6YXRpb24vdXNlcnMSxgEKE1NldFVzZXJDcmVkaXRMaW1pdHMSPC5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5TZXRVc2VyQ3JlZGl0TGltaXRzUmVxdWVzdBo9LmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLlNldFVzZXJDcmVkaXRMaW1pdHNSZXNwb25zZSIygtPkkwIsOgEqGicvYXBpL3YwL29yZ2FuaXphdGlvbi91c2FnZS9saW1pdHMvdXNlcnMyoAEKEkNyZWRpdExpbWl0U2VydmljZRKJAQoQR2V0Q3JlZGl0QmFsYW5jZRI5LmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLkdldENyZWRpdEJhbGFuY2VSZXF1ZXN0GjouYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuR2V0Q3JlZGl0QmFsYW5jZVJlc3BvbnNlYgZwcm90bzM", [file_agentplane_paging_v1alpha1_paging, file_google_api_annotations, file_google_protobuf_struct]);
+  fileDesc("CjNhZ2VudHBsYW5lL29yZ2FuaXphdGlvbi92MWFscGhhMS9vcmdhbml6YXRpb24ucHJvdG8SIGFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExIjEKEExpc3RVc2Vyc1JlcXVlc3QSDQoFbGltaXQYASABKAkSDgoGY3Vyc29yGAIgASgJIpIBChFMaXN0VXNlcnNSZXNwb25zZRJBCgV1c2VycxgBIAMoCzIyLmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLk9yZ2FuaXphdGlvblVzZXISOgoKcGFnaW5hdGlvbhgCIAEoCzImLmFnZW50cGxhbmUucGFnaW5nLnYxYWxwaGExLlBhZ2luYXRpb24ixQEKEE9yZ2FuaXphdGlvblVzZXISCgoCaWQYASABKAkSDQoFZW1haWwYAiABKAkSEgoKY3JlYXRlZF9hdBgDIAEoCRIpCghtZXRhZGF0YRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKZmlyc3RfbmFtZRgFIAEoCRIRCglsYXN0X25hbWUYBiABKAkSHAoPbGFzdF9zaWduX2luX2F0GAcgASgJSACIAQFCEgoQX2xhc3Rfc2lnbl9pbl9hdCI+Cg9Vc2VyQ3JlZGl0TGltaXQSDQoFZW1haWwYASABKAkSEgoFbGltaXQYAiABKAFIAIgBAUIICgZfbGltaXQiXgoaU2V0VXNlckNyZWRpdExpbWl0c1JlcXVlc3QSQAoFdXNlcnMYASADKAsyMS5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5Vc2VyQ3JlZGl0TGltaXQiNAoUVXNlckNyZWRpdExpbWl0RXJyb3ISDQoFZW1haWwYASABKAkSDQoFZXJyb3IYAiABKAkiqQEKG1NldFVzZXJDcmVkaXRMaW1pdHNSZXNwb25zZRJCCgd1cGRhdGVkGAEgAygLMjEuYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuVXNlckNyZWRpdExpbWl0EkYKBmVycm9ycxgCIAMoCzI2LmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLlVzZXJDcmVkaXRMaW1pdEVycm9yIjwKG0xpc3RVc2VyQ3JlZGl0TGltaXRzUmVxdWVzdBINCgVsaW1pdBgBIAEoCRIOCgZjdXJzb3IYAiABKAkinQEKHExpc3RVc2VyQ3JlZGl0TGltaXRzUmVzcG9uc2USQQoFdXNlcnMYASADKAsyMi5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5DcmVkaXRMaW1pdFVzYWdlEjoKCnBhZ2luYXRpb24YAiABKAsyJi5hZ2VudHBsYW5lLnBhZ2luZy52MWFscGhhMS5QYWdpbmF0aW9uIoEBChBDcmVkaXRMaW1pdFVzYWdlEg0KBWVtYWlsGAEgASgJEhIKBWxpbWl0GAIgASgBSACIAQESGgoSdXNlZF9tb250aF90b19kYXRlGAMgASgBEhYKCXJlbWFpbmluZxgEIAEoAUgBiAEBQggKBl9saW1pdEIMCgpfcmVtYWluaW5nIi0KHERlbGV0ZVVzZXJDcmVkaXRMaW1pdFJlcXVlc3QSDQoFZW1haWwYASABKAkiGQoXR2V0TXlDcmVkaXRMaW1pdFJlcXVlc3QiOgoXR2V0Q3JlZGl0QmFsYW5jZVJlcXVlc3QSDgoGb3JnX2lkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkikAEKGEdldENyZWRpdEJhbGFuY2VSZXNwb25zZRISCgVsaW1pdBgBIAEoAUgAiAEBEhoKEnVzZWRfbW9udGhfdG9fZGF0ZRgCIAEoARIWCglyZW1haW5pbmcYAyABKAFIAYgBARIUCgxwZXJpb2Rfc3RhcnQYBCABKAlCCAoGX2xpbWl0QgwKCl9yZW1haW5pbmcynwcKE09yZ2FuaXphdGlvblNlcnZpY2USmAEKCUxpc3RVc2VycxIyLmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLkxpc3RVc2Vyc1JlcXVlc3QaMy5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5MaXN0VXNlcnNSZXNwb25zZSIigtPkkwIcEhovYXBpL3YwL29yZ2FuaXphdGlvbi91c2VycxLGAQoTU2V0VXNlckNyZWRpdExpbWl0cxI8LmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLlNldFVzZXJDcmVkaXRMaW1pdHNSZXF1ZXN0Gj0uYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuU2V0VXNlckNyZWRpdExpbWl0c1Jlc3BvbnNlIjKC0+STAiw6ASoaJy9hcGkvdjAvb3JnYW5pemF0aW9uL3VzYWdlL2xpbWl0cy91c2VycxLGAQoUTGlzdFVzZXJDcmVkaXRMaW1pdHMSPS5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5MaXN0VXNlckNyZWRpdExpbWl0c1JlcXVlc3QaPi5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5MaXN0VXNlckNyZWRpdExpbWl0c1Jlc3BvbnNlIi+C0+STAikSJy9hcGkvdjAvb3JnYW5pemF0aW9uL3VzYWdlL2xpbWl0cy91c2VycxKoAQoVRGVsZXRlVXNlckNyZWRpdExpbWl0Ej4uYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuRGVsZXRlVXNlckNyZWRpdExpbWl0UmVxdWVzdBoWLmdvb2dsZS5wcm90b2J1Zi5FbXB0eSI3gtPkkwIxKi8vYXBpL3YwL29yZ2FuaXphdGlvbi91c2FnZS9saW1pdHMvdXNlcnMve2VtYWlsfRKvAQoQR2V0TXlDcmVkaXRMaW1pdBI5LmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLkdldE15Q3JlZGl0TGltaXRSZXF1ZXN0GjIuYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuQ3JlZGl0TGltaXRVc2FnZSIsgtPkkwImEiQvYXBpL3YwL29yZ2FuaXphdGlvbi91c2FnZS9saW1pdHMvbWUyoAEKEkNyZWRpdExpbWl0U2VydmljZRKJAQoQR2V0Q3JlZGl0QmFsYW5jZRI5LmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLkdldENyZWRpdEJhbGFuY2VSZXF1ZXN0GjouYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuR2V0Q3JlZGl0QmFsYW5jZVJlc3BvbnNlYgZwcm90bzM", [file_agentplane_paging_v1alpha1_paging, file_google_api_annotations, file_google_protobuf_empty, file_google_protobuf_struct]);
 
 /**
  * @generated from message agentplane.organization.v1alpha1.ListUsersRequest
@@ -217,6 +218,126 @@ export const SetUserCreditLimitsResponseSchema: GenMessage<SetUserCreditLimitsRe
   messageDesc(file_agentplane_organization_v1alpha1_organization, 6);
 
 /**
+ * @generated from message agentplane.organization.v1alpha1.ListUserCreditLimitsRequest
+ */
+export type ListUserCreditLimitsRequest = Message<"agentplane.organization.v1alpha1.ListUserCreditLimitsRequest"> & {
+  /**
+   * Page size, 1 to 100, default 20 (a string, like every v0 list's limit).
+   *
+   * @generated from field: string limit = 1;
+   */
+  limit: string;
+
+  /**
+   * nextCursor from the previous page.
+   *
+   * @generated from field: string cursor = 2;
+   */
+  cursor: string;
+};
+
+/**
+ * Describes the message agentplane.organization.v1alpha1.ListUserCreditLimitsRequest.
+ * Use `create(ListUserCreditLimitsRequestSchema)` to create a new message.
+ */
+export const ListUserCreditLimitsRequestSchema: GenMessage<ListUserCreditLimitsRequest> = /*@__PURE__*/
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 7);
+
+/**
+ * @generated from message agentplane.organization.v1alpha1.ListUserCreditLimitsResponse
+ */
+export type ListUserCreditLimitsResponse = Message<"agentplane.organization.v1alpha1.ListUserCreditLimitsResponse"> & {
+  /**
+   * @generated from field: repeated agentplane.organization.v1alpha1.CreditLimitUsage users = 1;
+   */
+  users: CreditLimitUsage[];
+
+  /**
+   * @generated from field: agentplane.paging.v1alpha1.Pagination pagination = 2;
+   */
+  pagination?: Pagination | undefined;
+};
+
+/**
+ * Describes the message agentplane.organization.v1alpha1.ListUserCreditLimitsResponse.
+ * Use `create(ListUserCreditLimitsResponseSchema)` to create a new message.
+ */
+export const ListUserCreditLimitsResponseSchema: GenMessage<ListUserCreditLimitsResponse> = /*@__PURE__*/
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 8);
+
+/**
+ * A user's credit limit and this month's use of it, in Standard Credits (UTC calendar month).
+ *
+ * @generated from message agentplane.organization.v1alpha1.CreditLimitUsage
+ */
+export type CreditLimitUsage = Message<"agentplane.organization.v1alpha1.CreditLimitUsage"> & {
+  /**
+   * @generated from field: string email = 1;
+   */
+  email: string;
+
+  /**
+   * Absent when the user has no limit (unlimited); always present in ListUserCreditLimits.
+   *
+   * @generated from field: optional double limit = 2;
+   */
+  limit?: number | undefined;
+
+  /**
+   * Credits used in the current UTC calendar month, up to now.
+   *
+   * @generated from field: double used_month_to_date = 3;
+   */
+  usedMonthToDate: number;
+
+  /**
+   * limit - usedMonthToDate, never below 0; absent when the user has no limit.
+   *
+   * @generated from field: optional double remaining = 4;
+   */
+  remaining?: number | undefined;
+};
+
+/**
+ * Describes the message agentplane.organization.v1alpha1.CreditLimitUsage.
+ * Use `create(CreditLimitUsageSchema)` to create a new message.
+ */
+export const CreditLimitUsageSchema: GenMessage<CreditLimitUsage> = /*@__PURE__*/
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 9);
+
+/**
+ * @generated from message agentplane.organization.v1alpha1.DeleteUserCreditLimitRequest
+ */
+export type DeleteUserCreditLimitRequest = Message<"agentplane.organization.v1alpha1.DeleteUserCreditLimitRequest"> & {
+  /**
+   * The user's email (case-insensitive); required.
+   *
+   * @generated from field: string email = 1;
+   */
+  email: string;
+};
+
+/**
+ * Describes the message agentplane.organization.v1alpha1.DeleteUserCreditLimitRequest.
+ * Use `create(DeleteUserCreditLimitRequestSchema)` to create a new message.
+ */
+export const DeleteUserCreditLimitRequestSchema: GenMessage<DeleteUserCreditLimitRequest> = /*@__PURE__*/
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 10);
+
+/**
+ * @generated from message agentplane.organization.v1alpha1.GetMyCreditLimitRequest
+ */
+export type GetMyCreditLimitRequest = Message<"agentplane.organization.v1alpha1.GetMyCreditLimitRequest"> & {
+};
+
+/**
+ * Describes the message agentplane.organization.v1alpha1.GetMyCreditLimitRequest.
+ * Use `create(GetMyCreditLimitRequestSchema)` to create a new message.
+ */
+export const GetMyCreditLimitRequestSchema: GenMessage<GetMyCreditLimitRequest> = /*@__PURE__*/
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 11);
+
+/**
  * @generated from message agentplane.organization.v1alpha1.GetCreditBalanceRequest
  */
 export type GetCreditBalanceRequest = Message<"agentplane.organization.v1alpha1.GetCreditBalanceRequest"> & {
@@ -236,7 +357,7 @@ export type GetCreditBalanceRequest = Message<"agentplane.organization.v1alpha1.
  * Use `create(GetCreditBalanceRequestSchema)` to create a new message.
  */
 export const GetCreditBalanceRequestSchema: GenMessage<GetCreditBalanceRequest> = /*@__PURE__*/
-  messageDesc(file_agentplane_organization_v1alpha1_organization, 7);
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 12);
 
 /**
  * @generated from message agentplane.organization.v1alpha1.GetCreditBalanceResponse
@@ -276,7 +397,7 @@ export type GetCreditBalanceResponse = Message<"agentplane.organization.v1alpha1
  * Use `create(GetCreditBalanceResponseSchema)` to create a new message.
  */
 export const GetCreditBalanceResponseSchema: GenMessage<GetCreditBalanceResponse> = /*@__PURE__*/
-  messageDesc(file_agentplane_organization_v1alpha1_organization, 8);
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 13);
 
 /**
  * Public: routed by the edge under /api/v0. Callers authenticate with an API key or a JWT.
@@ -307,6 +428,44 @@ export const OrganizationService: GenService<{
     methodKind: "unary";
     input: typeof SetUserCreditLimitsRequestSchema;
     output: typeof SetUserCreditLimitsResponseSchema;
+  },
+  /**
+   * Lists the users who have a credit limit, ordered by lowercased email in byte order (unique
+   * within an organization), in keyset pages; each with its limit, the credits used this UTC
+   * calendar month and what remains, computed as GetCreditBalance computes them. Users without
+   * a limit are not listed. Owners and managers only.
+   *
+   * @generated from rpc agentplane.organization.v1alpha1.OrganizationService.ListUserCreditLimits
+   */
+  listUserCreditLimits: {
+    methodKind: "unary";
+    input: typeof ListUserCreditLimitsRequestSchema;
+    output: typeof ListUserCreditLimitsResponseSchema;
+  },
+  /**
+   * Removes a user's credit limit (the user is unlimited again): 204. The email is matched
+   * case-insensitively; in a REST path, percent-encode what a path segment cannot hold ("+" may
+   * stay as it is: it is never read as a space in a path). An email of no user of the
+   * organization is a 404; a user of the organization without a limit is a 204 too, since the
+   * outcome asked for holds (a retried DELETE gets the same answer). Owners and managers only.
+   *
+   * @generated from rpc agentplane.organization.v1alpha1.OrganizationService.DeleteUserCreditLimit
+   */
+  deleteUserCreditLimit: {
+    methodKind: "unary";
+    input: typeof DeleteUserCreditLimitRequestSchema;
+    output: typeof EmptySchema;
+  },
+  /**
+   * The caller's own credit limit, the credits they used this UTC calendar month and what
+   * remains. Every role may ask.
+   *
+   * @generated from rpc agentplane.organization.v1alpha1.OrganizationService.GetMyCreditLimit
+   */
+  getMyCreditLimit: {
+    methodKind: "unary";
+    input: typeof GetMyCreditLimitRequestSchema;
+    output: typeof CreditLimitUsageSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_agentplane_organization_v1alpha1_organization, 0);
