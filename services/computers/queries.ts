@@ -3,7 +3,7 @@
 // only its hostId, which is unique across organizations. Those that lock a row, or write what
 // must change together with the computer, take a Transaction: the compiler refuses them outside one.
 import { newId } from "../platform/ids.js";
-import type { Selectable, Transaction } from "kysely";
+import { sql, type Selectable, type Transaction } from "kysely";
 import type { Database, Executor } from "../database.js";
 import type { PlannedStep } from "./steps.js";
 import type { ComputerProvisioningStepsTable, ComputersTable } from "./tables.js";
@@ -88,6 +88,47 @@ export async function lockComputer(
     .executeTakeFirst();
 }
 
+/**
+ * Like findComputer, and keeps the computer from being deleted until the transaction ends (a row
+ * lock that only DeleteComputer's waits for): what names the computer is stored while it exists.
+ */
+export async function shareComputer(
+  trx: Transaction<Database>,
+  orgId: string,
+  id: string,
+): Promise<ComputerRow | undefined> {
+  return trx
+    .selectFrom("computers")
+    .selectAll()
+    .where("org_id", "=", orgId)
+    .where("id", "=", id)
+    .forKeyShare()
+    .executeTakeFirst();
+}
+
+/** The computer is gone with its steps (the foreign key cascades). */
+export async function deleteComputer(trx: Transaction<Database>, computerId: string): Promise<void> {
+  await trx.deleteFrom("computers").where("id", "=", computerId).execute();
+}
+
+/** Keyset position of the computers list: oldest first by (created_at, id). */
+export interface ComputerPosition {
+  createdAt: string;
+  id: string;
+}
+
+export async function listComputersPage(
+  db: Executor,
+  orgId: string,
+  limit: number,
+  after?: ComputerPosition,
+): Promise<ComputerRow[]> {
+  let q = db.selectFrom("computers").selectAll().where("org_id", "=", orgId);
+  // Tuple comparison keeps the keyset exact even when timestamps collide.
+  if (after) q = q.where(sql<boolean>`(created_at, id) > (${new Date(after.createdAt)}::timestamptz, ${after.id})`);
+  return q.orderBy("created_at").orderBy("id").limit(limit).execute();
+}
+
 export async function findComputerByName(db: Executor, orgId: string, name: string): Promise<ComputerRow | undefined> {
   return db.selectFrom("computers").selectAll().where("org_id", "=", orgId).where("name", "=", name).executeTakeFirst();
 }
@@ -107,6 +148,21 @@ export async function listSteps(db: Executor, computerId: string): Promise<StepR
     .where("computer_id", "=", computerId)
     .orderBy("position")
     .execute();
+}
+
+/** The steps of several computers (a listed page), each computer's in order. */
+export async function listStepsOfComputers(db: Executor, computerIds: readonly string[]): Promise<Map<string, StepRow[]>> {
+  const byComputer = new Map<string, StepRow[]>(computerIds.map((id) => [id, []]));
+  if (computerIds.length === 0) return byComputer;
+  const rows = await db
+    .selectFrom("computer_provisioning_steps")
+    .selectAll()
+    .where("computer_id", "in", computerIds)
+    .orderBy("computer_id")
+    .orderBy("position")
+    .execute();
+  for (const row of rows) byComputer.get(row.computer_id)?.push(row);
+  return byComputer;
 }
 
 export type ComputerUpdate = Partial<
