@@ -8,6 +8,7 @@ import { watchCredentialChanges } from "./credential-changes.js";
 import { createAuthenticator } from "./credentials.js";
 import { writeOrganizationDemo } from "./demo.js";
 import { createCreditLimitHandlers, createCreditLimitService } from "./credit-limits/handlers.js";
+import { createCreditLimitReadHandlers } from "./credit-limits/read-handlers.js";
 import { createOrganizationService } from "./handlers.js";
 
 export const organizationModule: ServiceModule = {
@@ -22,6 +23,7 @@ export const organizationModule: ServiceModule = {
     router.service(OrganizationService, {
       ...createOrganizationService({ db: platform.db, cursors: platform.cursors }),
       ...createCreditLimitHandlers({ db: platform.db }),
+      ...createCreditLimitReadHandlers({ db: platform.db, cursors: platform.cursors }),
     });
     router.service(CreditLimitService, createCreditLimitService({ db: platform.db }));
   },
