@@ -69,8 +69,12 @@ export async function insertComputer(
   return { computer, steps: rows.sort((a, b) => a.position - b.position) };
 }
 
+/** The organization's computer with this ID, as a query a caller may add a row lock to. */
+const oneComputer = (db: Executor, orgId: string, id: string) =>
+  db.selectFrom("computers").selectAll().where("org_id", "=", orgId).where("id", "=", id);
+
 export async function findComputer(db: Executor, orgId: string, id: string): Promise<ComputerRow | undefined> {
-  return db.selectFrom("computers").selectAll().where("org_id", "=", orgId).where("id", "=", id).executeTakeFirst();
+  return oneComputer(db, orgId, id).executeTakeFirst();
 }
 
 /** Like findComputer, and holds the row lock until the transaction ends. */
@@ -79,31 +83,21 @@ export async function lockComputer(
   orgId: string,
   id: string,
 ): Promise<ComputerRow | undefined> {
-  return trx
-    .selectFrom("computers")
-    .selectAll()
-    .where("org_id", "=", orgId)
-    .where("id", "=", id)
-    .forUpdate()
-    .executeTakeFirst();
+  return oneComputer(trx, orgId, id).forUpdate().executeTakeFirst();
 }
 
 /**
- * Like findComputer, and keeps the computer from being deleted until the transaction ends (a row
- * lock that only DeleteComputer's waits for): what names the computer is stored while it exists.
+ * Like findComputer, and keeps the computer from being deleted until the transaction ends, so
+ * what names it is stored while it exists. FOR KEY SHARE: it waits only for a transaction holding
+ * the row FOR UPDATE (DeleteComputer, UpdateComputer, RegisterHost), never for the provisioning
+ * worker's plain updates, and holders of it do not wait for each other.
  */
 export async function shareComputer(
   trx: Transaction<Database>,
   orgId: string,
   id: string,
 ): Promise<ComputerRow | undefined> {
-  return trx
-    .selectFrom("computers")
-    .selectAll()
-    .where("org_id", "=", orgId)
-    .where("id", "=", id)
-    .forKeyShare()
-    .executeTakeFirst();
+  return oneComputer(trx, orgId, id).forKeyShare().executeTakeFirst();
 }
 
 /** The computer is gone with its steps (the foreign key cascades). */
@@ -151,7 +145,10 @@ export async function listSteps(db: Executor, computerId: string): Promise<StepR
 }
 
 /** The steps of several computers (a listed page), each computer's in order. */
-export async function listStepsOfComputers(db: Executor, computerIds: readonly string[]): Promise<Map<string, StepRow[]>> {
+export async function listStepsOfComputers(
+  db: Executor,
+  computerIds: readonly string[],
+): Promise<Map<string, StepRow[]>> {
   const byComputer = new Map<string, StepRow[]>(computerIds.map((id) => [id, []]));
   if (computerIds.length === 0) return byComputer;
   const rows = await db
