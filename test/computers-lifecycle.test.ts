@@ -215,6 +215,32 @@ describe("computers, whole", () => {
       );
     });
 
+    it("racing session creations: each session either names no computer afterwards or was refused; none names a deleted one", async () => {
+      for (let round = 0; round < 15; round++) {
+        const c = await create(member, { name: `race-${round}` });
+        const creations = Array.from({ length: 8 }, () =>
+          rest(member, "/api/v0/sessions", { method: "POST", body: { computerId: c.id } }),
+        );
+        const deleted = del(member, c.id);
+        const results = await Promise.all(creations);
+        expect((await deleted).status).toBe(204);
+        for (const res of results) {
+          if (res.status === 400) {
+            expect(res.json.detail).toContain("computerId");
+            continue;
+          }
+          expect(res.status).toBe(201);
+          expect((await rest(member, `/api/v0/sessions/${res.json.sessionId}`)).json).not.toHaveProperty("computerId");
+        }
+        const dangling = await server.platform.db
+          .selectFrom("sessions")
+          .select("id")
+          .where("computer_id", "=", c.id)
+          .execute();
+        expect(dangling).toEqual([]);
+      }
+    });
+
     it("over gRPC: 204's Empty, the same 404 and 403; an empty computerId is a 400 naming it", async () => {
       const c = await create(member, { name: "grpc-delete" });
       await expect(
