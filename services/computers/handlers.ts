@@ -35,7 +35,8 @@ export interface ComputersDeps {
   db: Kysely<Database>;
 }
 
-const WRITERS = ["owner", "manager", "member"] as const;
+/** Who may create, change and delete computers. */
+export const WRITERS = ["owner", "manager", "member"] as const;
 
 async function view(db: Executor, row: ComputerRow): Promise<ComputerView> {
   return toComputer(row, await listSteps(db, row.id));

@@ -4,6 +4,7 @@ import { settingsOf, type ServiceModule } from "../platform/module.js";
 import { loadComputersConfig, type ComputersConfig } from "./config.js";
 import { writeComputersDemo } from "./demo.js";
 import { createComputerService, createHostService } from "./handlers.js";
+import { createComputerLifecycleHandlers } from "./lifecycle-handlers.js";
 import { startProvisioningWorker } from "./provisioning-worker.js";
 
 export const computersModule: ServiceModule<ComputersConfig> = {
@@ -16,7 +17,10 @@ export const computersModule: ServiceModule<ComputersConfig> = {
     { service: HostService, policy: internal({ RegisterHost: "computers.host" }) },
   ],
   routes: (platform) => (router) => {
-    router.service(ComputerService, createComputerService({ db: platform.db }));
+    router.service(ComputerService, {
+      ...createComputerService({ db: platform.db }),
+      ...createComputerLifecycleHandlers({ db: platform.db, cursors: platform.cursors }),
+    });
     router.service(HostService, createHostService({ db: platform.db }));
   },
   // Provisions e2b computers (byom computers wait for their host's RegisterHost instead).

@@ -5,7 +5,7 @@
 // stops renewing: its lease lapses and the next claim picks the computer up where the steps
 // table says it stopped.
 import { sql } from "kysely";
-import type { Kysely, UpdateObject } from "kysely";
+import type { Kysely, Transaction, UpdateObject } from "kysely";
 import type { Database, Executor } from "../database.js";
 import type { ComputerRow } from "./queries.js";
 
@@ -144,4 +144,24 @@ export async function failProvisioning(
 export async function completeProvisioning(db: Executor, lease: Lease): Promise<boolean> {
   const changes = { status: "active", lease_owner: null, lease_expires_at: null, updated_at: new Date() } as const;
   return updateWhileLeased(db, lease, changes);
+}
+
+/**
+ * A computer in error goes back to the queue (RetryComputerProvisioning): its failed and skipped
+ * steps are pending again, the succeeded ones stay, and the next claim resumes from the first
+ * step not succeeded. The caller holds the computer's row lock and has checked its status.
+ */
+export async function requeueFailedProvisioning(trx: Transaction<Database>, computerId: string): Promise<ComputerRow> {
+  await trx
+    .updateTable("computer_provisioning_steps")
+    .set({ status: "pending", error: null, started_at: null, completed_at: null })
+    .where("computer_id", "=", computerId)
+    .where("status", "in", ["failed", "skipped"])
+    .execute();
+  return trx
+    .updateTable("computers")
+    .set({ status: "provisioning", lease_owner: null, lease_expires_at: null, updated_at: new Date() })
+    .where("id", "=", computerId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }

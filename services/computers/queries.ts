@@ -3,7 +3,7 @@
 // only its hostId, which is unique across organizations. Those that lock a row, or write what
 // must change together with the computer, take a Transaction: the compiler refuses them outside one.
 import { newId } from "../platform/ids.js";
-import type { Selectable, Transaction } from "kysely";
+import { sql, type Selectable, type Transaction } from "kysely";
 import type { Database, Executor } from "../database.js";
 import type { PlannedStep } from "./steps.js";
 import type { ComputerProvisioningStepsTable, ComputersTable } from "./tables.js";
@@ -69,8 +69,12 @@ export async function insertComputer(
   return { computer, steps: rows.sort((a, b) => a.position - b.position) };
 }
 
+/** The organization's computer with this ID, as a query a caller may add a row lock to. */
+const oneComputer = (db: Executor, orgId: string, id: string) =>
+  db.selectFrom("computers").selectAll().where("org_id", "=", orgId).where("id", "=", id);
+
 export async function findComputer(db: Executor, orgId: string, id: string): Promise<ComputerRow | undefined> {
-  return db.selectFrom("computers").selectAll().where("org_id", "=", orgId).where("id", "=", id).executeTakeFirst();
+  return oneComputer(db, orgId, id).executeTakeFirst();
 }
 
 /** Like findComputer, and holds the row lock until the transaction ends. */
@@ -79,13 +83,44 @@ export async function lockComputer(
   orgId: string,
   id: string,
 ): Promise<ComputerRow | undefined> {
-  return trx
-    .selectFrom("computers")
-    .selectAll()
-    .where("org_id", "=", orgId)
-    .where("id", "=", id)
-    .forUpdate()
-    .executeTakeFirst();
+  return oneComputer(trx, orgId, id).forUpdate().executeTakeFirst();
+}
+
+/**
+ * Like findComputer, and keeps the computer from being deleted until the transaction ends, so
+ * what names it is stored while it exists. FOR KEY SHARE: it waits only for a transaction holding
+ * the row FOR UPDATE (DeleteComputer, UpdateComputer, RegisterHost), never for the provisioning
+ * worker's plain updates, and holders of it do not wait for each other.
+ */
+export async function shareComputer(
+  trx: Transaction<Database>,
+  orgId: string,
+  id: string,
+): Promise<ComputerRow | undefined> {
+  return oneComputer(trx, orgId, id).forKeyShare().executeTakeFirst();
+}
+
+/** The computer is gone with its steps (the foreign key cascades). */
+export async function deleteComputer(trx: Transaction<Database>, computerId: string): Promise<void> {
+  await trx.deleteFrom("computers").where("id", "=", computerId).execute();
+}
+
+/** Keyset position of the computers list: oldest first by (created_at, id). */
+export interface ComputerPosition {
+  createdAt: string;
+  id: string;
+}
+
+export async function listComputersPage(
+  db: Executor,
+  orgId: string,
+  limit: number,
+  after?: ComputerPosition,
+): Promise<ComputerRow[]> {
+  let q = db.selectFrom("computers").selectAll().where("org_id", "=", orgId);
+  // Tuple comparison keeps the keyset exact even when timestamps collide.
+  if (after) q = q.where(sql<boolean>`(created_at, id) > (${new Date(after.createdAt)}::timestamptz, ${after.id})`);
+  return q.orderBy("created_at").orderBy("id").limit(limit).execute();
 }
 
 export async function findComputerByName(db: Executor, orgId: string, name: string): Promise<ComputerRow | undefined> {
@@ -107,6 +142,24 @@ export async function listSteps(db: Executor, computerId: string): Promise<StepR
     .where("computer_id", "=", computerId)
     .orderBy("position")
     .execute();
+}
+
+/** The steps of several computers (a listed page), each computer's in order. */
+export async function listStepsOfComputers(
+  db: Executor,
+  computerIds: readonly string[],
+): Promise<Map<string, StepRow[]>> {
+  const byComputer = new Map<string, StepRow[]>(computerIds.map((id) => [id, []]));
+  if (computerIds.length === 0) return byComputer;
+  const rows = await db
+    .selectFrom("computer_provisioning_steps")
+    .selectAll()
+    .where("computer_id", "in", computerIds)
+    .orderBy("computer_id")
+    .orderBy("position")
+    .execute();
+  for (const row of rows) byComputer.get(row.computer_id)?.push(row);
+  return byComputer;
 }
 
 export type ComputerUpdate = Partial<

@@ -62,6 +62,7 @@ describe("checkBindingCollision", () => {
       "CreateThing",
       "InterruptSession",
       "PostMessage",
+      "RetryComputerProvisioning",
       "SetThingLimit",
       "UpdateComputer",
       "UpdateSession",

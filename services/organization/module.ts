@@ -8,6 +8,7 @@ import { watchCredentialChanges } from "./credential-changes.js";
 import { createAuthenticator } from "./credentials.js";
 import { writeOrganizationDemo } from "./demo.js";
 import { createCreditLimitHandlers, createCreditLimitService } from "./credit-limits/handlers.js";
+import { createCreditLimitReadHandlers } from "./credit-limits/read-handlers.js";
 import { createOrganizationService } from "./handlers.js";
 import { loadOrganizationConfig, type OrganizationConfig } from "./webhooks/config.js";
 import { startWebhookDispatcher } from "./webhooks/dispatcher.js";
@@ -28,6 +29,7 @@ export const organizationModule: ServiceModule<OrganizationConfig> = {
       ...createOrganizationService({ db: platform.db, cursors: platform.cursors }),
       ...createCreditLimitHandlers({ db: platform.db }),
       ...createWebhookHandlers({ db: platform.db, cursors: platform.cursors, config: webhooks }),
+      ...createCreditLimitReadHandlers({ db: platform.db, cursors: platform.cursors }),
     });
     router.service(CreditLimitService, createCreditLimitService({ db: platform.db }));
   },

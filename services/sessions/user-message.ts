@@ -2,7 +2,7 @@
 // telemetry event, in the transaction that holds its session's row lock (or created the session).
 // PostMessage and CreateSession's first message both store theirs here.
 import type { Transaction } from "kysely";
-import { findComputer } from "../computers/queries.js";
+import { shareComputer } from "../computers/queries.js";
 import type { Database } from "../database.js";
 import { invalidArgument } from "../platform/errors.js";
 import { newId } from "../platform/ids.js";
@@ -24,14 +24,15 @@ export interface UserMessage {
 
 /**
  * A computer a request names must be one of the caller's organization. Another organization's
- * gets the same answer as an ID that exists nowhere.
+ * gets the same answer as an ID that exists nowhere. The computer cannot be deleted until the
+ * transaction ends (DeleteComputer waits), so a session never names a computer deleted meanwhile.
  */
 export async function requireOrgComputer(
   trx: Transaction<Database>,
   orgId: string,
   computerId: string | undefined,
 ): Promise<void> {
-  if (computerId !== undefined && !(await findComputer(trx, orgId, computerId))) {
+  if (computerId !== undefined && !(await shareComputer(trx, orgId, computerId))) {
     throw invalidArgument(
       "computerId",
       `no computer with ID ${JSON.stringify(computerId.slice(0, 60))} in your organization`,

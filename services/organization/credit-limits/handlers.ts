@@ -10,12 +10,12 @@ import type { Database } from "../../database.js";
 import { stopIfAbandoned } from "../../platform/abandoned.js";
 import { requireRole } from "../../platform/auth.js";
 import { principalOf } from "../../platform/context.js";
-import { invalidArgument, notFound } from "../../platform/errors.js";
+import { invalidArgument } from "../../platform/errors.js";
 import { actingOrg } from "../../platform/tenancy.js";
-import { creditsUsedThisMonth, monthBounds } from "./balance.js";
 import { checkEntryCount, normalizeEmail, sortEntries } from "./entries.js";
-import { findCreditLimit, upsertCreditLimits } from "./queries.js";
-import { findUser, findUsersByEmail } from "../queries.js";
+import { upsertCreditLimits } from "./queries.js";
+import { readStanding } from "./standing.js";
+import { findUsersByEmail } from "../queries.js";
 
 export interface CreditLimitDeps {
   db: Kysely<Database>;
@@ -50,23 +50,14 @@ export function createCreditLimitService(deps: CreditLimitDeps): Partial<Service
     async getCreditBalance(req, ctx) {
       const orgId = actingOrg(ctx, req.orgId, "orgId");
       if (req.userId === "") throw invalidArgument("userId", "is required");
-      const at = now();
-      // One snapshot for the limit and the usage, so remaining is computed from matching figures.
-      return deps.db
-        .transaction()
-        .setIsolationLevel("repeatable read")
-        .execute(async (trx) => {
-          stopIfAbandoned(ctx.signal);
-          if (!(await findUser(trx, orgId, req.userId))) throw notFound("user");
-          const limit = await findCreditLimit(trx, orgId, req.userId);
-          const used = await creditsUsedThisMonth(trx, orgId, req.userId, at);
-          return {
-            limit,
-            usedMonthToDate: used,
-            remaining: limit === undefined ? undefined : Math.max(0, limit - used),
-            periodStart: monthBounds(at).start,
-          };
-        });
+      const { limit, usedMonthToDate, remaining, periodStart } = await readStanding(
+        deps.db,
+        ctx.signal,
+        orgId,
+        req.userId,
+        now(),
+      );
+      return { limit, usedMonthToDate, remaining, periodStart };
     },
   };
 }

@@ -12,7 +12,10 @@
 // "Create the E2B sandbox", "Clone <url>" for each repo, then "Install dependencies of <dir>"
 // for each repo when autoInstallDeps; it becomes `active` when every step succeeded, or `error`
 // when one failed: that step is `failed` with its error, the later ones `skipped`. A failure is
-// final (no automatic retry). Without E2B configuration the first step fails saying so.
+// not retried automatically: RetryComputerProvisioning puts the computer back to `provisioning`,
+// its failed and skipped steps back to `pending` (their error and times cleared, the steps that
+// succeeded kept), and the worker resumes from the first step not succeeded. Without E2B
+// configuration the first step fails saying so.
 // Step status: pending, running, succeeded, failed, skipped. installSessionId is not set yet:
 // dependencies are installed by a command in the sandbox, not by an agent session.
 
@@ -22,14 +25,18 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Pagination } from "../../paging/v1alpha1/paging_pb.js";
+import { file_agentplane_paging_v1alpha1_paging } from "../../paging/v1alpha1/paging_pb.js";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
+import type { EmptySchema } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_empty } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file agentplane/computers/v1alpha1/computers.proto.
  */
 export const file_agentplane_computers_v1alpha1_computers: GenFile = /*@__PURE__*/
-  fileDesc("Ci1hZ2VudHBsYW5lL2NvbXB1dGVycy92MWFscGhhMS9jb21wdXRlcnMucHJvdG8SHWFnZW50cGxhbmUuY29tcHV0ZXJzLnYxYWxwaGExIuYBChBQcm92aXNpb25pbmdTdGVwEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGc3RhdHVzGAMgASgJEhIKBWVycm9yGAQgASgJSACIAQESFwoKc3RhcnRlZF9hdBgFIAEoAUgBiAEBEhkKDGNvbXBsZXRlZF9hdBgGIAEoAUgCiAEBEh8KEmluc3RhbGxfc2Vzc2lvbl9pZBgHIAEoCUgDiAEBQggKBl9lcnJvckINCgtfc3RhcnRlZF9hdEIPCg1fY29tcGxldGVkX2F0QhUKE19pbnN0YWxsX3Nlc3Npb25faWQikgMKCENvbXB1dGVyEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSFQoNcHJvdmlkZXJfdHlwZRgDIAEoCRISCgpjcmVhdGVkX2F0GAQgASgBEhQKB2hvc3RfaWQYBSABKAlIAIgBARIVCghob3N0bmFtZRgGIAEoCUgBiAEBEhMKBnN0YXR1cxgHIAEoCUgCiAEBEksKEnByb3Zpc2lvbmluZ19zdGVwcxgIIAMoCzIvLmFnZW50cGxhbmUuY29tcHV0ZXJzLnYxYWxwaGExLlByb3Zpc2lvbmluZ1N0ZXASHQoQcmVsYXlfY2xpZW50X3VybBgJIAEoCUgDiAEBEhwKD3JlbGF5X2FnZW50X3VybBgKIAEoCUgEiAEBEhgKC3JlbW90ZV91c2VyGAsgASgJSAWIAQFCCgoIX2hvc3RfaWRCCwoJX2hvc3RuYW1lQgkKB19zdGF0dXNCEwoRX3JlbGF5X2NsaWVudF91cmxCEgoQX3JlbGF5X2FnZW50X3VybEIOCgxfcmVtb3RlX3VzZXIixQEKFUNyZWF0ZUNvbXB1dGVyUmVxdWVzdBIMCgRuYW1lGAEgASgJEhMKC3JlbW90ZV91c2VyGAIgASgJEhUKCHByb3ZpZGVyGAMgASgJSACIAQESFAoHaG9zdF9pZBgEIAEoCUgBiAEBEg0KBXJlcG9zGAUgAygJEh4KEWF1dG9faW5zdGFsbF9kZXBzGAYgASgISAKIAQFCCwoJX3Byb3ZpZGVyQgoKCF9ob3N0X2lkQhQKEl9hdXRvX2luc3RhbGxfZGVwcyKUAQoVVXBkYXRlQ29tcHV0ZXJSZXF1ZXN0EhMKC2NvbXB1dGVyX2lkGAEgASgJEhEKBG5hbWUYAiABKAlIAIgBARIUCgdob3N0X2lkGAMgASgJSAGIAQESGAoLcmVtb3RlX3VzZXIYBCABKAlIAogBAUIHCgVfbmFtZUIKCghfaG9zdF9pZEIOCgxfcmVtb3RlX3VzZXIiKAoYR2V0Q29tcHV0ZXJCeU5hbWVSZXF1ZXN0EgwKBG5hbWUYASABKAkiawoTUmVnaXN0ZXJIb3N0UmVxdWVzdBIPCgdob3N0X2lkGAEgASgJEhAKCGhvc3RuYW1lGAIgASgJEhgKEHJlbGF5X2NsaWVudF91cmwYAyABKAkSFwoPcmVsYXlfYWdlbnRfdXJsGAQgASgJMt4DCg9Db21wdXRlclNlcnZpY2USjQEKDkNyZWF0ZUNvbXB1dGVyEjQuYWdlbnRwbGFuZS5jb21wdXRlcnMudjFhbHBoYTEuQ3JlYXRlQ29tcHV0ZXJSZXF1ZXN0GicuYWdlbnRwbGFuZS5jb21wdXRlcnMudjFhbHBoYTEuQ29tcHV0ZXIiHILT5JMCFjoBKiIRL2FwaS92MC9jb21wdXRlcnMSmwEKDlVwZGF0ZUNvbXB1dGVyEjQuYWdlbnRwbGFuZS5jb21wdXRlcnMudjFhbHBoYTEuVXBkYXRlQ29tcHV0ZXJSZXF1ZXN0GicuYWdlbnRwbGFuZS5jb21wdXRlcnMudjFhbHBoYTEuQ29tcHV0ZXIiKoLT5JMCJDoBKjIfL2FwaS92MC9jb21wdXRlcnMve2NvbXB1dGVyX2lkfRKcAQoRR2V0Q29tcHV0ZXJCeU5hbWUSNy5hZ2VudHBsYW5lLmNvbXB1dGVycy52MWFscGhhMS5HZXRDb21wdXRlckJ5TmFtZVJlcXVlc3QaJy5hZ2VudHBsYW5lLmNvbXB1dGVycy52MWFscGhhMS5Db21wdXRlciIlgtPkkwIfEh0vYXBpL3YwL2NvbXB1dGVycy9uYW1lL3tuYW1lfTJ6CgtIb3N0U2VydmljZRJrCgxSZWdpc3Rlckhvc3QSMi5hZ2VudHBsYW5lLmNvbXB1dGVycy52MWFscGhhMS5SZWdpc3Rlckhvc3RSZXF1ZXN0GicuYWdlbnRwbGFuZS5jb21wdXRlcnMudjFhbHBoYTEuQ29tcHV0ZXJiBnByb3RvMw", [file_google_api_annotations]);
+  fileDesc("Ci1hZ2VudHBsYW5lL2NvbXB1dGVycy92MWFscGhhMS9jb21wdXRlcnMucHJvdG8SHWFnZW50cGxhbmUuY29tcHV0ZXJzLnYxYWxwaGExIuYBChBQcm92aXNpb25pbmdTdGVwEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGc3RhdHVzGAMgASgJEhIKBWVycm9yGAQgASgJSACIAQESFwoKc3RhcnRlZF9hdBgFIAEoAUgBiAEBEhkKDGNvbXBsZXRlZF9hdBgGIAEoAUgCiAEBEh8KEmluc3RhbGxfc2Vzc2lvbl9pZBgHIAEoCUgDiAEBQggKBl9lcnJvckINCgtfc3RhcnRlZF9hdEIPCg1fY29tcGxldGVkX2F0QhUKE19pbnN0YWxsX3Nlc3Npb25faWQikgMKCENvbXB1dGVyEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSFQoNcHJvdmlkZXJfdHlwZRgDIAEoCRISCgpjcmVhdGVkX2F0GAQgASgBEhQKB2hvc3RfaWQYBSABKAlIAIgBARIVCghob3N0bmFtZRgGIAEoCUgBiAEBEhMKBnN0YXR1cxgHIAEoCUgCiAEBEksKEnByb3Zpc2lvbmluZ19zdGVwcxgIIAMoCzIvLmFnZW50cGxhbmUuY29tcHV0ZXJzLnYxYWxwaGExLlByb3Zpc2lvbmluZ1N0ZXASHQoQcmVsYXlfY2xpZW50X3VybBgJIAEoCUgDiAEBEhwKD3JlbGF5X2FnZW50X3VybBgKIAEoCUgEiAEBEhgKC3JlbW90ZV91c2VyGAsgASgJSAWIAQFCCgoIX2hvc3RfaWRCCwoJX2hvc3RuYW1lQgkKB19zdGF0dXNCEwoRX3JlbGF5X2NsaWVudF91cmxCEgoQX3JlbGF5X2FnZW50X3VybEIOCgxfcmVtb3RlX3VzZXIixQEKFUNyZWF0ZUNvbXB1dGVyUmVxdWVzdBIMCgRuYW1lGAEgASgJEhMKC3JlbW90ZV91c2VyGAIgASgJEhUKCHByb3ZpZGVyGAMgASgJSACIAQESFAoHaG9zdF9pZBgEIAEoCUgBiAEBEg0KBXJlcG9zGAUgAygJEh4KEWF1dG9faW5zdGFsbF9kZXBzGAYgASgISAKIAQFCCwoJX3Byb3ZpZGVyQgoKCF9ob3N0X2lkQhQKEl9hdXRvX2luc3RhbGxfZGVwcyKUAQoVVXBkYXRlQ29tcHV0ZXJSZXF1ZXN0EhMKC2NvbXB1dGVyX2lkGAEgASgJEhEKBG5hbWUYAiABKAlIAIgBARIUCgdob3N0X2lkGAMgASgJSAGIAQESGAoLcmVtb3RlX3VzZXIYBCABKAlIAogBAUIHCgVfbmFtZUIKCghfaG9zdF9pZEIOCgxfcmVtb3RlX3VzZXIiKAoYR2V0Q29tcHV0ZXJCeU5hbWVSZXF1ZXN0EgwKBG5hbWUYASABKAkiNQoUTGlzdENvbXB1dGVyc1JlcXVlc3QSDQoFbGltaXQYASABKAkSDgoGY3Vyc29yGAIgASgJIo8BChVMaXN0Q29tcHV0ZXJzUmVzcG9uc2USOgoJY29tcHV0ZXJzGAEgAygLMicuYWdlbnRwbGFuZS5jb21wdXRlcnMudjFhbHBoYTEuQ29tcHV0ZXISOgoKcGFnaW5hdGlvbhgCIAEoCzImLmFnZW50cGxhbmUucGFnaW5nLnYxYWxwaGExLlBhZ2luYXRpb24iLAoVRGVsZXRlQ29tcHV0ZXJSZXF1ZXN0EhMKC2NvbXB1dGVyX2lkGAEgASgJIjcKIFJldHJ5Q29tcHV0ZXJQcm92aXNpb25pbmdSZXF1ZXN0EhMKC2NvbXB1dGVyX2lkGAEgASgJImsKE1JlZ2lzdGVySG9zdFJlcXVlc3QSDwoHaG9zdF9pZBgBIAEoCRIQCghob3N0bmFtZRgCIAEoCRIYChByZWxheV9jbGllbnRfdXJsGAMgASgJEhcKD3JlbGF5X2FnZW50X3VybBgEIAEoCTLHBwoPQ29tcHV0ZXJTZXJ2aWNlEo0BCg5DcmVhdGVDb21wdXRlchI0LmFnZW50cGxhbmUuY29tcHV0ZXJzLnYxYWxwaGExLkNyZWF0ZUNvbXB1dGVyUmVxdWVzdBonLmFnZW50cGxhbmUuY29tcHV0ZXJzLnYxYWxwaGExLkNvbXB1dGVyIhyC0+STAhY6ASoiES9hcGkvdjAvY29tcHV0ZXJzEpsBCg5VcGRhdGVDb21wdXRlchI0LmFnZW50cGxhbmUuY29tcHV0ZXJzLnYxYWxwaGExLlVwZGF0ZUNvbXB1dGVyUmVxdWVzdBonLmFnZW50cGxhbmUuY29tcHV0ZXJzLnYxYWxwaGExLkNvbXB1dGVyIiqC0+STAiQ6ASoyHy9hcGkvdjAvY29tcHV0ZXJzL3tjb21wdXRlcl9pZH0SnAEKEUdldENvbXB1dGVyQnlOYW1lEjcuYWdlbnRwbGFuZS5jb21wdXRlcnMudjFhbHBoYTEuR2V0Q29tcHV0ZXJCeU5hbWVSZXF1ZXN0GicuYWdlbnRwbGFuZS5jb21wdXRlcnMudjFhbHBoYTEuQ29tcHV0ZXIiJYLT5JMCHxIdL2FwaS92MC9jb21wdXRlcnMvbmFtZS97bmFtZX0SlQEKDUxpc3RDb21wdXRlcnMSMy5hZ2VudHBsYW5lLmNvbXB1dGVycy52MWFscGhhMS5MaXN0Q29tcHV0ZXJzUmVxdWVzdBo0LmFnZW50cGxhbmUuY29tcHV0ZXJzLnYxYWxwaGExLkxpc3RDb21wdXRlcnNSZXNwb25zZSIZgtPkkwITEhEvYXBpL3YwL2NvbXB1dGVycxKHAQoORGVsZXRlQ29tcHV0ZXISNC5hZ2VudHBsYW5lLmNvbXB1dGVycy52MWFscGhhMS5EZWxldGVDb21wdXRlclJlcXVlc3QaFi5nb29nbGUucHJvdG9idWYuRW1wdHkiJ4LT5JMCISofL2FwaS92MC9jb21wdXRlcnMve2NvbXB1dGVyX2lkfRLEAQoZUmV0cnlDb21wdXRlclByb3Zpc2lvbmluZxI/LmFnZW50cGxhbmUuY29tcHV0ZXJzLnYxYWxwaGExLlJldHJ5Q29tcHV0ZXJQcm92aXNpb25pbmdSZXF1ZXN0GicuYWdlbnRwbGFuZS5jb21wdXRlcnMudjFhbHBoYTEuQ29tcHV0ZXIiPYLT5JMCNzoBKiIyL2FwaS92MC9jb21wdXRlcnMve2NvbXB1dGVyX2lkfS9wcm92aXNpb25pbmcvcmV0cnkyegoLSG9zdFNlcnZpY2USawoMUmVnaXN0ZXJIb3N0EjIuYWdlbnRwbGFuZS5jb21wdXRlcnMudjFhbHBoYTEuUmVnaXN0ZXJIb3N0UmVxdWVzdBonLmFnZW50cGxhbmUuY29tcHV0ZXJzLnYxYWxwaGExLkNvbXB1dGVyYgZwcm90bzM", [file_agentplane_paging_v1alpha1_paging, file_google_api_annotations, file_google_protobuf_empty]);
 
 /**
  * @generated from message agentplane.computers.v1alpha1.ProvisioningStep
@@ -264,6 +271,89 @@ export const GetComputerByNameRequestSchema: GenMessage<GetComputerByNameRequest
   messageDesc(file_agentplane_computers_v1alpha1_computers, 4);
 
 /**
+ * @generated from message agentplane.computers.v1alpha1.ListComputersRequest
+ */
+export type ListComputersRequest = Message<"agentplane.computers.v1alpha1.ListComputersRequest"> & {
+  /**
+   * Page size, 1 to 100, default 20. A string in the spec, so a non-number is answered by the
+   * service with a 400 naming `limit`.
+   *
+   * @generated from field: string limit = 1;
+   */
+  limit: string;
+
+  /**
+   * nextCursor from the previous page.
+   *
+   * @generated from field: string cursor = 2;
+   */
+  cursor: string;
+};
+
+/**
+ * Describes the message agentplane.computers.v1alpha1.ListComputersRequest.
+ * Use `create(ListComputersRequestSchema)` to create a new message.
+ */
+export const ListComputersRequestSchema: GenMessage<ListComputersRequest> = /*@__PURE__*/
+  messageDesc(file_agentplane_computers_v1alpha1_computers, 5);
+
+/**
+ * @generated from message agentplane.computers.v1alpha1.ListComputersResponse
+ */
+export type ListComputersResponse = Message<"agentplane.computers.v1alpha1.ListComputersResponse"> & {
+  /**
+   * @generated from field: repeated agentplane.computers.v1alpha1.Computer computers = 1;
+   */
+  computers: Computer[];
+
+  /**
+   * @generated from field: agentplane.paging.v1alpha1.Pagination pagination = 2;
+   */
+  pagination?: Pagination | undefined;
+};
+
+/**
+ * Describes the message agentplane.computers.v1alpha1.ListComputersResponse.
+ * Use `create(ListComputersResponseSchema)` to create a new message.
+ */
+export const ListComputersResponseSchema: GenMessage<ListComputersResponse> = /*@__PURE__*/
+  messageDesc(file_agentplane_computers_v1alpha1_computers, 6);
+
+/**
+ * @generated from message agentplane.computers.v1alpha1.DeleteComputerRequest
+ */
+export type DeleteComputerRequest = Message<"agentplane.computers.v1alpha1.DeleteComputerRequest"> & {
+  /**
+   * @generated from field: string computer_id = 1;
+   */
+  computerId: string;
+};
+
+/**
+ * Describes the message agentplane.computers.v1alpha1.DeleteComputerRequest.
+ * Use `create(DeleteComputerRequestSchema)` to create a new message.
+ */
+export const DeleteComputerRequestSchema: GenMessage<DeleteComputerRequest> = /*@__PURE__*/
+  messageDesc(file_agentplane_computers_v1alpha1_computers, 7);
+
+/**
+ * @generated from message agentplane.computers.v1alpha1.RetryComputerProvisioningRequest
+ */
+export type RetryComputerProvisioningRequest = Message<"agentplane.computers.v1alpha1.RetryComputerProvisioningRequest"> & {
+  /**
+   * @generated from field: string computer_id = 1;
+   */
+  computerId: string;
+};
+
+/**
+ * Describes the message agentplane.computers.v1alpha1.RetryComputerProvisioningRequest.
+ * Use `create(RetryComputerProvisioningRequestSchema)` to create a new message.
+ */
+export const RetryComputerProvisioningRequestSchema: GenMessage<RetryComputerProvisioningRequest> = /*@__PURE__*/
+  messageDesc(file_agentplane_computers_v1alpha1_computers, 8);
+
+/**
  * @generated from message agentplane.computers.v1alpha1.RegisterHostRequest
  */
 export type RegisterHostRequest = Message<"agentplane.computers.v1alpha1.RegisterHostRequest"> & {
@@ -301,7 +391,7 @@ export type RegisterHostRequest = Message<"agentplane.computers.v1alpha1.Registe
  * Use `create(RegisterHostRequestSchema)` to create a new message.
  */
 export const RegisterHostRequestSchema: GenMessage<RegisterHostRequest> = /*@__PURE__*/
-  messageDesc(file_agentplane_computers_v1alpha1_computers, 5);
+  messageDesc(file_agentplane_computers_v1alpha1_computers, 9);
 
 /**
  * Public: routed by the edge under /api/v0. API key or JWT; writes need owner, manager or member.
@@ -335,6 +425,46 @@ export const ComputerService: GenService<{
   getComputerByName: {
     methodKind: "unary";
     input: typeof GetComputerByNameRequestSchema;
+    output: typeof ComputerSchema;
+  },
+  /**
+   * Lists the organization's computers, oldest first (createdAt, then id), in keyset pages: a
+   * computer that exists while a client pages appears exactly once (createdAt never changes).
+   * Every role may list computers.
+   *
+   * @generated from rpc agentplane.computers.v1alpha1.ComputerService.ListComputers
+   */
+  listComputers: {
+    methodKind: "unary";
+    input: typeof ListComputersRequestSchema;
+    output: typeof ListComputersResponseSchema;
+  },
+  /**
+   * Deletes the computer with its provisioning steps: 204, and afterwards its name is free and
+   * it is a 404. Refused with 409 while a session of the organization that names it (its
+   * computerId) is running or pending: a run goes or waits to go to that computer; interrupt or
+   * delete those sessions first. The idle sessions that name it lose their computerId in the same
+   * transaction (they stay, with their messages; a message keeps the computerId it was sent to,
+   * as a record). An e2b computer's sandbox is not stopped here: E2B pauses it when its timeout
+   * runs out. Owners, managers and members, as for CreateComputer.
+   *
+   * @generated from rpc agentplane.computers.v1alpha1.ComputerService.DeleteComputer
+   */
+  deleteComputer: {
+    methodKind: "unary";
+    input: typeof DeleteComputerRequestSchema;
+    output: typeof EmptySchema;
+  },
+  /**
+   * Runs the provisioning of a computer in `error` again: 200 with the computer, `provisioning`,
+   * its failed and skipped steps `pending` again; the worker takes it up and retries from the
+   * failed step. A computer in another status is a 409 saying which. Owners, managers and members.
+   *
+   * @generated from rpc agentplane.computers.v1alpha1.ComputerService.RetryComputerProvisioning
+   */
+  retryComputerProvisioning: {
+    methodKind: "unary";
+    input: typeof RetryComputerProvisioningRequestSchema;
     output: typeof ComputerSchema;
   },
 }> = /*@__PURE__*/

@@ -20,7 +20,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file agentplane/organization/v1alpha1/organization.proto.
  */
 export const file_agentplane_organization_v1alpha1_organization: GenFile = /*@__PURE__*/
-  fileDesc("CjNhZ2VudHBsYW5lL29yZ2FuaXphdGlvbi92MWFscGhhMS9vcmdhbml6YXRpb24ucHJvdG8SIGFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExIjEKEExpc3RVc2Vyc1JlcXVlc3QSDQoFbGltaXQYASABKAkSDgoGY3Vyc29yGAIgASgJIpIBChFMaXN0VXNlcnNSZXNwb25zZRJBCgV1c2VycxgBIAMoCzIyLmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLk9yZ2FuaXphdGlvblVzZXISOgoKcGFnaW5hdGlvbhgCIAEoCzImLmFnZW50cGxhbmUucGFnaW5nLnYxYWxwaGExLlBhZ2luYXRpb24ixQEKEE9yZ2FuaXphdGlvblVzZXISCgoCaWQYASABKAkSDQoFZW1haWwYAiABKAkSEgoKY3JlYXRlZF9hdBgDIAEoCRIpCghtZXRhZGF0YRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKZmlyc3RfbmFtZRgFIAEoCRIRCglsYXN0X25hbWUYBiABKAkSHAoPbGFzdF9zaWduX2luX2F0GAcgASgJSACIAQFCEgoQX2xhc3Rfc2lnbl9pbl9hdCI+Cg9Vc2VyQ3JlZGl0TGltaXQSDQoFZW1haWwYASABKAkSEgoFbGltaXQYAiABKAFIAIgBAUIICgZfbGltaXQiXgoaU2V0VXNlckNyZWRpdExpbWl0c1JlcXVlc3QSQAoFdXNlcnMYASADKAsyMS5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5Vc2VyQ3JlZGl0TGltaXQiNAoUVXNlckNyZWRpdExpbWl0RXJyb3ISDQoFZW1haWwYASABKAkSDQoFZXJyb3IYAiABKAkiqQEKG1NldFVzZXJDcmVkaXRMaW1pdHNSZXNwb25zZRJCCgd1cGRhdGVkGAEgAygLMjEuYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuVXNlckNyZWRpdExpbWl0EkYKBmVycm9ycxgCIAMoCzI2LmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLlVzZXJDcmVkaXRMaW1pdEVycm9yIjoKF0dldENyZWRpdEJhbGFuY2VSZXF1ZXN0Eg4KBm9yZ19pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJIpABChhHZXRDcmVkaXRCYWxhbmNlUmVzcG9uc2USEgoFbGltaXQYASABKAFIAIgBARIaChJ1c2VkX21vbnRoX3RvX2RhdGUYAiABKAESFgoJcmVtYWluaW5nGAMgASgBSAGIAQESFAoMcGVyaW9kX3N0YXJ0GAQgASgJQggKBl9saW1pdEIMCgpfcmVtYWluaW5nInsKB1dlYmhvb2sSCgoCaWQYASABKAkSCwoDdXJsGAIgASgJEg4KBmV2ZW50cxgDIAMoCRITCgtkZXNjcmlwdGlvbhgEIAEoCRISCgpjcmVhdGVkX2F0GAUgASgBEhMKBnNlY3JldBgGIAEoCUgAiAEBQgkKB19zZWNyZXQiSAoUQ3JlYXRlV2ViaG9va1JlcXVlc3QSCwoDdXJsGAEgASgJEg4KBmV2ZW50cxgCIAMoCRITCgtkZXNjcmlwdGlvbhgDIAEoCSI0ChNMaXN0V2ViaG9va3NSZXF1ZXN0Eg0KBWxpbWl0GAEgASgJEg4KBmN1cnNvchgCIAEoCSKPAQoUTGlzdFdlYmhvb2tzUmVzcG9uc2USOwoId2ViaG9va3MYASADKAsyKS5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5XZWJob29rEjoKCnBhZ2luYXRpb24YAiABKAsyJi5hZ2VudHBsYW5lLnBhZ2luZy52MWFscGhhMS5QYWdpbmF0aW9uIioKFERlbGV0ZVdlYmhvb2tSZXF1ZXN0EhIKCndlYmhvb2tfaWQYASABKAkiUQocTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVxdWVzdBISCgp3ZWJob29rX2lkGAEgASgJEg0KBWxpbWl0GAIgASgJEg4KBmN1cnNvchgDIAEoCSKcAgoPV2ViaG9va0RlbGl2ZXJ5EgoKAmlkGAEgASgJEg0KBWV2ZW50GAIgASgJEg4KBnN0YXR1cxgDIAEoCRIQCghhdHRlbXB0cxgEIAEoBRIdChBsYXN0X2h0dHBfc3RhdHVzGAUgASgFSACIAQESFwoKbGFzdF9lcnJvchgGIAEoCUgBiAEBEhwKD25leHRfYXR0ZW1wdF9hdBgHIAEoAUgCiAEBEhIKCmNyZWF0ZWRfYXQYCCABKAESGQoMY29tcGxldGVkX2F0GAkgASgBSAOIAQFCEwoRX2xhc3RfaHR0cF9zdGF0dXNCDQoLX2xhc3RfZXJyb3JCEgoQX25leHRfYXR0ZW1wdF9hdEIPCg1fY29tcGxldGVkX2F0IqIBCh1MaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXNwb25zZRJFCgpkZWxpdmVyaWVzGAEgAygLMjEuYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuV2ViaG9va0RlbGl2ZXJ5EjoKCnBhZ2luYXRpb24YAiABKAsyJi5hZ2VudHBsYW5lLnBhZ2luZy52MWFscGhhMS5QYWdpbmF0aW9uMvsHChNPcmdhbml6YXRpb25TZXJ2aWNlEpgBCglMaXN0VXNlcnMSMi5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5MaXN0VXNlcnNSZXF1ZXN0GjMuYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuTGlzdFVzZXJzUmVzcG9uc2UiIoLT5JMCHBIaL2FwaS92MC9vcmdhbml6YXRpb24vdXNlcnMSxgEKE1NldFVzZXJDcmVkaXRMaW1pdHMSPC5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5TZXRVc2VyQ3JlZGl0TGltaXRzUmVxdWVzdBo9LmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLlNldFVzZXJDcmVkaXRMaW1pdHNSZXNwb25zZSIygtPkkwIsOgEqGicvYXBpL3YwL29yZ2FuaXphdGlvbi91c2FnZS9saW1pdHMvdXNlcnMSjwEKDUNyZWF0ZVdlYmhvb2sSNi5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5DcmVhdGVXZWJob29rUmVxdWVzdBopLmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLldlYmhvb2siG4LT5JMCFToBKiIQL2FwaS92MC93ZWJob29rcxKXAQoMTGlzdFdlYmhvb2tzEjUuYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuTGlzdFdlYmhvb2tzUmVxdWVzdBo2LmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLkxpc3RXZWJob29rc1Jlc3BvbnNlIhiC0+STAhISEC9hcGkvdjAvd2ViaG9va3MShgEKDURlbGV0ZVdlYmhvb2sSNi5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5EZWxldGVXZWJob29rUmVxdWVzdBoWLmdvb2dsZS5wcm90b2J1Zi5FbXB0eSIlgtPkkwIfKh0vYXBpL3YwL3dlYmhvb2tzL3t3ZWJob29rX2lkfRLKAQoVTGlzdFdlYmhvb2tEZWxpdmVyaWVzEj4uYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVxdWVzdBo/LmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLkxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlIjCC0+STAioSKC9hcGkvdjAvd2ViaG9va3Mve3dlYmhvb2tfaWR9L2RlbGl2ZXJpZXMyoAEKEkNyZWRpdExpbWl0U2VydmljZRKJAQoQR2V0Q3JlZGl0QmFsYW5jZRI5LmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLkdldENyZWRpdEJhbGFuY2VSZXF1ZXN0GjouYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuR2V0Q3JlZGl0QmFsYW5jZVJlc3BvbnNlYgZwcm90bzM", [file_agentplane_paging_v1alpha1_paging, file_google_api_annotations, file_google_protobuf_empty, file_google_protobuf_struct]);
+  fileDesc("CjNhZ2VudHBsYW5lL29yZ2FuaXphdGlvbi92MWFscGhhMS9vcmdhbml6YXRpb24ucHJvdG8SIGFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExIjEKEExpc3RVc2Vyc1JlcXVlc3QSDQoFbGltaXQYASABKAkSDgoGY3Vyc29yGAIgASgJIpIBChFMaXN0VXNlcnNSZXNwb25zZRJBCgV1c2VycxgBIAMoCzIyLmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLk9yZ2FuaXphdGlvblVzZXISOgoKcGFnaW5hdGlvbhgCIAEoCzImLmFnZW50cGxhbmUucGFnaW5nLnYxYWxwaGExLlBhZ2luYXRpb24ixQEKEE9yZ2FuaXphdGlvblVzZXISCgoCaWQYASABKAkSDQoFZW1haWwYAiABKAkSEgoKY3JlYXRlZF9hdBgDIAEoCRIpCghtZXRhZGF0YRgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKZmlyc3RfbmFtZRgFIAEoCRIRCglsYXN0X25hbWUYBiABKAkSHAoPbGFzdF9zaWduX2luX2F0GAcgASgJSACIAQFCEgoQX2xhc3Rfc2lnbl9pbl9hdCI+Cg9Vc2VyQ3JlZGl0TGltaXQSDQoFZW1haWwYASABKAkSEgoFbGltaXQYAiABKAFIAIgBAUIICgZfbGltaXQiXgoaU2V0VXNlckNyZWRpdExpbWl0c1JlcXVlc3QSQAoFdXNlcnMYASADKAsyMS5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5Vc2VyQ3JlZGl0TGltaXQiNAoUVXNlckNyZWRpdExpbWl0RXJyb3ISDQoFZW1haWwYASABKAkSDQoFZXJyb3IYAiABKAkiqQEKG1NldFVzZXJDcmVkaXRMaW1pdHNSZXNwb25zZRJCCgd1cGRhdGVkGAEgAygLMjEuYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuVXNlckNyZWRpdExpbWl0EkYKBmVycm9ycxgCIAMoCzI2LmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLlVzZXJDcmVkaXRMaW1pdEVycm9yIjwKG0xpc3RVc2VyQ3JlZGl0TGltaXRzUmVxdWVzdBINCgVsaW1pdBgBIAEoCRIOCgZjdXJzb3IYAiABKAkinQEKHExpc3RVc2VyQ3JlZGl0TGltaXRzUmVzcG9uc2USQQoFdXNlcnMYASADKAsyMi5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5DcmVkaXRMaW1pdFVzYWdlEjoKCnBhZ2luYXRpb24YAiABKAsyJi5hZ2VudHBsYW5lLnBhZ2luZy52MWFscGhhMS5QYWdpbmF0aW9uIoEBChBDcmVkaXRMaW1pdFVzYWdlEg0KBWVtYWlsGAEgASgJEhIKBWxpbWl0GAIgASgBSACIAQESGgoSdXNlZF9tb250aF90b19kYXRlGAMgASgBEhYKCXJlbWFpbmluZxgEIAEoAUgBiAEBQggKBl9saW1pdEIMCgpfcmVtYWluaW5nIi0KHERlbGV0ZVVzZXJDcmVkaXRMaW1pdFJlcXVlc3QSDQoFZW1haWwYASABKAkiGQoXR2V0TXlDcmVkaXRMaW1pdFJlcXVlc3QiOgoXR2V0Q3JlZGl0QmFsYW5jZVJlcXVlc3QSDgoGb3JnX2lkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkikAEKGEdldENyZWRpdEJhbGFuY2VSZXNwb25zZRISCgVsaW1pdBgBIAEoAUgAiAEBEhoKEnVzZWRfbW9udGhfdG9fZGF0ZRgCIAEoARIWCglyZW1haW5pbmcYAyABKAFIAYgBARIUCgxwZXJpb2Rfc3RhcnQYBCABKAlCCAoGX2xpbWl0QgwKCl9yZW1haW5pbmciewoHV2ViaG9vaxIKCgJpZBgBIAEoCRILCgN1cmwYAiABKAkSDgoGZXZlbnRzGAMgAygJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEhIKCmNyZWF0ZWRfYXQYBSABKAESEwoGc2VjcmV0GAYgASgJSACIAQFCCQoHX3NlY3JldCJIChRDcmVhdGVXZWJob29rUmVxdWVzdBILCgN1cmwYASABKAkSDgoGZXZlbnRzGAIgAygJEhMKC2Rlc2NyaXB0aW9uGAMgASgJIjQKE0xpc3RXZWJob29rc1JlcXVlc3QSDQoFbGltaXQYASABKAkSDgoGY3Vyc29yGAIgASgJIo8BChRMaXN0V2ViaG9va3NSZXNwb25zZRI7Cgh3ZWJob29rcxgBIAMoCzIpLmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLldlYmhvb2sSOgoKcGFnaW5hdGlvbhgCIAEoCzImLmFnZW50cGxhbmUucGFnaW5nLnYxYWxwaGExLlBhZ2luYXRpb24iKgoURGVsZXRlV2ViaG9va1JlcXVlc3QSEgoKd2ViaG9va19pZBgBIAEoCSJRChxMaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXF1ZXN0EhIKCndlYmhvb2tfaWQYASABKAkSDQoFbGltaXQYAiABKAkSDgoGY3Vyc29yGAMgASgJIpwCCg9XZWJob29rRGVsaXZlcnkSCgoCaWQYASABKAkSDQoFZXZlbnQYAiABKAkSDgoGc3RhdHVzGAMgASgJEhAKCGF0dGVtcHRzGAQgASgFEh0KEGxhc3RfaHR0cF9zdGF0dXMYBSABKAVIAIgBARIXCgpsYXN0X2Vycm9yGAYgASgJSAGIAQESHAoPbmV4dF9hdHRlbXB0X2F0GAcgASgBSAKIAQESEgoKY3JlYXRlZF9hdBgIIAEoARIZCgxjb21wbGV0ZWRfYXQYCSABKAFIA4gBAUITChFfbGFzdF9odHRwX3N0YXR1c0INCgtfbGFzdF9lcnJvckISChBfbmV4dF9hdHRlbXB0X2F0Qg8KDV9jb21wbGV0ZWRfYXQiogEKHUxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlEkUKCmRlbGl2ZXJpZXMYASADKAsyMS5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5XZWJob29rRGVsaXZlcnkSOgoKcGFnaW5hdGlvbhgCIAEoCzImLmFnZW50cGxhbmUucGFnaW5nLnYxYWxwaGExLlBhZ2luYXRpb24yoQwKE09yZ2FuaXphdGlvblNlcnZpY2USmAEKCUxpc3RVc2VycxIyLmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLkxpc3RVc2Vyc1JlcXVlc3QaMy5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5MaXN0VXNlcnNSZXNwb25zZSIigtPkkwIcEhovYXBpL3YwL29yZ2FuaXphdGlvbi91c2VycxLGAQoTU2V0VXNlckNyZWRpdExpbWl0cxI8LmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLlNldFVzZXJDcmVkaXRMaW1pdHNSZXF1ZXN0Gj0uYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuU2V0VXNlckNyZWRpdExpbWl0c1Jlc3BvbnNlIjKC0+STAiw6ASoaJy9hcGkvdjAvb3JnYW5pemF0aW9uL3VzYWdlL2xpbWl0cy91c2VycxLGAQoUTGlzdFVzZXJDcmVkaXRMaW1pdHMSPS5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5MaXN0VXNlckNyZWRpdExpbWl0c1JlcXVlc3QaPi5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5MaXN0VXNlckNyZWRpdExpbWl0c1Jlc3BvbnNlIi+C0+STAikSJy9hcGkvdjAvb3JnYW5pemF0aW9uL3VzYWdlL2xpbWl0cy91c2VycxKoAQoVRGVsZXRlVXNlckNyZWRpdExpbWl0Ej4uYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuRGVsZXRlVXNlckNyZWRpdExpbWl0UmVxdWVzdBoWLmdvb2dsZS5wcm90b2J1Zi5FbXB0eSI3gtPkkwIxKi8vYXBpL3YwL29yZ2FuaXphdGlvbi91c2FnZS9saW1pdHMvdXNlcnMve2VtYWlsfRKvAQoQR2V0TXlDcmVkaXRMaW1pdBI5LmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLkdldE15Q3JlZGl0TGltaXRSZXF1ZXN0GjIuYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuQ3JlZGl0TGltaXRVc2FnZSIsgtPkkwImEiQvYXBpL3YwL29yZ2FuaXphdGlvbi91c2FnZS9saW1pdHMvbWUSjwEKDUNyZWF0ZVdlYmhvb2sSNi5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5DcmVhdGVXZWJob29rUmVxdWVzdBopLmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLldlYmhvb2siG4LT5JMCFToBKiIQL2FwaS92MC93ZWJob29rcxKXAQoMTGlzdFdlYmhvb2tzEjUuYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuTGlzdFdlYmhvb2tzUmVxdWVzdBo2LmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLkxpc3RXZWJob29rc1Jlc3BvbnNlIhiC0+STAhISEC9hcGkvdjAvd2ViaG9va3MShgEKDURlbGV0ZVdlYmhvb2sSNi5hZ2VudHBsYW5lLm9yZ2FuaXphdGlvbi52MWFscGhhMS5EZWxldGVXZWJob29rUmVxdWVzdBoWLmdvb2dsZS5wcm90b2J1Zi5FbXB0eSIlgtPkkwIfKh0vYXBpL3YwL3dlYmhvb2tzL3t3ZWJob29rX2lkfRLKAQoVTGlzdFdlYmhvb2tEZWxpdmVyaWVzEj4uYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVxdWVzdBo/LmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLkxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlIjCC0+STAioSKC9hcGkvdjAvd2ViaG9va3Mve3dlYmhvb2tfaWR9L2RlbGl2ZXJpZXMyoAEKEkNyZWRpdExpbWl0U2VydmljZRKJAQoQR2V0Q3JlZGl0QmFsYW5jZRI5LmFnZW50cGxhbmUub3JnYW5pemF0aW9uLnYxYWxwaGExLkdldENyZWRpdEJhbGFuY2VSZXF1ZXN0GjouYWdlbnRwbGFuZS5vcmdhbml6YXRpb24udjFhbHBoYTEuR2V0Q3JlZGl0QmFsYW5jZVJlc3BvbnNlYgZwcm90bzM", [file_agentplane_paging_v1alpha1_paging, file_google_api_annotations, file_google_protobuf_empty, file_google_protobuf_struct]);
 
 /**
  * @generated from message agentplane.organization.v1alpha1.ListUsersRequest
@@ -218,6 +218,126 @@ export const SetUserCreditLimitsResponseSchema: GenMessage<SetUserCreditLimitsRe
   messageDesc(file_agentplane_organization_v1alpha1_organization, 6);
 
 /**
+ * @generated from message agentplane.organization.v1alpha1.ListUserCreditLimitsRequest
+ */
+export type ListUserCreditLimitsRequest = Message<"agentplane.organization.v1alpha1.ListUserCreditLimitsRequest"> & {
+  /**
+   * Page size, 1 to 100, default 20 (a string, like every v0 list's limit).
+   *
+   * @generated from field: string limit = 1;
+   */
+  limit: string;
+
+  /**
+   * nextCursor from the previous page.
+   *
+   * @generated from field: string cursor = 2;
+   */
+  cursor: string;
+};
+
+/**
+ * Describes the message agentplane.organization.v1alpha1.ListUserCreditLimitsRequest.
+ * Use `create(ListUserCreditLimitsRequestSchema)` to create a new message.
+ */
+export const ListUserCreditLimitsRequestSchema: GenMessage<ListUserCreditLimitsRequest> = /*@__PURE__*/
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 7);
+
+/**
+ * @generated from message agentplane.organization.v1alpha1.ListUserCreditLimitsResponse
+ */
+export type ListUserCreditLimitsResponse = Message<"agentplane.organization.v1alpha1.ListUserCreditLimitsResponse"> & {
+  /**
+   * @generated from field: repeated agentplane.organization.v1alpha1.CreditLimitUsage users = 1;
+   */
+  users: CreditLimitUsage[];
+
+  /**
+   * @generated from field: agentplane.paging.v1alpha1.Pagination pagination = 2;
+   */
+  pagination?: Pagination | undefined;
+};
+
+/**
+ * Describes the message agentplane.organization.v1alpha1.ListUserCreditLimitsResponse.
+ * Use `create(ListUserCreditLimitsResponseSchema)` to create a new message.
+ */
+export const ListUserCreditLimitsResponseSchema: GenMessage<ListUserCreditLimitsResponse> = /*@__PURE__*/
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 8);
+
+/**
+ * A user's credit limit and this month's use of it, in Standard Credits (UTC calendar month).
+ *
+ * @generated from message agentplane.organization.v1alpha1.CreditLimitUsage
+ */
+export type CreditLimitUsage = Message<"agentplane.organization.v1alpha1.CreditLimitUsage"> & {
+  /**
+   * @generated from field: string email = 1;
+   */
+  email: string;
+
+  /**
+   * Absent when the user has no limit (unlimited); always present in ListUserCreditLimits.
+   *
+   * @generated from field: optional double limit = 2;
+   */
+  limit?: number | undefined;
+
+  /**
+   * Credits used in the current UTC calendar month, up to now.
+   *
+   * @generated from field: double used_month_to_date = 3;
+   */
+  usedMonthToDate: number;
+
+  /**
+   * limit - usedMonthToDate, never below 0; absent when the user has no limit.
+   *
+   * @generated from field: optional double remaining = 4;
+   */
+  remaining?: number | undefined;
+};
+
+/**
+ * Describes the message agentplane.organization.v1alpha1.CreditLimitUsage.
+ * Use `create(CreditLimitUsageSchema)` to create a new message.
+ */
+export const CreditLimitUsageSchema: GenMessage<CreditLimitUsage> = /*@__PURE__*/
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 9);
+
+/**
+ * @generated from message agentplane.organization.v1alpha1.DeleteUserCreditLimitRequest
+ */
+export type DeleteUserCreditLimitRequest = Message<"agentplane.organization.v1alpha1.DeleteUserCreditLimitRequest"> & {
+  /**
+   * The user's email (case-insensitive); required.
+   *
+   * @generated from field: string email = 1;
+   */
+  email: string;
+};
+
+/**
+ * Describes the message agentplane.organization.v1alpha1.DeleteUserCreditLimitRequest.
+ * Use `create(DeleteUserCreditLimitRequestSchema)` to create a new message.
+ */
+export const DeleteUserCreditLimitRequestSchema: GenMessage<DeleteUserCreditLimitRequest> = /*@__PURE__*/
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 10);
+
+/**
+ * @generated from message agentplane.organization.v1alpha1.GetMyCreditLimitRequest
+ */
+export type GetMyCreditLimitRequest = Message<"agentplane.organization.v1alpha1.GetMyCreditLimitRequest"> & {
+};
+
+/**
+ * Describes the message agentplane.organization.v1alpha1.GetMyCreditLimitRequest.
+ * Use `create(GetMyCreditLimitRequestSchema)` to create a new message.
+ */
+export const GetMyCreditLimitRequestSchema: GenMessage<GetMyCreditLimitRequest> = /*@__PURE__*/
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 11);
+
+/**
  * @generated from message agentplane.organization.v1alpha1.GetCreditBalanceRequest
  */
 export type GetCreditBalanceRequest = Message<"agentplane.organization.v1alpha1.GetCreditBalanceRequest"> & {
@@ -237,7 +357,7 @@ export type GetCreditBalanceRequest = Message<"agentplane.organization.v1alpha1.
  * Use `create(GetCreditBalanceRequestSchema)` to create a new message.
  */
 export const GetCreditBalanceRequestSchema: GenMessage<GetCreditBalanceRequest> = /*@__PURE__*/
-  messageDesc(file_agentplane_organization_v1alpha1_organization, 7);
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 12);
 
 /**
  * @generated from message agentplane.organization.v1alpha1.GetCreditBalanceResponse
@@ -277,7 +397,7 @@ export type GetCreditBalanceResponse = Message<"agentplane.organization.v1alpha1
  * Use `create(GetCreditBalanceResponseSchema)` to create a new message.
  */
 export const GetCreditBalanceResponseSchema: GenMessage<GetCreditBalanceResponse> = /*@__PURE__*/
-  messageDesc(file_agentplane_organization_v1alpha1_organization, 8);
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 13);
 
 /**
  * A webhook endpoint.
@@ -327,7 +447,7 @@ export type Webhook = Message<"agentplane.organization.v1alpha1.Webhook"> & {
  * Use `create(WebhookSchema)` to create a new message.
  */
 export const WebhookSchema: GenMessage<Webhook> = /*@__PURE__*/
-  messageDesc(file_agentplane_organization_v1alpha1_organization, 9);
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 14);
 
 /**
  * @generated from message agentplane.organization.v1alpha1.CreateWebhookRequest
@@ -360,7 +480,7 @@ export type CreateWebhookRequest = Message<"agentplane.organization.v1alpha1.Cre
  * Use `create(CreateWebhookRequestSchema)` to create a new message.
  */
 export const CreateWebhookRequestSchema: GenMessage<CreateWebhookRequest> = /*@__PURE__*/
-  messageDesc(file_agentplane_organization_v1alpha1_organization, 10);
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 15);
 
 /**
  * @generated from message agentplane.organization.v1alpha1.ListWebhooksRequest
@@ -384,7 +504,7 @@ export type ListWebhooksRequest = Message<"agentplane.organization.v1alpha1.List
  * Use `create(ListWebhooksRequestSchema)` to create a new message.
  */
 export const ListWebhooksRequestSchema: GenMessage<ListWebhooksRequest> = /*@__PURE__*/
-  messageDesc(file_agentplane_organization_v1alpha1_organization, 11);
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 16);
 
 /**
  * @generated from message agentplane.organization.v1alpha1.ListWebhooksResponse
@@ -406,7 +526,7 @@ export type ListWebhooksResponse = Message<"agentplane.organization.v1alpha1.Lis
  * Use `create(ListWebhooksResponseSchema)` to create a new message.
  */
 export const ListWebhooksResponseSchema: GenMessage<ListWebhooksResponse> = /*@__PURE__*/
-  messageDesc(file_agentplane_organization_v1alpha1_organization, 12);
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 17);
 
 /**
  * @generated from message agentplane.organization.v1alpha1.DeleteWebhookRequest
@@ -423,7 +543,7 @@ export type DeleteWebhookRequest = Message<"agentplane.organization.v1alpha1.Del
  * Use `create(DeleteWebhookRequestSchema)` to create a new message.
  */
 export const DeleteWebhookRequestSchema: GenMessage<DeleteWebhookRequest> = /*@__PURE__*/
-  messageDesc(file_agentplane_organization_v1alpha1_organization, 13);
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 18);
 
 /**
  * @generated from message agentplane.organization.v1alpha1.ListWebhookDeliveriesRequest
@@ -452,7 +572,7 @@ export type ListWebhookDeliveriesRequest = Message<"agentplane.organization.v1al
  * Use `create(ListWebhookDeliveriesRequestSchema)` to create a new message.
  */
 export const ListWebhookDeliveriesRequestSchema: GenMessage<ListWebhookDeliveriesRequest> = /*@__PURE__*/
-  messageDesc(file_agentplane_organization_v1alpha1_organization, 14);
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 19);
 
 /**
  * One event sent (or to be sent) to one endpoint.
@@ -527,7 +647,7 @@ export type WebhookDelivery = Message<"agentplane.organization.v1alpha1.WebhookD
  * Use `create(WebhookDeliverySchema)` to create a new message.
  */
 export const WebhookDeliverySchema: GenMessage<WebhookDelivery> = /*@__PURE__*/
-  messageDesc(file_agentplane_organization_v1alpha1_organization, 15);
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 20);
 
 /**
  * @generated from message agentplane.organization.v1alpha1.ListWebhookDeliveriesResponse
@@ -549,7 +669,7 @@ export type ListWebhookDeliveriesResponse = Message<"agentplane.organization.v1a
  * Use `create(ListWebhookDeliveriesResponseSchema)` to create a new message.
  */
 export const ListWebhookDeliveriesResponseSchema: GenMessage<ListWebhookDeliveriesResponse> = /*@__PURE__*/
-  messageDesc(file_agentplane_organization_v1alpha1_organization, 16);
+  messageDesc(file_agentplane_organization_v1alpha1_organization, 21);
 
 /**
  * Public: routed by the edge under /api/v0. Callers authenticate with an API key or a JWT.
@@ -580,6 +700,44 @@ export const OrganizationService: GenService<{
     methodKind: "unary";
     input: typeof SetUserCreditLimitsRequestSchema;
     output: typeof SetUserCreditLimitsResponseSchema;
+  },
+  /**
+   * Lists the users who have a credit limit, ordered by lowercased email in byte order (unique
+   * within an organization), in keyset pages; each with its limit, the credits used this UTC
+   * calendar month and what remains, computed as GetCreditBalance computes them. Users without
+   * a limit are not listed. Owners and managers only.
+   *
+   * @generated from rpc agentplane.organization.v1alpha1.OrganizationService.ListUserCreditLimits
+   */
+  listUserCreditLimits: {
+    methodKind: "unary";
+    input: typeof ListUserCreditLimitsRequestSchema;
+    output: typeof ListUserCreditLimitsResponseSchema;
+  },
+  /**
+   * Removes a user's credit limit (the user is unlimited again): 204. The email is matched
+   * case-insensitively; in a REST path, percent-encode what a path segment cannot hold ("+" may
+   * stay as it is: it is never read as a space in a path). An email of no user of the
+   * organization is a 404; a user of the organization without a limit is a 204 too, since the
+   * outcome asked for holds (a retried DELETE gets the same answer). Owners and managers only.
+   *
+   * @generated from rpc agentplane.organization.v1alpha1.OrganizationService.DeleteUserCreditLimit
+   */
+  deleteUserCreditLimit: {
+    methodKind: "unary";
+    input: typeof DeleteUserCreditLimitRequestSchema;
+    output: typeof EmptySchema;
+  },
+  /**
+   * The caller's own credit limit, the credits they used this UTC calendar month and what
+   * remains. Every role may ask.
+   *
+   * @generated from rpc agentplane.organization.v1alpha1.OrganizationService.GetMyCreditLimit
+   */
+  getMyCreditLimit: {
+    methodKind: "unary";
+    input: typeof GetMyCreditLimitRequestSchema;
+    output: typeof CreditLimitUsageSchema;
   },
   /**
    * Adds an endpoint: 201 with it, its secret included (shown this once). At most 20 per
