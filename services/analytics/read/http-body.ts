@@ -7,14 +7,7 @@
 // Most of the body is JSON the rollup already rendered, and for /tokens already compressed
 // (platform/deflate-parts.ts); the envelope around it is printed from the response message as
 // Envoy prints messages (JSON names, every implicit field).
-import {
-  create,
-  toJson,
-  toJsonString,
-  type DescMessage,
-  type JsonObject,
-  type MessageInitShape,
-} from "@bufbuild/protobuf";
+import { create, toJson, type DescMessage, type JsonObject, type MessageInitShape } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import type { HttpBody, HttpBodySchema } from "../../../gen/google/api/httpbody_pb.js";
 import { preferredCoding } from "../../platform/accept-encoding.js";
