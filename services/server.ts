@@ -15,6 +15,7 @@ import { createLocalTransport } from "./edge/local-transport.js";
 import { createUpstreamTransport } from "./edge/upstream-transport.js";
 import { authInterceptor, OPEN, policyMap } from "./platform/auth.js";
 import { startGrpcListener } from "./platform/grpc-listener.js";
+import { startDemoRunner } from "./sessions/runner/demo-runner.js";
 import type { Config } from "./platform/config.js";
 import { CursorStore } from "./platform/cursors.js";
 import { openDatabase, type Database as DatabaseHandle } from "./platform/db.js";
@@ -190,6 +191,11 @@ export async function startServer(config: Config, logger: Logger, options: Start
 
   const grpcUrl = urlOf(config.host, grpcListener.port);
   const internalGrpcUrl = urlOf(config.host, internalListener.port);
+  // A client of the internal listener like any runner, so it is stopped before the listeners.
+  const demoRunner =
+    config.demoRunner && modules.some((m) => m.name === "sessions")
+      ? await startDemoRunner({ db: database.db, internalGrpcUrl, logger })
+      : undefined;
   const restUrl = restPort === undefined ? undefined : urlOf(config.host, restPort);
   logger.info(
     {
@@ -209,6 +215,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
     (stopping ??= (async () => {
       logger.info("draining");
       draining.abort();
+      await demoRunner?.stop();
       const force = setTimeout(() => {
         grpcListener.destroy();
         internalListener.destroy();

@@ -15,6 +15,7 @@ import { ensureDemoOrganization, saveDemoKey, writeDemoData } from "../demo.js";
 import type { DemoOptions } from "../platform/module.js";
 import { startServer } from "../server.js";
 import { withDatabase } from "./database.js";
+import { RUNNER_COMMANDS } from "./runner-command.js";
 import { UsageError, type Output } from "./output.js";
 import { READINESS_COMMANDS } from "./readiness-commands.js";
 import { ANALYTICS_COMMANDS } from "./analytics-commands.js";
@@ -94,6 +95,7 @@ export const COMMANDS: Record<string, Command> = {
   ...READINESS_COMMANDS,
   ...ANALYTICS_COMMANDS,
   ...SERVICE_ACCOUNT_COMMANDS,
+  ...RUNNER_COMMANDS,
   serve: { words: 1, quiet: false, run: serve },
 
   migrate: {

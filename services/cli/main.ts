@@ -31,6 +31,14 @@ commands:
                                               recompute daily analytics (default: yesterday)
   multiplier set MODEL_ID M | unset MODEL_ID | list
                                               credit multipliers per model (default 1)
+  runner [--exec CMD] [--url URL] [--org ID] [--name N]
+                                              claim and answer pending sessions over the
+                                              internal gRPC port, with the token in
+                                              AGENTPLANE_RUNNER_TOKEN (scope sessions.runner);
+                                              --exec runs CMD per run (the user messages on its
+                                              stdin, its stdout the reply); without it, the
+                                              demo runner's reply. --url default: this
+                                              machine's INTERNAL_GRPC_PORT
   hook notify|install|uninstall|test          client-side agent hooks (agentplane hook --help)
 `;
 
@@ -50,6 +58,8 @@ const OPTIONS = [
   "from",
   "to",
   "scopes",
+  "url",
+  "exec",
 ] as const;
 
 async function main(argv: string[]): Promise<void> {

@@ -49,6 +49,12 @@ export interface PlatformConfig {
   /** Create the demo organization on first start with the embedded database. */
   readonly seedDemo: boolean;
   /**
+   * DEMO_RUNNER, default true with the embedded database and false with DATABASE_URL: run the
+   * demo runner in this process (it answers every pending session with a reply that says it comes
+   * from the demo runner). Runs where the sessions module does, whatever WORKERS says.
+   */
+  readonly demoRunner: boolean;
+  /**
    * WORKERS, default true: run the background workers (the analytics rollup schedule, the
    * computers provisioner, the idempotency-key pruner) beside the services. false serves
    * requests only, e.g. in API replicas while one deployment runs the workers.
@@ -202,6 +208,7 @@ export function loadPlatformConfig(env: Env = process.env): PlatformConfig {
     logLevel,
     edgeUpstreamUrl,
     seedDemo: env.SEED_DEMO !== "false",
+    demoRunner: flag(env, "DEMO_RUNNER", !env.DATABASE_URL),
     workers: flag(env, "WORKERS", true),
     grpcUnaryFastPath: flag(env, "GRPC_UNARY_FAST_PATH", true),
     requestTimeoutMs: positiveMs(env, "REQUEST_TIMEOUT_MS", 30_000),

@@ -27,6 +27,8 @@ export function testServerConfig(env: Record<string, string> = {}): Config {
     HOST: "127.0.0.1",
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
     SEED_DEMO: "false",
+    // Tests that need a runner run their own (sessions are claimed by the test's runner calls).
+    DEMO_RUNNER: "false",
     ...env,
   });
 }
