@@ -11,19 +11,9 @@ import {
   createTestUser,
   type TestUser,
 } from "./support/fixtures.js";
+import { expectErrorBody } from "./support/error-body.js";
 import { grpcClient, type GrpcCaller } from "./support/grpc.js";
 import { startTestServer, type TestServer } from "./support/server.js";
-
-function expectError(res: { status: number; json: any }, status: number, field: string) {
-  expect(res.status).toBe(status);
-  expect(res.json).toEqual({
-    title: expect.any(String),
-    detail: expect.any(String),
-    status,
-    requestId: expect.any(String),
-  });
-  expect(res.json.detail).toContain(field);
-}
 
 describe("session lifecycle", () => {
   let server: TestServer;
@@ -132,23 +122,23 @@ describe("session lifecycle", () => {
 
     it("refuses bad input with a 400 naming the field, before storing anything", async () => {
       const before = (await rest(owner, "/api/v0/sessions?limit=100")).json.sessions.length;
-      expectError(await createRest(member, { title: "t".repeat(501) }), 400, "title");
-      expectError(await createRest(member, { computerId: outsidersComputerId }), 400, "computerId");
-      expectError(await createRest(member, { computerId: "no-such-computer" }), 400, "computerId");
-      expectError(await createRest(member, { text: "   " }), 400, "text");
-      expectError(
+      expectErrorBody(await createRest(member, { title: "t".repeat(501) }), 400, "title");
+      expectErrorBody(await createRest(member, { computerId: outsidersComputerId }), 400, "computerId");
+      expectErrorBody(await createRest(member, { computerId: "no-such-computer" }), 400, "computerId");
+      expectErrorBody(await createRest(member, { text: "   " }), 400, "text");
+      expectErrorBody(
         await createRest(member, { sessionSettings: { tags: [{ name: 5 }] } }),
         400,
         "sessionSettings.tags[0]",
       );
-      expectError(await createRest(member, { sessionSettings: { enabledToolIds: "bash" } }), 400, "enabledToolIds");
-      expectError(await createRest(member, { orgId: outsider.orgId }), 400, "orgId");
-      expectError(await createRest(member, { title: 5 }), 400, "title");
+      expectErrorBody(await createRest(member, { sessionSettings: { enabledToolIds: "bash" } }), 400, "enabledToolIds");
+      expectErrorBody(await createRest(member, { orgId: outsider.orgId }), 400, "orgId");
+      expectErrorBody(await createRest(member, { title: 5 }), 400, "title");
       expect((await rest(owner, "/api/v0/sessions?limit=100")).json.sessions.length).toBe(before);
     });
 
     it("guests cannot create sessions (403); no credential is a 401", async () => {
-      expectError(await createRest(guest, { title: "no" }), 403, "guest");
+      expectErrorBody(await createRest(guest, { title: "no" }), 403, "guest");
       expect((await rest(undefined, "/api/v0/sessions", { method: "POST", body: {} })).status).toBe(401);
     });
 
@@ -164,15 +154,15 @@ describe("session lifecycle", () => {
         (s: { title?: string }) => s.title === "Once",
       );
       expect(listed).toHaveLength(1);
-      expectError(await createRest(member, { title: "Twice", text: "only once" }, key), 409, "Idempotency-Key");
+      expectErrorBody(await createRest(member, { title: "Twice", text: "only once" }, key), 409, "Idempotency-Key");
       // The same key on another kind of request is another request.
       const posted = await rest(member, `/api/v0/sessions/${first.json.sessionId}/messages`, {
         method: "POST",
         body: { text: "only once" },
         headers: key,
       });
-      expectError(posted, 409, "Idempotency-Key");
-      expectError(await createRest(member, {}, { "idempotency-key": "bad key" }), 400, "Idempotency-Key");
+      expectErrorBody(posted, 409, "Idempotency-Key");
+      expectErrorBody(await createRest(member, {}, { "idempotency-key": "bad key" }), 400, "Idempotency-Key");
       // Drain what the runner would otherwise claim in the next tests.
       const claimed = await claim();
       expect(claimed.session?.sessionId).toBe(first.json.sessionId);
@@ -246,9 +236,9 @@ describe("session lifecycle", () => {
     it("members interrupt only their own sessions (404), guests none (403), other organizations nothing (404)", async () => {
       const created = await createRest(member, { text: "mine" });
       const path = `/api/v0/sessions/${created.json.sessionId}/interrupt`;
-      expectError(await rest(otherMember, path, { method: "POST" }), 404, "session");
-      expectError(await rest(guest, path, { method: "POST" }), 403, "guest");
-      expectError(await rest(outsider, path, { method: "POST" }), 404, "session");
+      expectErrorBody(await rest(otherMember, path, { method: "POST" }), 404, "session");
+      expectErrorBody(await rest(guest, path, { method: "POST" }), 403, "guest");
+      expectErrorBody(await rest(outsider, path, { method: "POST" }), 404, "session");
       expect((await rest(member, `/api/v0/sessions/${created.json.sessionId}`)).json.status).toBe("pending");
       expect((await rest(owner, path, { method: "POST" })).json).toEqual({ status: "idle" });
     });
@@ -271,10 +261,10 @@ describe("session lifecycle", () => {
       expect(res.status).toBe(204);
       expect(res.text).toBe("");
 
-      expectError(await rest(member, `/api/v0/sessions/${id}`), 404, "session");
-      expectError(await rest(member, `/api/v0/sessions/${child.sessionId}`), 404, "session");
-      expectError(await rest(member, `/api/v0/sessions/${id}/messages`), 404, "session");
-      expectError(await rest(member, `/api/v0/sessions/${id}/messages/${messageId}`), 404, "session");
+      expectErrorBody(await rest(member, `/api/v0/sessions/${id}`), 404, "session");
+      expectErrorBody(await rest(member, `/api/v0/sessions/${child.sessionId}`), 404, "session");
+      expectErrorBody(await rest(member, `/api/v0/sessions/${id}/messages`), 404, "session");
+      expectErrorBody(await rest(member, `/api/v0/sessions/${id}/messages/${messageId}`), 404, "session");
       const listed = (await rest(owner, "/api/v0/sessions?limit=100")).json.sessions.map(
         (s: { sessionId: string }) => s.sessionId,
       );
@@ -289,7 +279,7 @@ describe("session lifecycle", () => {
         }),
       ).rejects.toMatchObject({ code: 5 });
       // Deleting again: nothing there.
-      expectError(await rest(member, `/api/v0/sessions/${id}`, { method: "DELETE" }), 404, "session");
+      expectErrorBody(await rest(member, `/api/v0/sessions/${id}`, { method: "DELETE" }), 404, "session");
       // Usage already counted stays: the session's telemetry events are analytics' records.
       const events = await server.platform.db
         .selectFrom("analytics_events")
@@ -302,9 +292,9 @@ describe("session lifecycle", () => {
     it("members delete only their own sessions (404), guests none (403), other organizations nothing (404)", async () => {
       const created = await createRest(member, {});
       const path = `/api/v0/sessions/${created.json.sessionId}`;
-      expectError(await rest(otherMember, path, { method: "DELETE" }), 404, "session");
-      expectError(await rest(guest, path, { method: "DELETE" }), 403, "guest");
-      expectError(await rest(outsider, path, { method: "DELETE" }), 404, "session");
+      expectErrorBody(await rest(otherMember, path, { method: "DELETE" }), 404, "session");
+      expectErrorBody(await rest(guest, path, { method: "DELETE" }), 403, "guest");
+      expectErrorBody(await rest(outsider, path, { method: "DELETE" }), 404, "session");
       expect((await rest(member, path)).status).toBe(200);
       expect((await rest(owner, path, { method: "DELETE" })).status).toBe(204);
     });
