@@ -5,7 +5,13 @@
 // and when the server stops.
 import { EventSource } from "eventsource";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SessionRunnerService, SessionService } from "../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { Code } from "@connectrpc/connect";
+import {
+  SessionRunnerService,
+  SessionService,
+  WatchSessionEventsRequestSchema,
+} from "../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import type { Database } from "../services/database.js";
 import { migrations } from "../services/migrations.js";
 import { startServer, type RunningServer } from "../services/server.js";
@@ -22,6 +28,9 @@ import {
 import { grpcClient, type GrpcCaller } from "./support/grpc.js";
 import { createTestKv } from "./support/kv.js";
 import { testServerConfig } from "./support/server.js";
+import { waitForListeners } from "./reliability/support/event-listeners.js";
+import { envelope, H2Client } from "./reliability/support/raw-h2.js";
+import { closeAgent, send } from "./reliability/support/raw-http.js";
 
 interface Event {
   eventId: string;
@@ -96,6 +105,7 @@ describe("session events", () => {
     publicGrpc = grpcClient(SessionService, b.grpcUrl, bearer(member.key));
   });
   afterAll(async () => {
+    closeAgent();
     runner?.close();
     publicGrpc?.close();
     await b?.stop();
@@ -240,6 +250,52 @@ describe("session events", () => {
       "message:assistant",
       "status:idle",
     ]);
+  });
+
+  it("a client that leaves during the replay ends the stream on the server: nothing is left holding the LISTEN connection", async () => {
+    const sessionId = await createSession();
+    await run(sessionId, "replayed to a client that leaves");
+    for (let i = 0; i < 10; i++) {
+      const res = await send(b.restUrl!, {
+        method: "GET",
+        target: `/api/v0/sessions/${sessionId}/events?after=0`,
+        headers: { authorization: `Bearer ${member.key}` },
+        until: (_head, body) => body.length > 0,
+      });
+      expect(res.status).toBe(200);
+      expect(res.cut).toBe(true);
+    }
+    // The edge once stopped writing without ending the service's stream, which then stayed
+    // suspended with its wake-up subscription, and so the LISTEN connection, until the process ended.
+    expect(await waitForListeners(database.db, (n) => n === 0)).toBe(0);
+  });
+
+  it("WatchSessionEvents whose deadline passes ends DEADLINE_EXCEEDED, not OK as for a deleted session", async () => {
+    const sessionId = await createSession();
+    const client = new H2Client(b.grpcUrl);
+    try {
+      const res = await client.request(
+        {
+          path: `/${SessionService.typeName}/WatchSessionEvents`,
+          headers: {
+            "content-type": "application/grpc",
+            te: "trailers",
+            "grpc-timeout": "300m",
+            authorization: `Bearer ${member.key}`,
+          },
+          body: [
+            envelope(
+              0,
+              toBinary(WatchSessionEventsRequestSchema, create(WatchSessionEventsRequestSchema, { sessionId })),
+            ),
+          ],
+        },
+        10_000,
+      );
+      expect(res.trailers["grpc-status"] ?? res.headers["grpc-status"]).toBe(String(Code.DeadlineExceeded));
+    } finally {
+      client.close();
+    }
   });
 
   it("a server that stops ends its streams cleanly, so that the drain completes and clients resume elsewhere", async () => {

@@ -74,10 +74,18 @@ export async function writeHttpBodyStream(
   if (stream.first.value.contentType !== "") headers["content-type"] = stream.first.value.contentType;
   res.writeHead(status, headers);
   let next: IteratorResult<HttpBody> = stream.first;
-  while (!next.done) {
-    const data = next.value.data;
-    if (data.length > 0 && !res.write(data)) await once(res, "drain", { signal });
-    next = await stream.rest.next();
+  try {
+    while (!next.done) {
+      const data = next.value.data;
+      if (data.length > 0 && !res.write(data)) await once(res, "drain", { signal });
+      next = await stream.rest.next();
+    }
+  } finally {
+    // Stopped early (the client left while a write waited to drain): the service's stream is
+    // suspended where it last yielded, where no signal reaches it, so it is ended here; left
+    // alone it would hold what it holds (a session event stream its wake-up subscription, and
+    // so the server's LISTEN connection) for as long as the process lives.
+    if (!next.done) void stream.rest.return?.().catch(() => {});
   }
   res.end();
 }

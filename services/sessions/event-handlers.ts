@@ -2,7 +2,7 @@
 // (GET /api/v0/sessions/{id}/events, Server-Sent Events in google.api.HttpBody chunks, which
 // Envoy's transcoder and the TypeScript edge pass on as they come). Both read event-stream.ts.
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import {
   type SessionEventSchema,
@@ -44,6 +44,16 @@ function requestedAfter(
   if (!EVENT_ID.test(raw))
     throw invalidArgument(field, `must be an eventId (a whole number), got ${JSON.stringify(raw.slice(0, 40))}`);
   return { seq: Number(raw), field };
+}
+
+/**
+ * Ends a stream that stopped because the call's own deadline passed as DEADLINE_EXCEEDED: left to
+ * end normally it would read as OK, which for a watch means the session was deleted. A client
+ * that left and a server that stops (draining) end it quietly, as before.
+ */
+function throwIfDeadlinePassed(ctx: HandlerContext): void {
+  const reason: unknown = ctx.signal.reason;
+  if (ctx.signal.aborted && reason instanceof ConnectError && reason.code === Code.DeadlineExceeded) throw reason;
 }
 
 export function toSessionEvent(row: SessionEventRow): MessageInitShape<typeof SessionEventSchema> {
@@ -93,6 +103,7 @@ export function createEventHandlers(deps: EventDeps): EventMethods {
   return {
     async *watchSessionEvents(req, ctx) {
       for await (const item of await open(req, ctx)) if (item.kind === "event") yield toSessionEvent(item.event);
+      throwIfDeadlinePassed(ctx);
     },
 
     async *streamSessionEvents(req, ctx) {
@@ -101,6 +112,7 @@ export function createEventHandlers(deps: EventDeps): EventMethods {
       // The first chunk sends the headers at once: a client knows it is connected before any event.
       yield { contentType: "text/event-stream", data: encoder.encode(": connected\n\n") };
       for await (const item of items) yield { contentType: "", data: encoder.encode(sseRecord(item)) };
+      throwIfDeadlinePassed(ctx);
     },
   };
 }

@@ -8,6 +8,9 @@ import type { Logger } from "../platform/logger.js";
 import { type ChannelListener, listenToChannel } from "../platform/pg-listen.js";
 import { SESSION_EVENTS_CHANNEL } from "./event-queries.js";
 
+/** The LISTEN connection's application_name: open exactly while a stream of this process is. */
+export const LISTENER_NAME = "agentplane-session-events";
+
 /** How often a stream reads when no notification can wake it. */
 export const POLL_MS = 1_000;
 
@@ -57,7 +60,7 @@ export function createSessionWakeups(options: { url: string | undefined; logger:
         listener = listenToChannel({
           url: options.url,
           channel: SESSION_EVENTS_CHANNEL,
-          name: "agentplane-session-events",
+          name: LISTENER_NAME,
           onPayload: (id) => mark(bySession.get(id) ?? []),
           onGap: markAll,
           logger: options.logger,

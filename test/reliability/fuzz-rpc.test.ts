@@ -12,6 +12,7 @@ import type { DescFile } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordFigures } from "./support/figures.js";
 import { FUZZ_RUNS } from "./support/fuzz-runner.js";
+import { waitForListeners } from "./support/event-listeners.js";
 import { memoryOf, resetPeak, type Memory } from "./support/process-memory.js";
 import { envelope, H2Client } from "./support/raw-h2.js";
 import { RPC_METHODS, rpcId, rpcUrlFor } from "./support/rpc-catalog.js";
@@ -20,7 +21,11 @@ import { fuzzMethod, type RpcFigures } from "./support/rpc-runner.js";
 import { startRpcTarget, type RpcTarget } from "./support/rpc-setup.js";
 import { coherentFor, validPools } from "./support/rpc-values.js";
 import { Health, HealthCheckRequestSchema } from "../../gen/grpc/health/v1/health_pb.js";
-import { GetSessionRequestSchema, SessionService } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
+import {
+  GetSessionRequestSchema,
+  SessionService,
+  WatchSessionEventsRequestSchema,
+} from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 
 /** Peak resident memory of the server over the whole run, whatever the cases did. */
 const RUN_PEAK_BOUND_MIB = 512;
@@ -113,7 +118,7 @@ describe("fuzzing the gRPC port", () => {
       }
     }
     expect([...servedAt.keys()].sort()).toEqual(RPC_METHODS.map(rpcId).sort());
-    expect(servedAt.size).toBe(35);
+    expect(servedAt.size).toBe(37);
     // Each is fuzzed where it is served; once internal services have a port of their own, the
     // public port does not serve them.
     for (const m of RPC_METHODS) {
@@ -164,6 +169,47 @@ describe("fuzzing the gRPC port", () => {
       seconds: Math.round((Date.now() - started) / 1000),
     });
     expect(after.peakMiB, "peak RSS of the server during the run (MiB)").toBeLessThan(RUN_PEAK_BOUND_MIB);
+  }, 60_000);
+
+  // The session event streams the fuzz opened (thousands, each cancelled after its first message
+  // or ended at its deadline) are all gone from the server: it holds its LISTEN connection only
+  // while one is open (test/reliability/support/event-listeners.ts). One stream left open shows
+  // that the check sees one.
+  it("afterwards no session event stream is left open on the server", async () => {
+    const db = target.database.db;
+    expect(await waitForListeners(db, (n) => n === 0), "event streams left open after the fuzz").toBe(0);
+    const client = new H2Client(rpcUrlFor(target, SessionService));
+    try {
+      const open = client
+        .request(
+          {
+            path: `/${SessionService.typeName}/WatchSessionEvents`,
+            headers: {
+              "content-type": "application/grpc",
+              te: "trailers",
+              authorization: `Bearer ${target.world.org.members.owner.key}`,
+            },
+            body: [
+              envelope(
+                0,
+                binaryBody(
+                  WatchSessionEventsRequestSchema,
+                  { sessionId: target.world.org.sessions.owner },
+                  { kind: "none" },
+                ),
+              ),
+            ],
+          },
+          30_000,
+        )
+        .catch(() => undefined);
+      expect(await waitForListeners(db, (n) => n > 0), "the LISTEN connection of one open stream").toBe(1);
+      client.close();
+      await open;
+    } finally {
+      client.close();
+    }
+    expect(await waitForListeners(db, (n) => n === 0), "the LISTEN connection after the client left").toBe(0);
   }, 60_000);
 
   // A binary message that does not decode is the client's bad input: INVALID_ARGUMENT

@@ -13,6 +13,7 @@ import { grpcClient } from "../support/grpc.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { endpoints, id } from "./support/endpoints.js";
 import { recordFigures } from "./support/figures.js";
+import { closeAgent, send } from "./support/raw-http.js";
 import { leakedFrom, seedOrg, type Org } from "./support/world.js";
 
 const JWT_SECRET = "isolation-matrix-secret-0123456789abcdef";
@@ -51,7 +52,35 @@ interface Row {
   request(caller: Caller): { method: string; path: string; body?: unknown };
   expect(caller: Caller): number;
   /** What the request did to the stored data, when it writes: a problem, or undefined. */
-  verify?(caller: Caller, res: Awaited<ReturnType<typeof api>>): Promise<string | undefined>;
+  verify?(caller: Caller, res: Answer): Promise<string | undefined>;
+  /** Its 2xx is an endless event stream: read to the first chunk, then left (`streamed`). */
+  stream?: true;
+}
+
+type Answer = Awaited<ReturnType<typeof api>>;
+const CONNECTED = ": connected\n\n";
+
+/**
+ * A GET whose success never ends (the session event stream): the answer as `api` gives it, with a
+ * 2xx read only up to its first chunk (whatever else arrived with it included), then the socket
+ * closed. An error answer is read whole.
+ */
+async function streamed(baseUrl: string, key: string, path: string): Promise<Answer> {
+  const res = await send(baseUrl, {
+    method: "GET",
+    target: path,
+    headers: { authorization: `Bearer ${key}` },
+    until: (head, body) => head.status >= 200 && head.status < 300 && body.length >= Buffer.byteLength(CONNECTED),
+  });
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers.set(k, String(v));
+  let json: any;
+  try {
+    json = res.status >= 300 ? JSON.parse(res.text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers, json, text: res.text };
 }
 
 const INVALID: Caller[] = ["revokedKey", "expiredJwt", "wrongJwt"];
@@ -201,6 +230,21 @@ describe("isolation matrix", () => {
           expect: read,
         },
         {
+          // Read like the session (whoever may read it may watch it), from its first event.
+          endpoint: "GET /api/v0/sessions/{sessionId}/events",
+          target,
+          stream: true,
+          request: (c) => ({ method: "GET", path: `/api/v0/sessions/${session(target, c)}/events?after=0` }),
+          expect: read,
+          async verify(_c, res) {
+            if (res.status !== 200) return undefined;
+            const type = res.headers.get("content-type") ?? "";
+            return type.startsWith("text/event-stream") && res.text.startsWith(CONNECTED)
+              ? undefined
+              : `a stream of ${type} beginning ${JSON.stringify(res.text.slice(0, 80))}`;
+          },
+        },
+        {
           endpoint: "PATCH /api/v0/sessions/{sessionId}",
           target,
           request: (c) => ({
@@ -277,7 +321,7 @@ describe("isolation matrix", () => {
       );
     }
     // A created session belongs to the caller, in the caller's organization, whoever calls.
-    const createdBy = async (c: Caller, res: Awaited<ReturnType<typeof api>>) => {
+    const createdBy = async (c: Caller, res: Answer) => {
       if (res.status !== 201) return undefined;
       const row = await db
         .selectFrom("sessions")
@@ -371,7 +415,10 @@ describe("isolation matrix", () => {
       },
     );
   }, 180_000);
-  afterAll(() => server?.close());
+  afterAll(async () => {
+    closeAgent();
+    await server?.close();
+  });
 
   it("covers every endpoint of spec §4", () => {
     const all = new Set(
@@ -388,7 +435,9 @@ describe("isolation matrix", () => {
       const mismatches: string[] = [];
       for (const row of rows) {
         const req = row.request(caller);
-        const res = await api(server.restUrl, tokens[caller], req.path, { method: req.method, body: req.body });
+        const res = row.stream
+          ? await streamed(server.restUrl, tokens[caller], req.path)
+          : await api(server.restUrl, tokens[caller], req.path, { method: req.method, body: req.body });
         figures.requests++;
         const want = row.expect(caller);
         if (res.status !== want)

@@ -5,6 +5,7 @@
 // name the same endpoints, so a new route cannot escape fuzzing.
 import { randomUUID } from "node:crypto";
 import fc from "fast-check";
+import type { StreamShape } from "./invariants.js";
 import type { Org } from "./world.js";
 
 export type Place = "path" | "query" | "body";
@@ -31,6 +32,11 @@ export interface Endpoint {
   ok: 200 | 201 | 204;
   /** Problem with a 2xx body, or undefined when it has the endpoint's shape. */
   shape(json: any): string | undefined;
+  /**
+   * Set when a 2xx is a stream that never ends by itself (Server-Sent Events): it is judged by
+   * its status, headers and first chunk, and then the client leaves (`shape` is not used).
+   */
+  stream?: StreamShape;
 }
 
 /**
@@ -192,6 +198,30 @@ const messageText = (name: string, required: boolean): Param => ({
   valid: fc.string({ minLength: 1, maxLength: 200 }).filter((s) => s.trim() !== ""),
   invalid: fc.constantFrom<unknown>("", "   ", "\n\t", 5, true, [], {}, "x".repeat(500_001)),
 });
+
+/**
+ * A problem with the whole Server-Sent Events records after the first chunk (a record cut by
+ * the client's leaving is not judged): each is a heartbeat comment, or an event whose data line
+ * is a SessionEvent as JSON with the record's id as its eventId.
+ */
+function sseRecords(text: string): string | undefined {
+  const records = text.split("\n\n").slice(0, -1);
+  for (const record of records) {
+    if (record === ": heartbeat") continue;
+    const m = /^id: (\d+)\ndata: (.*)$/s.exec(record);
+    if (!m) return `not an SSE record: ${JSON.stringify(record.slice(0, 120))}`;
+    let event: any;
+    try {
+      event = JSON.parse(m[2]!);
+    } catch {
+      return `event data is not JSON: ${m[2]!.slice(0, 120)}`;
+    }
+    const wrong = keys(event, ["eventId", "type", "createdAt", "sessionId"]);
+    if (wrong) return `event ${m[1]}: ${wrong}`;
+    if (event.eventId !== m[1]) return `event id ${m[1]} carries eventId ${event.eventId}`;
+  }
+  return undefined;
+}
 
 /** The spec §4 endpoints, with valid values drawn from `org` (whose owner calls them). */
 export function endpoints(org: Org, { fuzzComputer, freshSession }: Resources): Endpoint[] {
@@ -412,6 +442,29 @@ export function endpoints(org: Org, { fuzzComputer, freshSession }: Resources): 
       shape: (json) =>
         keys(json, ["messageId", "status"]) ??
         (["idle", "pending", "running"].includes(json.status) ? undefined : `status ${json.status}`),
+    },
+    {
+      method: "GET",
+      template: "/api/v0/sessions/{sessionId}/events",
+      params: [
+        sessionId,
+        {
+          name: "after",
+          in: "query",
+          // Each seeded session has two events (its message, and pending): "0" replays both, ""
+          // is no position (events from now on).
+          valid: fc.constantFrom("", "0", "1", "2"),
+          // Past the session's last event, or not a whole number: a 400 naming `after`.
+          invalid: fc.constantFrom("999999999", "1000000000", "-1", "1.5", "1e2", "0x10", "abc", " 1", "１"),
+        },
+      ],
+      ok: 200,
+      shape: () => "an event stream answered as JSON",
+      stream: {
+        contentType: "text/event-stream",
+        firstChunk: ": connected\n\n",
+        rest: sseRecords,
+      },
     },
     {
       method: "POST",

@@ -13,6 +13,7 @@ export const FUZZ_GROUPS = {
     "PATCH /api/v0/sessions/{sessionId}",
     "GET /api/v0/sessions/{sessionId}/messages",
     "GET /api/v0/sessions/{sessionId}/messages/{messageId}",
+    "GET /api/v0/sessions/{sessionId}/events",
     "POST /api/v0/sessions/{sessionId}/messages",
     "POST /api/v0/sessions",
     "POST /api/v0/sessions/{sessionId}/interrupt",

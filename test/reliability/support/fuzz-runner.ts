@@ -5,7 +5,7 @@
 import fc from "fast-check";
 import { fuzzCases, withFreshValues, type FuzzCase } from "./fuzz-cases.js";
 import { id, methodsOf, type Endpoint } from "./endpoints.js";
-import { problemsWith, unnamedField } from "./invariants.js";
+import { problemsWith, unnamedField, untilFirstChunk } from "./invariants.js";
 import { recordFigures } from "./figures.js";
 import { send, type RawResponse } from "./raw-http.js";
 
@@ -72,7 +72,8 @@ export async function fuzzEndpoint(
         throw new Error(describe(c, undefined, [`making a fresh value failed: ${(e as Error).message}`]));
       }
       try {
-        res = await send(baseUrl, c);
+        // A streamed answer is read to its first chunk; the client then leaves (closes the socket).
+        res = await send(baseUrl, endpoint.stream ? { ...c, until: untilFirstChunk(endpoint.stream) } : c);
       } catch (e) {
         throw new Error(describe(c, undefined, [`no answer: ${(e as Error).message}`]));
       }
@@ -82,7 +83,7 @@ export async function fuzzEndpoint(
       figures.slowestMs = Math.max(figures.slowestMs, Math.round(res.ms));
       const problems = c.otherRoute
         ? problemsWith(res, c.expected, () => undefined, c.method)
-        : problemsWith(res, c.expected, endpoint.shape, c.method, endpoint.ok);
+        : problemsWith(res, c.expected, endpoint.shape, c.method, endpoint.ok, endpoint.stream);
       if (c.blame !== undefined && res.status === 400) {
         figures.fieldNamed++;
         const unnamed = unnamedField(res, c.blame);

@@ -24,6 +24,21 @@ export function leakIn(text: string): string | undefined {
   return undefined;
 }
 
+/** A 2xx that is a stream which never ends by itself (endpoints.ts `stream`). */
+export interface StreamShape {
+  contentType: string;
+  /** The stream's first chunk, exactly: the client knows it is connected. */
+  firstChunk: string;
+  /** Problem with what came after the first chunk before the client left, or undefined. */
+  rest?(text: string): string | undefined;
+}
+
+/** For raw-http's `until`: a streamed 2xx is read to its first chunk, then left. */
+export function untilFirstChunk(stream: StreamShape) {
+  const bytes = Buffer.byteLength(stream.firstChunk);
+  return (head: { status: number }, body: Buffer) => head.status >= 200 && head.status < 300 && body.length >= bytes;
+}
+
 /** Returns the problems with an answer (empty when it is fine). */
 export function problemsWith(
   res: RawResponse,
@@ -32,6 +47,8 @@ export function problemsWith(
   method = "GET",
   /** The one 2xx status the endpoint answers (undefined: any 2xx, e.g. another route's). */
   okStatus?: number,
+  /** Set when the endpoint's 2xx is an endless stream, read only to its first chunk. */
+  stream?: StreamShape,
 ): string[] {
   const problems: string[] = [];
   const { status } = res;
@@ -66,6 +83,17 @@ export function problemsWith(
       if (typeof json.detail !== "string") problems.push("error detail is not a string");
       if (json.requestId !== requestId) problems.push("error requestId ≠ X-Request-Id");
     }
+  } else if (stream !== undefined && status >= 200 && status < 300) {
+    const contentType = String(res.headers["content-type"] ?? "");
+    if (!contentType.startsWith(stream.contentType))
+      problems.push(`stream content-type ${contentType}, not ${stream.contentType}`);
+    if (!res.text.startsWith(stream.firstChunk))
+      problems.push(`the stream does not begin with ${JSON.stringify(stream.firstChunk)}: ${res.text.slice(0, 120)}`);
+    else {
+      const wrong = stream.rest?.(res.text.slice(stream.firstChunk.length));
+      if (wrong) problems.push(`the stream: ${wrong}`);
+    }
+    if (!res.cut) problems.push("the stream ended by itself");
   } else if (status === 204) {
     if (res.text !== "") problems.push(`204 with a body: ${res.text.slice(0, 120)}`);
   } else if (status >= 200 && status < 300) {

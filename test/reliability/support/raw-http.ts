@@ -10,6 +10,12 @@ export interface RawRequest {
   target: string;
   headers?: Record<string, string>;
   body?: Buffer | string;
+  /**
+   * For an answer that may never end (a 2xx event stream): stop reading once this holds of the
+   * status, headers and body so far. The request is then destroyed, which closes its socket
+   * (taken out of the keep-alive pool), so the server sees the client leave and ends the stream.
+   */
+  until?: (head: { status: number; headers: RawResponse["headers"] }, body: Buffer) => boolean;
 }
 
 export interface RawResponse {
@@ -17,6 +23,8 @@ export interface RawResponse {
   headers: Record<string, string | string[] | undefined>;
   text: string;
   ms: number;
+  /** The answer was cut by `until`: its end was not waited for. */
+  cut?: boolean;
 }
 
 export class HangError extends Error {
@@ -38,19 +46,29 @@ export function send(baseUrl: string, req: RawRequest, timeoutMs = 15_000): Prom
       { host: url.hostname, port: url.port, method: req.method, path: req.target, headers, agent },
       (res) => {
         const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => {
+        let settled = false;
+        const answer = (cut: boolean) => {
+          if (settled) return;
+          settled = true;
           clearTimeout(timer);
           resolve({
             status: res.statusCode ?? 0,
             headers: res.headers,
             text: Buffer.concat(chunks).toString("utf8"),
             ms: performance.now() - started,
+            ...(cut ? { cut } : {}),
           });
+          if (cut) r.destroy();
+        };
+        const head = { status: res.statusCode ?? 0, headers: res.headers };
+        res.on("data", (c: Buffer) => {
+          chunks.push(c);
+          if (req.until?.(head, Buffer.concat(chunks))) answer(true);
         });
+        res.on("end", () => answer(false));
         res.on("error", (e) => {
           clearTimeout(timer);
-          reject(e);
+          if (!settled) reject(e);
         });
       },
     );
@@ -59,7 +77,7 @@ export function send(baseUrl: string, req: RawRequest, timeoutMs = 15_000): Prom
     }, timeoutMs);
     r.on("error", (e) => {
       clearTimeout(timer);
-      reject(e);
+      reject(e); // a no-op once answered (a cut stream's destroy)
     });
     if (body !== undefined) r.end(body);
     else r.end();

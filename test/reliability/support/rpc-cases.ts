@@ -79,6 +79,16 @@ type Framing =
   | { kind: "manyHeaders"; count: number }
   | { kind: "contentLength"; delta: number };
 
+/**
+ * The deadline a server stream carries when the case sets none. A valid call may stay silent for
+ * ever (WatchSessionEvents from now on sends nothing until the session changes), so the client
+ * cannot wait for its end or even its headers (Connect writes them with the first message); a
+ * stream with a first message is judged by it and cancelled (`until`), a silent one must be
+ * ended by the server at this deadline with DEADLINE_EXCEEDED, which also shows that the server,
+ * not only the client, let it go. Well under rpc-runner's CALL_TIMEOUT_MS.
+ */
+export const STREAM_DEADLINE_MS = 1_000;
+
 // Timeout headers that are well formed (gRPC allows up to 8 digits; Connect's is milliseconds).
 const VALID_TIMEOUTS = ["1", "0", "1m", "1n", "99999999S"];
 const HUGE_METADATA = [8_000, 60_000, 200_000];
@@ -377,8 +387,14 @@ export function rpcCases(m: RpcMethod, ctx: CaseContext): fc.Arbitrary<RpcCase> 
       decodes: () => decodes(input, protocol, payload),
     });
     const request: H2Request = { path, headers, body, ...(f.kind === "method" ? { method: f.value } : {}) };
-    // A server stream is judged by its first message (or its end): it never ends by itself.
+    // A server stream is judged by its first message (or its end): it never ends by itself. One
+    // that may open gets a deadline unless the case gives its own; those that are refused keep
+    // their exact answer (a deadline cannot race the error).
     if (streaming) request.until = hasEnvelope;
+    if (streaming && expected === "any" && f.kind !== "timeout") {
+      if (protocol === "grpc") headers["grpc-timeout"] = `${STREAM_DEADLINE_MS}m`;
+      else headers["connect-timeout-ms"] = String(STREAM_DEADLINE_MS);
+    }
     return { protocol, request, expected, labels, isolated: expected === "transport" };
   }
 

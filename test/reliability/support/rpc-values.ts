@@ -120,6 +120,8 @@ export function validPools(w: RpcWorld): Record<string, fc.Arbitrary<unknown>> {
     // Sessions.
     "ListSessionsRequest.limit": fc.integer({ min: 1, max: 100 }).map(String),
     "ListMessagesRequest.limit": fc.integer({ min: 1, max: 100 }).map(String),
+    // Each seeded session has at least two events (its message, and pending): "0" replays them.
+    "WatchSessionEventsRequest.after": fc.constantFrom("0", "1", "2"),
     "ListMessagesRequest.role": fc.constantFrom("user", "assistant", "tool"),
     "NewMessage.role": fc.constantFrom("assistant", "tool", "system"),
     visibility: fc.constantFrom("both", "llm_only", "user_only"),
