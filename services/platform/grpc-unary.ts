@@ -235,7 +235,7 @@ export function createGrpcUnary(
             throw new ConnectError("received compressed envelope, but do not know how to decompress", Code.Internal);
           let parsed: Message;
           try {
-            parsed = fromBinary(spec.method.input, data);
+            parsed = fromBinary(spec.method.input, data, invoker.binaryOptions(spec.method));
           } catch (e) {
             throw new ConnectError(`parse binary: ${e instanceof Error ? e.message : String(e)}`, Code.Internal);
           }
@@ -288,7 +288,7 @@ export function createGrpcUnary(
     }
     let bytes: Uint8Array;
     try {
-      bytes = toBinary(context.method.output, output);
+      bytes = toBinary(context.method.output, output, invoker.binaryOptions(context.method));
     } catch (e) {
       const m = e instanceof Error ? e.message : String(e);
       write(stream, context, undefined, new ConnectError(`serialize binary: ${m}`, Code.Internal));

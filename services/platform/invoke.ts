@@ -9,7 +9,7 @@ import type { DescMethod, DescService, MessageInitShape } from "@bufbuild/protob
 
 /** What Connect takes as headers (a Headers object, pairs or a record). */
 type HeaderInit = ConstructorParameters<typeof Headers>[0];
-import { create, type DescMessage } from "@bufbuild/protobuf";
+import { create, type BinaryReadOptions, type BinaryWriteOptions, type DescMessage } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
@@ -34,22 +34,35 @@ type UnaryImplSpec = Extract<MethodImplSpec, { kind: "unary" }>;
 
 /** Collects the implementations a module's routes() registers, instead of building HTTP handlers. */
 export function collectImplementations(routes: (router: ConnectRouter) => void): Map<DescMethod, MethodImplSpec> {
+  return collectRegistrations(routes).specs;
+}
+
+/** The binary (de)serialization options a registration gave its methods (a raised recursion limit, say). */
+export type BinaryOptions = Partial<BinaryReadOptions & BinaryWriteOptions>;
+
+/** What routes() registers: each method's implementation, and the binary options it was registered with. */
+function collectRegistrations(routes: (router: ConnectRouter) => void) {
   const specs = new Map<DescMethod, MethodImplSpec>();
+  const binaryOptions = new Map<DescMethod, BinaryOptions>();
   const router: ConnectRouter = {
     handlers: [],
-    service(service, implementation) {
+    service(service, implementation, options) {
       // Absent methods get an implementation that throws UNIMPLEMENTED, as the router does.
       const spec = createServiceImplSpec(service, implementation);
-      for (const method of Object.values(spec.methods)) specs.set(method.method, method);
+      for (const method of Object.values(spec.methods)) {
+        specs.set(method.method, method);
+        if (options?.binaryOptions) binaryOptions.set(method.method, options.binaryOptions);
+      }
       return router;
     },
-    rpc(method, implementation) {
+    rpc(method, implementation, options) {
       specs.set(method, createMethodImplSpec(method, implementation));
+      if (options?.binaryOptions) binaryOptions.set(method, options.binaryOptions);
       return router;
     },
   };
   routes(router);
-  return specs;
+  return { specs, binaryOptions };
 }
 
 /** What a call's context is built from: the request as the protocol delivered it. */
@@ -131,6 +144,8 @@ export interface Invoker {
   spec(method: DescMethod): MethodImplSpec | undefined;
   /** Every method with an implementation. */
   methods(): Iterable<DescMethod>;
+  /** The binary options `method` was registered with, as Connect's handler would use them. */
+  binaryOptions(method: DescMethod): BinaryOptions | undefined;
   /** The interceptors around `innermost`, first interceptor outermost (what Connect's handler does per call). */
   intercepted(innermost: AnyFn): AnyFn;
   /**
@@ -142,7 +157,7 @@ export interface Invoker {
 }
 
 export function createInvoker(routes: (router: ConnectRouter) => void, interceptors: readonly Interceptor[]): Invoker {
-  const specs = collectImplementations(routes);
+  const { specs, binaryOptions } = collectRegistrations(routes);
   const outermostFirst = [...interceptors].reverse();
   const intercepted = (innermost: AnyFn): AnyFn => {
     let chain = innermost;
@@ -152,6 +167,7 @@ export function createInvoker(routes: (router: ConnectRouter) => void, intercept
   return {
     spec: (method) => specs.get(method),
     methods: () => specs.keys(),
+    binaryOptions: (method) => binaryOptions.get(method),
     intercepted,
     unary(spec, context, message) {
       const method = spec.method;
