@@ -269,6 +269,9 @@ export function createGrpcUnary(
       stream.off("data", onData);
       stream.on("data", drop);
     };
+    // A request without a body (END_STREAM on its headers) may have ended while the caller was
+    // being authenticated: Node emits its 'end' unasked, and nobody heard it.
+    if (stream.readableEnded) return onEnd();
     stream.on("data", onData);
     stream.once("end", onEnd);
     stream.resume();
