@@ -388,10 +388,11 @@ export function rpcCases(m: RpcMethod, ctx: CaseContext): fc.Arbitrary<RpcCase> 
     });
     const request: H2Request = { path, headers, body, ...(f.kind === "method" ? { method: f.value } : {}) };
     // A server stream is judged by its first message (or its end): it never ends by itself. One
-    // that may open gets a deadline unless the case gives its own; those that are refused keep
-    // their exact answer (a deadline cannot race the error).
+    // that may open gets a deadline unless the case gives its own: "any", and "transport" (huge
+    // or many headers, which a server may accept and then open the stream); those that are
+    // refused keep their exact answer (a deadline cannot race the error).
     if (streaming) request.until = hasEnvelope;
-    if (streaming && expected === "any" && f.kind !== "timeout") {
+    if (streaming && (expected === "any" || expected === "transport") && f.kind !== "timeout") {
       if (protocol === "grpc") headers["grpc-timeout"] = `${STREAM_DEADLINE_MS}m`;
       else headers["connect-timeout-ms"] = String(STREAM_DEADLINE_MS);
     }
