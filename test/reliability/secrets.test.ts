@@ -14,7 +14,7 @@ import { createApiKey, revokeApiKey } from "../../services/organization/queries.
 import { createServiceAccount } from "../../services/organization/service-accounts.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { api, createTestOrg, createTestUser, type TestUser } from "../support/fixtures.js";
-import { endpoints, id, type Endpoint } from "./support/endpoints.js";
+import { endpoints, id, NO_FRESH_RESOURCES, type Endpoint } from "./support/endpoints.js";
 import { recordFigures } from "./support/figures.js";
 import { seedOrg } from "./support/world.js";
 
@@ -172,8 +172,10 @@ describe("secrets", () => {
     const asBearer = `Bearer ${org.members.manager.key}`;
     // Each endpoint is called with a planted value in one parameter, never with a made one.
     const catalog = endpoints(org, {
+      ...NO_FRESH_RESOURCES,
       fuzzComputer: org.computer,
-      freshSession: () => Promise.reject(new Error("the secrets test makes no sessions")),
+      busyComputer: org.computer,
+      webhook: { id: org.computer.id },
     });
     const before = output.length;
     const statuses = new Map<number, number>();
