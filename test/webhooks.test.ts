@@ -311,6 +311,28 @@ describe("webhooks", () => {
     for (const id of ids) await rest(owner, `/api/v0/webhooks/${id}`, { method: "DELETE" });
   });
 
+  it("at most 20 even when creates arrive together: 12 at once on 18 make 2, the rest 409", async () => {
+    // Organizations of their own, so the other tests' endpoints do not count; several, since
+    // one burst may happen to arrive in turn (before the fix: 20, 22, 29, 29, 28 stored).
+    for (let round = 0; round < 5; round++) {
+      const solo = await createTestUser(
+        database.db,
+        await createTestOrg(database.db, `Hooks at once ${round}`),
+        "owner",
+      );
+      const create = () => createWebhook(solo, { url: receiver.url, events: ["message.created"] });
+      for (let i = 0; i < 18; i++) expect((await create()).status).toBe(201);
+      const statuses = (await Promise.all(Array.from({ length: 12 }, create))).map((r) => r.status).sort();
+      expect(statuses, `round ${round}`).toEqual([...Array(2).fill(201), ...Array(10).fill(409)]);
+      const stored = await database.db
+        .selectFrom("webhook_endpoints")
+        .select(database.db.fn.countAll<string>().as("n"))
+        .where("org_id", "=", solo.orgId)
+        .executeTakeFirstOrThrow();
+      expect(Number(stored.n), `round ${round}`).toBe(20);
+    }
+  });
+
   it("over gRPC: the same methods", async () => {
     const client = grpcClient(OrganizationService, server.grpcUrl, bearer(owner.key));
     try {

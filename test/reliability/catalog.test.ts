@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { buildRouteTable } from "../../services/edge/routes.js";
 import { isPublic } from "../../services/platform/module.js";
 import { ALL_MODULES } from "../../services/modules.js";
-import { endpoints, id } from "./support/endpoints.js";
+import { endpoints, id, NO_FRESH_RESOURCES } from "./support/endpoints.js";
 import { FUZZ_GROUPS } from "./support/fuzz-groups.js";
 import { RPC_METHODS, RPC_SERVICES } from "./support/rpc-catalog.js";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
@@ -28,7 +28,9 @@ const shape = (key: string) => key.replace(/\{[^}]+\}/g, "{}");
 describe("endpoint catalog", () => {
   const catalog = endpoints(placeholder, {
     fuzzComputer: { id: "x" },
-    freshSession: () => Promise.reject(new Error("the catalog makes no sessions")),
+    ...NO_FRESH_RESOURCES,
+    busyComputer: { id: "x" },
+    webhook: { id: "x" },
   });
 
   it("names exactly the routes of the public services", () => {
@@ -37,7 +39,7 @@ describe("endpoint catalog", () => {
     ).routes;
     const served = routes.map((r) => shape(`${r.httpMethod} ${r.template.source}`)).sort();
     expect(catalog.map((e) => shape(id(e))).sort()).toEqual(served);
-    expect(served).toHaveLength(21);
+    expect(served).toHaveLength(31);
   });
 
   it("is fuzzed endpoint by endpoint", () => {
@@ -49,6 +51,6 @@ describe("endpoint catalog", () => {
     const served = ALL_MODULES.flatMap((m) => m.services.map((s) => `${s.service.typeName} ${s.policy.kind}`));
     served.push(`${Health.typeName} open`);
     expect(RPC_SERVICES.map((s) => `${s.service.typeName} ${s.access}`).sort()).toEqual(served.sort());
-    expect(RPC_METHODS).toHaveLength(37);
+    expect(RPC_METHODS).toHaveLength(47);
   });
 });

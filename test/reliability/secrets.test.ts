@@ -14,7 +14,7 @@ import { createApiKey, revokeApiKey } from "../../services/organization/queries.
 import { createServiceAccount } from "../../services/organization/service-accounts.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { api, createTestOrg, createTestUser, type TestUser } from "../support/fixtures.js";
-import { endpoints, id, type Endpoint } from "./support/endpoints.js";
+import { endpoints, Fresh, id, NO_FRESH_RESOURCES, WEBHOOK_URL, type Endpoint } from "./support/endpoints.js";
 import { recordFigures } from "./support/figures.js";
 import { seedOrg } from "./support/world.js";
 
@@ -171,9 +171,14 @@ describe("secrets", () => {
     ];
     const asBearer = `Bearer ${org.members.manager.key}`;
     // Each endpoint is called with a planted value in one parameter, never with a made one.
+    // Only a webhook's URL is a made value that another parameter's request needs (the other
+    // made values are their endpoint's only parameter, which holds the planted value).
     const catalog = endpoints(org, {
+      ...NO_FRESH_RESOURCES,
+      webhookUrl: async () => WEBHOOK_URL,
       fuzzComputer: org.computer,
-      freshSession: () => Promise.reject(new Error("the secrets test makes no sessions")),
+      busyComputer: org.computer,
+      webhook: { id: org.computer.id },
     });
     const before = output.length;
     const statuses = new Map<number, number>();
@@ -272,7 +277,8 @@ async function send(restUrl: string, endpoint: Endpoint, key: string, name: stri
   const query = new URLSearchParams();
   const body: Record<string, unknown> = {};
   for (const p of endpoint.params) {
-    const v = validOrValue(p);
+    let v = validOrValue(p);
+    if (v instanceof Fresh) v = await v.make();
     if (p.in === "path") path = path.replace(`{${p.name}}`, encodeURIComponent(String(v)));
     else if (p.in === "query") {
       if (v !== "") query.set(p.name, String(v));

@@ -42,7 +42,10 @@ export interface Endpoint {
 /**
  * A valid value that one request uses up: DELETE /sessions/{sessionId} removes the session it
  * names (and interrupting one changes it), so a shared seeded ID would succeed once and then be
- * a 404, and the other endpoints' cases would lose the session they read. A parameter whose
+ * a 404, and the other endpoints' cases would lose the session they read. Likewise a deleted
+ * computer or webhook, a computer whose failed provisioning is retried (it is no longer failed),
+ * and a webhook slot: an organization holds at most 20 webhooks, so a webhook URL is valid only
+ * with room made for it. A parameter whose
  * valid value is a Fresh gets, in each fuzz case that chose it, a resource made just before that
  * case is sent and used by no other (fuzz-cases.ts `withFreshValues`, called by the runner).
  * This is the one mechanism for consumed values; everything else draws from the seeded world.
@@ -61,7 +64,27 @@ export interface Resources {
   fuzzComputer: { id: string };
   /** Makes a session of the organization's owner, with a waiting user message (pending). */
   freshSession(): Promise<string>;
+  /** Makes a computer no session uses (DELETE /computers/{computerId} may remove it). */
+  freshComputer(): Promise<string>;
+  /** Makes a computer whose provisioning failed (status error), which may retry it. */
+  failedComputer(): Promise<string>;
+  /** A computer a pending session waits on: deleting it is a 409. */
+  busyComputer: { id: string };
+  /** A webhook that no request deletes, for its deliveries. */
+  webhook: { id: string };
+  /** Makes room for a webhook (see Fresh) and gives a URL that passes the target check. */
+  webhookUrl(): Promise<string>;
+  /** Makes a webhook (room for it first) that DELETE /webhooks/{webhookId} may remove. */
+  freshWebhook(): Promise<string>;
 }
+
+/** For a list that makes no requests (the catalog, the isolation matrix's coverage check). */
+export const NO_FRESH_RESOURCES = Object.fromEntries(
+  (["freshSession", "freshComputer", "failedComputer", "webhookUrl", "freshWebhook"] as const).map((k) => [
+    k,
+    () => Promise.reject(new Error(`${k}: this endpoint list is not sent`)),
+  ]),
+) as Pick<Resources, "freshSession" | "freshComputer" | "failedComputer" | "webhookUrl" | "freshWebhook">;
 
 export const id = (e: Pick<Endpoint, "method" | "template">) => `${e.method} ${e.template}`;
 
@@ -224,7 +247,8 @@ function sseRecords(text: string): string | undefined {
 }
 
 /** The spec §4 endpoints, with valid values drawn from `org` (whose owner calls them). */
-export function endpoints(org: Org, { fuzzComputer, freshSession }: Resources): Endpoint[] {
+export function endpoints(org: Org, resources: Resources): Endpoint[] {
+  const { fuzzComputer, freshSession } = resources;
   const own = org.sessions.owner;
   const fresh = new Fresh("session", freshSession);
   // The computer a session or a message goes to: one of the organization's (absent: none, or
@@ -611,6 +635,183 @@ export function endpoints(org: Org, { fuzzComputer, freshSession }: Resources): 
       shape: (json) =>
         keys(json, ["updated", "errors"]) ??
         (Array.isArray(json.updated) && Array.isArray(json.errors) ? undefined : "updated/errors are not arrays"),
+    },
+    ...lifecycle(org, resources),
+  ];
+}
+
+/**
+ * A URL that passes the webhook target check without DNS (there is none here): https and a
+ * public IP literal, which is checked as it is. Deliveries to it fail, which no test minds.
+ */
+export const WEBHOOK_URL = "https://93.184.216.34/hooks";
+
+const COMPUTER_SHAPE = ["id", "name", "providerType", "createdAt", "status"];
+const CURSOR: Param = { name: "cursor", in: "query", valid: fc.constant(""), invalid: NOT_A_CURSOR };
+const WEBHOOK_EVENTS = ["session.status_changed", "message.created", "computer.status_changed"];
+
+/** Computers, credit limits and webhooks, whole (issue 20, items 3 and 4). */
+function lifecycle(org: Org, r: Resources): Endpoint[] {
+  const notAComputer = [randomUUID(), "no-such-computer", org.computer.name];
+  const webhookId: Param = {
+    name: "webhookId",
+    in: "path",
+    valid: fc.constant(r.webhook.id),
+    invalid: fc.constantFrom(randomUUID(), "no-such-webhook", org.computer.id),
+  };
+  return [
+    {
+      method: "GET",
+      template: "/api/v0/computers",
+      params: [...limitString(), CURSOR],
+      ok: 200,
+      shape: paged("computers", COMPUTER_SHAPE),
+    },
+    {
+      method: "DELETE",
+      template: "/api/v0/computers/{computerId}",
+      params: [
+        {
+          name: "computerId",
+          in: "path",
+          // Only fresh computers: the seeded ones are every other computer endpoint's targets.
+          valid: fc.constant(new Fresh("computer", r.freshComputer)),
+          // The busy computer is a 409 (a pending session waits on it), and stays so.
+          invalid: fc.constantFrom(...notAComputer, r.busyComputer.id),
+        },
+      ],
+      ok: 204,
+      shape: () => undefined,
+    },
+    {
+      method: "POST",
+      template: "/api/v0/computers/{computerId}/provisioning/retry",
+      params: [
+        {
+          name: "computerId",
+          in: "path",
+          valid: fc.constant(new Fresh("failed computer", r.failedComputer)),
+          // A computer that did not fail (the seeded byom one is provisioning) is a 409.
+          invalid: fc.constantFrom(...notAComputer, org.computer.id),
+        },
+      ],
+      ok: 200,
+      shape: (json) =>
+        keys(json, [...COMPUTER_SHAPE, "provisioningSteps"]) ??
+        (json.status === "provisioning" ? undefined : `status ${json.status}`),
+    },
+    {
+      method: "GET",
+      template: "/api/v0/organization/usage/limits/users",
+      params: [...limitString(), CURSOR],
+      ok: 200,
+      shape: paged("users", ["email", "usedMonthToDate"]),
+    },
+    {
+      method: "DELETE",
+      template: "/api/v0/organization/usage/limits/users/{email}",
+      params: [
+        {
+          name: "email",
+          in: "path",
+          // Removing a limit that is not there is the outcome asked for: a 204 as well, so the
+          // organization's users are valid again and again (case and spaces do not matter).
+          valid: fc.constantFrom(
+            org.members.member.email,
+            org.members.guest.email,
+            org.members.manager.email.toUpperCase(),
+            ` ${org.members.owner.email}`,
+          ),
+          invalid: fc.constantFrom("nobody@example.test", "not-an-email", randomUUID(), "e".repeat(300)),
+        },
+      ],
+      ok: 204,
+      shape: () => undefined,
+    },
+    {
+      method: "GET",
+      template: "/api/v0/organization/usage/limits/me",
+      params: [],
+      ok: 200,
+      shape: (json) => keys(json, ["email", "usedMonthToDate"]),
+    },
+    {
+      method: "POST",
+      template: "/api/v0/webhooks",
+      params: [
+        {
+          name: "url",
+          in: "body",
+          required: true,
+          valid: fc.constant(new Fresh("room for a webhook", r.webhookUrl)),
+          // Not https, a private, loopback, link-local or metadata address, a fragment, a user.
+          invalid: fc.constantFrom<unknown>(
+            "",
+            "http://93.184.216.34/hooks",
+            "https://127.0.0.1/hooks",
+            "https://10.1.2.3/hooks",
+            "https://192.168.0.1/hooks",
+            "https://169.254.169.254/latest/meta-data",
+            "https://[::1]/hooks",
+            "https://[::ffff:127.0.0.1]/hooks",
+            "https://0.0.0.0/hooks",
+            "https://93.184.216.34/hooks#frag",
+            "https://user:pw@93.184.216.34/hooks",
+            "ftp://93.184.216.34/hooks",
+            "not a url",
+            `https://93.184.216.34/${"p".repeat(3000)}`,
+            5,
+            [],
+          ),
+        },
+        {
+          name: "events",
+          in: "body",
+          required: true,
+          valid: fc.subarray(WEBHOOK_EVENTS, { minLength: 1 }),
+          invalid: fc.constantFrom<unknown>(
+            [],
+            ["session.created"],
+            ["message.created", "message.created"],
+            ["MESSAGE.CREATED"],
+            "message.created",
+            [5],
+          ),
+        },
+        {
+          name: "description",
+          in: "body",
+          valid: fc.string({ maxLength: 500 }),
+          invalid: fc.constantFrom<unknown>("d".repeat(501), 5, [], {}),
+        },
+      ],
+      ok: 201,
+      shape: (json) =>
+        keys(json, ["id", "url", "events", "createdAt", "secret"]) ??
+        (String(json.secret).startsWith("whsec_") ? undefined : "the secret is not a whsec_ secret"),
+    },
+    {
+      method: "GET",
+      template: "/api/v0/webhooks",
+      params: [...limitString(), CURSOR],
+      ok: 200,
+      shape: (json) =>
+        paged("webhooks", ["id", "url", "events", "createdAt"])(json) ??
+        (json.webhooks.some((w: any) => "secret" in w) ? "a listed webhook shows its secret" : undefined),
+    },
+    {
+      method: "DELETE",
+      template: "/api/v0/webhooks/{webhookId}",
+      params: [{ ...webhookId, valid: fc.constant(new Fresh("webhook", r.freshWebhook)) }],
+      ok: 204,
+      shape: () => undefined,
+    },
+    {
+      method: "GET",
+      template: "/api/v0/webhooks/{webhookId}/deliveries",
+      params: [webhookId, ...limitString(), CURSOR],
+      ok: 200,
+      shape: paged("deliveries", ["id", "event", "status", "attempts", "createdAt"]),
     },
   ];
 }

@@ -1,4 +1,4 @@
-// Which fuzz file covers which endpoint of spec §4 (three files, so they run side by side).
+// Which fuzz file covers which endpoint of spec §4 (four files, so they run side by side).
 export const FUZZ_GROUPS = {
   analytics: [
     "GET /api/v1/analytics/tokens",
@@ -26,5 +26,17 @@ export const FUZZ_GROUPS = {
     "GET /api/v0/computers/name/{name}",
     "GET /api/v0/organization/users",
     "PUT /api/v0/organization/usage/limits/users",
+    "GET /api/v0/computers",
+    "DELETE /api/v0/computers/{computerId}",
+    "POST /api/v0/computers/{computerId}/provisioning/retry",
+  ],
+  organization: [
+    "GET /api/v0/organization/usage/limits/users",
+    "DELETE /api/v0/organization/usage/limits/users/{email}",
+    "GET /api/v0/organization/usage/limits/me",
+    "POST /api/v0/webhooks",
+    "GET /api/v0/webhooks",
+    "DELETE /api/v0/webhooks/{webhookId}",
+    "GET /api/v0/webhooks/{webhookId}/deliveries",
   ],
 } as const;

@@ -10,8 +10,10 @@ import type { Database } from "../../../services/database.js";
 import { migrations } from "../../../services/migrations.js";
 import { createTestDatabase, type TestDatabase } from "../../support/database.js";
 import { ALL_MODULES } from "../../../services/modules.js";
+import { createUser } from "../../../services/organization/queries.js";
 import { api, createTestServiceAccount } from "../../support/fixtures.js";
 import { grpcClient } from "../../support/grpc.js";
+import { WEBHOOK_URL } from "./endpoints.js";
 import { RPC_SERVICES, type RpcEndpoints } from "./rpc-catalog.js";
 import { startServeProcess, type ServeProcess } from "./serve-process.js";
 import { seedOrg, type Org } from "./world.js";
@@ -62,6 +64,15 @@ export interface RpcWorld {
    * with a message, and every other one has a child session (deleted with it).
    */
   disposable: Record<"interrupt" | "delete", string[]>;
+  /**
+   * What only the methods that remove or reset something are given, each its own: computers
+   * for DeleteComputer, computers whose provisioning failed for RetryComputerProvisioning,
+   * webhooks for DeleteWebhook, and users with a credit limit for DeleteUserCreditLimit. The
+   * other methods keep theirs: the seeded computers, the kept webhook, the members' limits.
+   */
+  removable: { computers: string[]; failedComputers: string[]; webhooks: string[]; limitEmails: string[] };
+  /** A webhook no request deletes, for ListWebhookDeliveries. */
+  webhookId: string;
   /** Bearer token per internal service type name (undefined: none needed). */
   workloadTokens: Record<string, string | undefined>;
 }
@@ -75,6 +86,64 @@ export interface RpcTarget extends RpcEndpoints {
 
 function metadataOf(token: string | undefined): Record<string, string> {
   return token ? { authorization: `Bearer ${token}` } : {};
+}
+
+/**
+ * The removable pools (RpcWorld.removable): 12 computers, 8 that failed provisioning (e2b
+ * computers, which the server's own worker fails at once as E2B is not configured), 8 webhooks
+ * (with the kept one, 9 of the organization's 20: CreateWebhook has room too), and 6 users with
+ * a credit limit.
+ */
+async function seedRemovable(db: Kysely<Database>, restUrl: string, org: Org): Promise<RpcWorld["removable"]> {
+  const owner = org.members.owner;
+  const call = async (path: string, init: Parameters<typeof api>[3], want: number) => {
+    const res = await api(restUrl, owner.key, path, init);
+    if (res.status !== want) throw new Error(`${init?.method ?? "GET"} ${path}: ${res.status} ${res.text}`);
+    return res.json;
+  };
+  const computer = async (provider: string) =>
+    (
+      await call(
+        "/api/v0/computers",
+        { method: "POST", body: { name: `fuzz-${randomUUID()}`, remoteUser: "dev", provider } },
+        201,
+      )
+    ).id as string;
+  const computers: string[] = [];
+  for (let i = 0; i < 12; i++) computers.push(await computer("byom"));
+  const failedComputers: string[] = [];
+  for (let i = 0; i < 8; i++) failedComputers.push(await computer("e2b"));
+  const webhooks: string[] = [];
+  for (let i = 0; i < 8; i++)
+    webhooks.push(
+      (await call("/api/v0/webhooks", { method: "POST", body: { url: WEBHOOK_URL, events: ["message.created"] } }, 201))
+        .id,
+    );
+  const limitEmails: string[] = [];
+  for (let i = 0; i < 6; i++) {
+    const email = `limited-${i}.${org.marker.toLowerCase()}@example.test`;
+    await createUser(db, { orgId: org.orgId, email, role: "member", firstName: org.marker, lastName: `limited ${i}` });
+    limitEmails.push(email);
+  }
+  const set = await call(
+    "/api/v0/organization/usage/limits/users",
+    { method: "PUT", body: { users: limitEmails.map((email) => ({ email, limit: 100 })) } },
+    200,
+  );
+  if (set.updated.length !== limitEmails.length) throw new Error(`setting limits: ${JSON.stringify(set)}`);
+  // The worker claims the e2b computers and fails their first step (E2B is not configured).
+  for (let i = 0; ; i++) {
+    const failed = await db
+      .selectFrom("computers")
+      .select("id")
+      .where("id", "in", failedComputers)
+      .where("status", "=", "error")
+      .execute();
+    if (failed.length === failedComputers.length) break;
+    if (i > 600) throw new Error(`${failed.length} of ${failedComputers.length} computers failed provisioning`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { computers, failedComputers, webhooks, limitEmails };
 }
 
 export async function startRpcTarget(env: Record<string, string> = {}): Promise<RpcTarget> {
@@ -176,8 +245,17 @@ export async function startRpcTarget(env: Record<string, string> = {}): Promise<
       runner.close();
     }
 
+    const removable = await seedRemovable(database.db, server.restUrl!, org);
+    const kept = await api(server.restUrl!, owner.key, "/api/v0/webhooks", {
+      method: "POST",
+      body: { url: WEBHOOK_URL, events: ["message.created"], description: "kept" },
+    });
+    if (kept.status !== 201) throw new Error(`creating a webhook failed: ${kept.status} ${kept.text}`);
+
     const world: RpcWorld = {
       org,
+      removable,
+      webhookId: kept.json.id,
       computers: [org.computer, target],
       named: named.name,
       hostId,

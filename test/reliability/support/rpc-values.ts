@@ -13,7 +13,7 @@ import {
   FILE_OPS,
   MODEL_TIERS,
 } from "../../../services/analytics/ingest/events.js";
-import { EARLIEST } from "./endpoints.js";
+import { EARLIEST, WEBHOOK_URL } from "./endpoints.js";
 import { BOUNDARY_NUMBERS, hostileString } from "./fuzz-values.js";
 import type { RpcWorld } from "./rpc-setup.js";
 
@@ -169,8 +169,24 @@ export function validPools(w: RpcWorld): Record<string, fc.Arbitrary<unknown>> {
     relayClientUrl: fc.constantFrom("", "https://relay.example.test/client", "wss://relay.example.test/c"),
     relayAgentUrl: fc.constantFrom("", "https://relay.example.test/agent"),
 
+    // Computers whole (issue 20): what removes or resets draws from its own pool (rpc-setup.ts).
+    "DeleteComputerRequest.computerId": fc.constantFrom(...w.removable.computers),
+    "RetryComputerProvisioningRequest.computerId": fc.constantFrom(...w.removable.failedComputers),
+
     // Organization.
     "ListUsersRequest.limit": fc.integer({ min: 1, max: 100 }).map(String),
+    "DeleteUserCreditLimitRequest.email": fc.constantFrom(...w.removable.limitEmails),
+    // Webhooks: an https URL with a public IP literal passes the target check without DNS.
+    "CreateWebhookRequest.url": fc.constantFrom(WEBHOOK_URL, "https://93.184.216.34:8443/a/b?c=d"),
+    "CreateWebhookRequest.events": fc.subarray(
+      ["session.status_changed", "message.created", "computer.status_changed"],
+      {
+        minLength: 1,
+      },
+    ),
+    "CreateWebhookRequest.description": fc.string({ maxLength: 100 }),
+    webhookId: fc.constant(w.webhookId),
+    "DeleteWebhookRequest.webhookId": fc.constantFrom(...w.removable.webhooks),
     email: fc.constantFrom(...members.map((m) => m.email)),
     "UserCreditLimit.limit": fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 1_000_000 })),
 
