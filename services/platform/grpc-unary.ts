@@ -271,7 +271,10 @@ export function createGrpcUnary(
     };
     // A request without a body (END_STREAM on its headers) may have ended while the caller was
     // being authenticated: Node emits its 'end' unasked, and nobody heard it.
-    if (stream.readableEnded) return onEnd();
+    if (stream.readableEnded) {
+      onEnd();
+      return;
+    }
     stream.on("data", onData);
     stream.once("end", onEnd);
     stream.resume();
