@@ -94,7 +94,12 @@ function metadataOf(token: string | undefined): Record<string, string> {
  * (with the kept one, 9 of the organization's 20: CreateWebhook has room too), and 6 users with
  * a credit limit.
  */
-async function seedRemovable(db: Kysely<Database>, restUrl: string, org: Org): Promise<RpcWorld["removable"]> {
+async function seedRemovable(
+  db: Kysely<Database>,
+  restUrl: string,
+  org: Org,
+  workers: boolean,
+): Promise<RpcWorld["removable"]> {
   const owner = org.members.owner;
   const call = async (path: string, init: Parameters<typeof api>[3], want: number) => {
     const res = await api(restUrl, owner.key, path, init);
@@ -132,6 +137,22 @@ async function seedRemovable(db: Kysely<Database>, restUrl: string, org: Org): P
   );
   if (set.updated.length !== limitEmails.length) throw new Error(`setting limits: ${JSON.stringify(set)}`);
   // The worker claims the e2b computers and fails their first step (E2B is not configured).
+  // Without workers (fuzz-rpc-memory), the setup fails them as the worker would.
+  if (!workers) {
+    await db
+      .updateTable("computer_provisioning_steps")
+      .set({
+        status: "failed",
+        error: "E2B is not configured",
+        attempts: 1,
+        started_at: new Date(),
+        completed_at: new Date(),
+      })
+      .where("computer_id", "in", failedComputers)
+      .where("position", "=", 0)
+      .execute();
+    await db.updateTable("computers").set({ status: "error" }).where("id", "in", failedComputers).execute();
+  }
   for (let i = 0; ; i++) {
     const failed = await db
       .selectFrom("computers")
@@ -245,7 +266,7 @@ export async function startRpcTarget(env: Record<string, string> = {}): Promise<
       runner.close();
     }
 
-    const removable = await seedRemovable(database.db, server.restUrl!, org);
+    const removable = await seedRemovable(database.db, server.restUrl!, org, env.WORKERS !== "false");
     const kept = await api(server.restUrl!, owner.key, "/api/v0/webhooks", {
       method: "POST",
       body: { url: WEBHOOK_URL, events: ["message.created"], description: "kept" },
