@@ -1,10 +1,16 @@
 import { AnalyticsService, TelemetryService } from "../../gen/agentplane/analytics/v1/analytics_pb.js";
-import { API_KEY_ONLY, internal } from "../platform/auth.js";
+import { OtlpHttpService } from "../../gen/agentplane/analytics/v1/otlp_pb.js";
+import { LogsService } from "../../gen/opentelemetry/proto/collector/logs/v1/logs_service_pb.js";
+import { MetricsService } from "../../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.js";
+import { TraceService } from "../../gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js";
+import { API_KEY_ONLY, API_KEY_OR_WORKLOAD, internal } from "../platform/auth.js";
 import type { ServiceModule } from "../platform/module.js";
 import { writeAnalyticsDemo } from "./demo.js";
 import { createAnalyticsService } from "./read/handlers.js";
 import { createTelemetryService } from "./telemetry-handlers.js";
 import { createTelemetrySink } from "./ingest/sink.js";
+import { OTLP_INGEST_SCOPE } from "./otlp/attribution.js";
+import { createOtlpServices } from "./otlp/handlers.js";
 import { startRollupScheduler } from "./rollup/scheduler.js";
 
 export const analyticsModule: ServiceModule = {
@@ -20,15 +26,27 @@ export const analyticsModule: ServiceModule = {
       service: TelemetryService,
       policy: internal({ Ingest: "analytics.ingest", Rollup: "analytics.rollup" }, ["Ingest"]),
     },
+    // The OTLP receiver (docs/otlp.md): public, so on the public gRPC port (OTLP/gRPC) and routed
+    // by the edges (OTLP/HTTP), for a user's API key and for an organization's service account
+    // with the ingest scope alike (otlp/attribution.ts says whose data it is).
+    { service: OtlpHttpService, policy: API_KEY_OR_WORKLOAD(OTLP_INGEST_SCOPE) },
+    { service: LogsService, policy: API_KEY_OR_WORKLOAD(OTLP_INGEST_SCOPE) },
+    { service: MetricsService, policy: API_KEY_OR_WORKLOAD(OTLP_INGEST_SCOPE) },
+    { service: TraceService, policy: API_KEY_OR_WORKLOAD(OTLP_INGEST_SCOPE) },
   ],
   routes: (platform) => {
     // Built once, so the gRPC server and the in-process edge share one cache of /tokens rows.
     // Reads go to DATABASE_READ_URL's replica when set (platform.readDb; else the database).
     const analytics = createAnalyticsService({ db: platform.db, readDb: platform.readDb });
     const telemetry = createTelemetryService({ db: platform.db, logger: platform.logger });
+    const otlp = createOtlpServices({ db: platform.db, logger: platform.logger });
     return (router) => {
       router.service(AnalyticsService, analytics);
       router.service(TelemetryService, telemetry);
+      router.service(OtlpHttpService, otlp.http);
+      router.service(LogsService, otlp.logs);
+      router.service(MetricsService, otlp.metrics);
+      router.service(TraceService, otlp.trace);
     };
   },
   // The daily rollup (and catch-up of missed days at start).

@@ -193,6 +193,17 @@ export interface DailyTable {
   git_prs_created: Count;
 }
 
+/** The last value of a cumulative OTLP metric series (otlp/series.ts). Nanoseconds read as strings. */
+export interface OtlpSeriesTable {
+  org_id: string;
+  /** SHA-256 (hex) of the metric name and the series' attributes. */
+  series_key: string;
+  start_unix_nano: ColumnType<string, string, string>;
+  last_unix_nano: ColumnType<string, string, string>;
+  last_value: number;
+  updated_at: Timestamp;
+}
+
 export interface AnalyticsTables {
   analytics_events: EventsTable;
   analytics_event_ids: EventIdsTable;
@@ -202,6 +213,7 @@ export interface AnalyticsTables {
   analytics_user_model_daily: UserModelDailyTable;
   analytics_user_daily: UserDailyTable;
   analytics_daily: DailyTable;
+  analytics_otlp_series: OtlpSeriesTable;
 }
 
 /** A day row of analytics_daily as read. */

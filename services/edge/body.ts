@@ -71,6 +71,31 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number, signa
   return body;
 }
 
+/**
+ * Codings a raw body (a google.api.HttpBody request: the OTLP routes) may arrive in. The bytes
+ * are passed on as they came, and the service undoes the gzip (analytics/otlp/wire.ts): Envoy's
+ * transcoder does not decode a body either, and the Lua filter lets the same codings through.
+ */
+const RAW_BODY_CODINGS = new Set(["identity", "gzip"]);
+
+/**
+ * Reads the body of a route whose request is google.api.HttpBody, as Envoy's transcoder does:
+ * whatever its Content-Type (the service judges it), within the size limit. An empty body is an
+ * empty Uint8Array.
+ */
+export async function readRawBody(req: IncomingMessage, maxBytes: number, signal?: AbortSignal): Promise<Uint8Array> {
+  const encoding = req.headers["content-encoding"];
+  if (encoding !== undefined && !RAW_BODY_CODINGS.has(encoding.trim().toLowerCase())) {
+    throw new EdgeHttpError(415, `Unsupported Content-Encoding "${encoding}"`);
+  }
+  if (!announcesBody(req)) return new Uint8Array();
+  const declared = req.headers["content-length"];
+  if (declared !== undefined && Number(declared) > maxBytes) {
+    throw new EdgeHttpError(413, `Request body exceeds ${maxBytes} bytes`);
+  }
+  return readLimited(req, maxBytes, signal);
+}
+
 function readLimited(req: IncomingMessage, maxBytes: number, signal: AbortSignal | undefined): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];

@@ -8,10 +8,10 @@
 // All descriptor work happens in createRestEdge; a request costs a trie walk, map lookups and
 // the JSON (de)serialisation.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { DescService } from "@bufbuild/protobuf";
+import type { DescService, Message } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Transport } from "@connectrpc/connect";
 import type { Logger } from "pino";
-import { announcesBody, readJsonBody } from "./body.js";
+import { announcesBody, readJsonBody, readRawBody } from "./body.js";
 import { ClientGoneError, EdgeHttpError } from "./errors.js";
 import { forwardRequestHeaders } from "./headers.js";
 import { openHttpBodyStream, writeHttpBodyStream } from "./http-body-stream.js";
@@ -95,8 +95,16 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
       rpc = `${route.method.parent.typeName}/${route.method.name}`;
       // Without a body rule the body is ignored, as Envoy does (the answer then closes the
       // connection rather than wait for a body that may never come; see below).
-      const body = route.body.kind === "none" ? undefined : await readBody(req, maxBodyBytes, timeoutMs);
-      const input = buildRequestMessage(route, table.fields, match.parts, query, body);
+      let input: Message;
+      if (route.rawBody) {
+        // google.api.HttpBody: the bytes and their Content-Type, as Envoy's transcoder passes them.
+        const data = await withinDeadline(req, timeoutMs, (signal) => readRawBody(req, maxBodyBytes, signal));
+        input = buildRequestMessage(route, table.fields, match.parts, query, undefined);
+        Object.assign(input, { contentType: req.headers["content-type"] ?? "", data });
+      } else {
+        const body = route.body.kind === "none" ? undefined : await readBody(req, maxBodyBytes, timeoutMs);
+        input = buildRequestMessage(route, table.fields, match.parts, query, body);
+      }
       // The deadline (Envoy's route timeout) runs from the complete request. The transport only
       // hands it to the handler, which may not watch it (an in-process call, a query waiting on
       // Postgres), so the edge enforces it here: the answer is a 504 at the deadline.
@@ -171,14 +179,22 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
  * for as long as the client likes (Envoy's request_timeout).
  */
 async function readBody(req: IncomingMessage, maxBodyBytes: number, timeoutMs: number | undefined): Promise<unknown> {
-  if (timeoutMs === undefined || !announcesBody(req)) return readJsonBody(req, maxBodyBytes);
+  return withinDeadline(req, timeoutMs, (signal) => readJsonBody(req, maxBodyBytes, signal));
+}
+
+async function withinDeadline<T>(
+  req: IncomingMessage,
+  timeoutMs: number | undefined,
+  read: (signal: AbortSignal | undefined) => Promise<T>,
+): Promise<T> {
+  if (timeoutMs === undefined || !announcesBody(req)) return read(undefined);
   const deadline = new AbortController();
   const timer = setTimeout(
     () => deadline.abort(new EdgeHttpError(408, `the request body was not received within ${timeoutMs} ms`)),
     timeoutMs,
   );
   try {
-    return await readJsonBody(req, maxBodyBytes, deadline.signal);
+    return await read(deadline.signal);
   } finally {
     clearTimeout(timer);
   }

@@ -49,6 +49,11 @@ export interface Route {
   readonly body: BodyRule;
   /** `response_body`: only this field of the response is written. */
   readonly responseField: DescField | undefined;
+  /**
+   * The request is google.api.HttpBody with body "*": the raw body and its Content-Type become
+   * the message (Envoy's transcoder does the same), whatever the media type.
+   */
+  readonly rawBody: boolean;
 }
 
 export interface RouteTable {
@@ -129,7 +134,8 @@ function compileRule(call: RouteMethod, rule: HttpRule, fields: FieldIndex, wher
     throw new Error(`${where}: response_body cannot name a field of a ${HTTP_BODY} stream`);
   const responseField =
     rule.responseBody === "" ? undefined : topLevelField(method.output, rule.responseBody, `${where}: response_body`);
-  return { method, call, httpMethod, template, pathBindings, body, responseField };
+  const rawBody = method.input.typeName === HTTP_BODY && body.kind === "all";
+  return { method, call, httpMethod, template, pathBindings, body, responseField, rawBody };
 }
 
 function topLevelField(msg: DescMessage, name: string, where: string): DescField {

@@ -9,8 +9,16 @@ import { DomainError, permissionDenied, unauthenticated } from "./errors.js";
 import { kPrincipal, kWorkload, type Caller, type CredentialKind, type Principal, type Role } from "./context.js";
 
 export type AuthPolicy =
-  /** Public API reachable through the edge; the listed user credential kinds are accepted. */
-  | { readonly kind: "public"; readonly credentials: readonly CredentialKind[] }
+  /**
+   * Public API reachable through the edge; the listed user credential kinds are accepted, and
+   * with `workloadScope` also a service-account token holding that scope (the OTLP receiver,
+   * which collectors export to with their organization's token as users' clients do with keys).
+   */
+  | {
+      readonly kind: "public";
+      readonly credentials: readonly CredentialKind[];
+      readonly workloadScope?: string;
+    }
   /**
    * Internal RPCs, on the internal listener only: a service-account token holding the scope
    * its method names. `userMethods` may also be called with a user's own API key (for their
@@ -50,6 +58,7 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
 function credentialNoun(policy: AuthPolicy): string {
   if (policy.kind === "internal")
     return policy.userMethods?.length ? "service account token or API key" : "service account token";
+  if (policy.kind === "public" && policy.workloadScope !== undefined) return "API key or service account token";
   return policy.kind === "public" && policy.credentials.includes("jwt") ? "API key or access token" : "API key";
 }
 
@@ -57,8 +66,15 @@ function credentialNoun(policy: AuthPolicy): string {
 export function authorize(policy: AuthPolicy, service: string, method: string, caller: Caller): void {
   if (policy.kind === "open") return;
   if (policy.kind === "public") {
-    if (caller.kind === "workload")
-      throw unauthenticated(`service account tokens are for the internal services; send an ${credentialNoun(policy)}`);
+    if (caller.kind === "workload") {
+      if (policy.workloadScope === undefined)
+        throw unauthenticated(
+          `service account tokens are for the internal services; send an ${credentialNoun(policy)}`,
+        );
+      if (!caller.workload.scopes.includes(policy.workloadScope))
+        throw permissionDenied(`${service}/${method} needs a service account with the ${policy.workloadScope} scope`);
+      return;
+    }
     if (!policy.credentials.includes(caller.principal.credentialKind))
       throw unauthenticated(`invalid or revoked ${credentialNoun(policy)}`);
     return;
@@ -149,6 +165,12 @@ export function requireRole(principal: Principal, roles: readonly Role[], action
 export const API_KEY_ONLY: AuthPolicy = { kind: "public", credentials: ["api_key"] };
 export const API_KEY_OR_JWT: AuthPolicy = { kind: "public", credentials: ["api_key", "jwt"] };
 export const OPEN: AuthPolicy = { kind: "open" };
+/** A public service that also takes service-account tokens holding `scope` (auth.ts, AuthPolicy). */
+export const API_KEY_OR_WORKLOAD = (scope: string): AuthPolicy => ({
+  kind: "public",
+  credentials: ["api_key"],
+  workloadScope: scope,
+});
 
 /** An internal service's policy: the scope each method needs. */
 export function internal(scopes: Readonly<Record<string, string>>, userMethods?: readonly string[]): AuthPolicy {

@@ -1,0 +1,413 @@
+// The OTLP receiver's work, whichever way an export came (OTLP/HTTP through either edge, or
+// OTLP/gRPC): attribute each data point or log record (attribution.ts), map it onto our events
+// (claude-code.ts), turn cumulative sums into what each point adds (per-series last values in
+// analytics_otlp_series), and store the events through the same validation and idempotency as
+// TelemetryService.Ingest. What cannot be stored is rejected and counted, never an error: the
+// answer is the OTLP partial success (rejected count and the reasons, with the names ignored).
+import { createHash } from "node:crypto";
+import { toBinary } from "@bufbuild/protobuf";
+import { sql, type Kysely, type Transaction } from "kysely";
+import type { ExportLogsServiceRequest } from "../../../gen/opentelemetry/proto/collector/logs/v1/logs_service_pb.js";
+import type { ExportMetricsServiceRequest } from "../../../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.js";
+import type { KeyValue } from "../../../gen/opentelemetry/proto/common/v1/common_pb.js";
+import { LogRecordSchema } from "../../../gen/opentelemetry/proto/logs/v1/logs_pb.js";
+import { AggregationTemporality } from "../../../gen/opentelemetry/proto/metrics/v1/metrics_pb.js";
+import { ResourceSchema } from "../../../gen/opentelemetry/proto/resource/v1/resource_pb.js";
+import type { Database } from "../../database.js";
+import type { Logger } from "../../platform/logger.js";
+import { dayOf, EARLIEST_DATE } from "../dates.js";
+import { type IncomingEvent, MAX_CLOCK_SKEW_MS } from "../ingest/events.js";
+import { checkEvents } from "../ingest/ingest.js";
+import { ensurePartitions, monthOf } from "../ingest/partitions.js";
+import { supportsCopy } from "../ingest/pg-copy.js";
+import { storeEvents } from "../ingest/store.js";
+import { type Attributes, attributesOf, canonical, text } from "./attributes.js";
+import type { Attributor, Owner } from "./attribution.js";
+import { LOG_EVENTS, mapLogEvent, mapMetric, METRICS, type Mapped } from "./claude-code.js";
+
+/**
+ * Data points (or log records) one export may carry; the rest of a larger one are rejected
+ * unread, counted in partial_success. Bounds the work and memory of one request (an export of
+ * 10^6 points over gRPC, which the 32 MiB message limit admits, included).
+ */
+export const MAX_ITEMS_PER_EXPORT = 100_000;
+
+export interface Outcome {
+  /** Data points or log records rejected (partial_success.rejected_*). */
+  readonly rejected: number;
+  /** partial_success.error_message: empty when everything was taken as is. */
+  readonly message: string;
+  /** Events stored now (retries of stored ones are not). */
+  readonly stored: number;
+}
+
+/** Counts of names and reasons, for the answer's message and the log. */
+class Tally {
+  readonly rejected = new Map<number, string>();
+  readonly unknown = new Map<string, number>();
+  readonly notStored = new Map<string, number>();
+  stored = 0;
+
+  reject(item: number, reason: string): void {
+    if (!this.rejected.has(item)) this.rejected.set(item, reason);
+  }
+
+  outcome(noun: string): Outcome {
+    const parts: string[] = [];
+    if (this.rejected.size > 0) {
+      const reasons = new Map<string, number>();
+      for (const reason of this.rejected.values()) reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+      const listed = [...reasons].slice(0, 5).map(([r, n]) => `${n} × ${r}`);
+      parts.push(`${this.rejected.size} ${noun} rejected: ${listed.join("; ")}${reasons.size > 5 ? "; ..." : ""}`);
+    }
+    if (this.unknown.size > 0) parts.push(`ignored (unknown names, not errors): ${listNames(this.unknown)}`);
+    if (this.notStored.size > 0) parts.push(`known and not stored: ${listNames(this.notStored)}`);
+    return { rejected: this.rejected.size, message: parts.join(". ").slice(0, 2000), stored: this.stored };
+  }
+}
+
+function listNames(names: Map<string, number>): string {
+  const shown = [...names].slice(0, 10).map(([name, n]) => `${name.slice(0, 100)} (${n})`);
+  return shown.join(", ") + (names.size > 10 ? `, and ${names.size - 10} more` : "");
+}
+
+const EARLIEST_MS = Date.parse(`${EARLIEST_DATE}T00:00:00Z`);
+
+/** RFC 3339 of Unix nanoseconds; undefined for 0 (unset). */
+function timeOf(nanos: bigint): string | undefined {
+  if (nanos <= 0n) return undefined;
+  const ms = Number(nanos / 1_000_000n);
+  if (!Number.isFinite(ms) || ms > 8.64e15) return undefined;
+  return new Date(ms).toISOString();
+}
+
+const hash = (...parts: (string | Uint8Array)[]) => {
+  const h = createHash("sha256");
+  for (const p of parts) h.update(p).update("\0");
+  return h.digest("hex").slice(0, 40);
+};
+
+/** Months of the times that can be stored, for the partitions to exist before the transaction. */
+function monthsOfTimes(times: Iterable<string>, nowMs: number): Set<string> {
+  const months = new Set<string>();
+  for (const t of times) {
+    const ms = Date.parse(t);
+    if (ms >= EARLIEST_MS && ms <= nowMs + MAX_CLOCK_SKEW_MS) months.add(monthOf(new Date(ms)));
+  }
+  return months;
+}
+
+interface Candidate {
+  readonly item: number;
+  readonly event: IncomingEvent;
+}
+
+/** Validates and stores `candidates` in `trx`: rejections go to the tally by item. */
+async function storeCandidates(
+  trx: Transaction<Database>,
+  candidates: readonly Candidate[],
+  tally: Tally,
+  nowMs: number,
+  copy: boolean,
+): Promise<void> {
+  if (candidates.length === 0) return;
+  const { rows, rejected } = await checkEvents(
+    trx,
+    candidates.map((c) => c.event),
+    nowMs,
+  );
+  for (const r of rejected) tally.reject(candidates[r.index]!.item, r.reason);
+  if (rows.length > 0) tally.stored += await storeEvents(trx, rows, dayOf(nowMs), { copy });
+}
+
+function addMapped(mapped: Mapped, item: number, candidates: Candidate[], tally: Tally): void {
+  if (!mapped.ok) tally.reject(item, mapped.reason);
+  else for (const event of mapped.events) candidates.push({ item, event });
+}
+
+interface CumulativePoint {
+  readonly item: number;
+  readonly name: string;
+  readonly key: string;
+  readonly start: bigint;
+  readonly time: bigint;
+  readonly value: number;
+  readonly owner: Owner;
+  readonly attrs: Attributes;
+  readonly at: string;
+}
+
+export async function receiveMetrics(
+  db: Kysely<Database>,
+  req: ExportMetricsServiceRequest,
+  attributor: Attributor,
+  nowMs: number,
+  logger?: Logger,
+): Promise<Outcome> {
+  const tally = new Tally();
+  const orgId = attributor.orgId;
+  // First pass: the emails to resolve, the cap on points.
+  const emails = new Set<string>();
+  let items = 0;
+  for (const rm of req.resourceMetrics) {
+    const resEmail = rm.resource?.attributes.find((a) => a.key === "user.email");
+    for (const sm of rm.scopeMetrics)
+      for (const m of sm.metrics) {
+        const points = m.data.case === undefined ? [] : m.data.value.dataPoints;
+        items += points.length;
+        if (METRICS[m.name] === undefined) continue;
+        for (const p of points as readonly { attributes: KeyValue[] }[]) {
+          const kv = p.attributes.find((a) => a.key === "user.email") ?? resEmail;
+          if (kv?.value?.value.case === "stringValue") emails.add(kv.value.value.value);
+        }
+      }
+  }
+  await attributor.prepare(emails);
+
+  const candidates: Candidate[] = [];
+  const cumulative: CumulativePoint[] = [];
+  const times: string[] = [];
+  let item = -1;
+  for (const rm of req.resourceMetrics) {
+    const resource = rm.resource?.attributes ?? [];
+    for (const sm of rm.scopeMetrics)
+      for (const m of sm.metrics) {
+        const points = m.data.case === undefined ? [] : m.data.value.dataPoints;
+        const known = METRICS[m.name];
+        if (known === undefined || known === "not_stored") {
+          (known === undefined ? tally.unknown : tally.notStored).set(
+            m.name,
+            ((known === undefined ? tally.unknown : tally.notStored).get(m.name) ?? 0) + points.length,
+          );
+          item += points.length;
+          continue;
+        }
+        if (m.data.case !== "sum") {
+          for (let i = 0; i < points.length; i++)
+            tally.reject(++item, `${m.name} must be a Sum, got ${m.data.case ?? "no data"}`);
+          continue;
+        }
+        const temporality = m.data.value.aggregationTemporality;
+        for (const p of m.data.value.dataPoints) {
+          item++;
+          if (item >= MAX_ITEMS_PER_EXPORT) {
+            tally.reject(item, `at most ${MAX_ITEMS_PER_EXPORT} data points per export`);
+            continue;
+          }
+          const attrs = attributesOf(resource, p.attributes);
+          const attribution = attributor.attribute(attrs);
+          if (!attribution.ok) {
+            tally.reject(item, attribution.reason);
+            continue;
+          }
+          const at = timeOf(p.timeUnixNano);
+          if (at === undefined) {
+            tally.reject(item, "time_unix_nano: is required");
+            continue;
+          }
+          const value =
+            p.value.case === "asInt" ? Number(p.value.value) : p.value.case === "asDouble" ? p.value.value : NaN;
+          if (!Number.isFinite(value) || value < 0) {
+            tally.reject(item, "value: must be a number of at least 0");
+            continue;
+          }
+          times.push(at);
+          const owner = attribution.owner;
+          if (temporality === AggregationTemporality.DELTA) {
+            const eventId = `otlp:${hash(orgId, m.name, canonical(attrs), String(p.startTimeUnixNano), String(p.timeUnixNano))}`;
+            addMapped(mapMetric(m.name, value, { owner, attrs, time: at, eventId }), item, candidates, tally);
+          } else if (temporality === AggregationTemporality.CUMULATIVE) {
+            const key = hash(m.name, canonical(attrs));
+            cumulative.push({
+              item,
+              name: m.name,
+              key,
+              start: p.startTimeUnixNano,
+              time: p.timeUnixNano,
+              value,
+              owner,
+              attrs,
+              at,
+            });
+          } else {
+            tally.reject(item, "aggregation_temporality: must be DELTA or CUMULATIVE");
+          }
+        }
+      }
+  }
+  // Points past the cap that were never walked one by one are rejected too.
+  for (let i = Math.max(item + 1, MAX_ITEMS_PER_EXPORT); i < items; i++)
+    tally.reject(i, `at most ${MAX_ITEMS_PER_EXPORT} data points per export`);
+
+  await ensurePartitions(db, monthsOfTimes(times, nowMs));
+  const copy = await supportsCopy(db);
+  await db.transaction().execute(async (trx) => {
+    if (cumulative.length > 0) await addCumulative(trx, orgId, cumulative, candidates, tally);
+    await storeCandidates(trx, candidates, tally, nowMs, copy);
+  });
+  const outcome = tally.outcome("data points");
+  if (outcome.message !== "")
+    logger?.info({ orgId, rejected: outcome.rejected, detail: outcome.message }, "OTLP metrics export");
+  return outcome;
+}
+
+/**
+ * What each cumulative point adds: its value less its series' last value, in time order; the
+ * whole value for a series seen for the first time or started anew (another start time, or a
+ * value below the last: the process restarted); nothing for a point not newer than the last one
+ * (a retried export). Under a transaction-scoped lock per organization, so that two exports of
+ * one series (two replicas) cannot both count the same increase; the last values are written in
+ * the transaction that stores the events, so a failure leaves both as they were.
+ */
+async function addCumulative(
+  trx: Transaction<Database>,
+  orgId: string,
+  points: CumulativePoint[],
+  candidates: Candidate[],
+  tally: Tally,
+): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`otlp-series:${orgId}`}, 0))`.execute(trx);
+  const keys = [...new Set(points.map((p) => p.key))];
+  const state = new Map<string, { start: bigint; last: bigint; value: number }>();
+  for (let i = 0; i < keys.length; i += 1000) {
+    const rows = await trx
+      .selectFrom("analytics_otlp_series")
+      .select(["series_key", "start_unix_nano", "last_unix_nano", "last_value"])
+      .where("org_id", "=", orgId)
+      .where("series_key", "in", keys.slice(i, i + 1000))
+      .execute();
+    for (const r of rows)
+      state.set(r.series_key, {
+        start: BigInt(r.start_unix_nano),
+        last: BigInt(r.last_unix_nano),
+        value: r.last_value,
+      });
+  }
+  const changed = new Set<string>();
+  points.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
+  for (const p of points) {
+    const s = state.get(p.key);
+    let delta: number;
+    if (s === undefined) delta = p.value;
+    else if (p.start < s.start)
+      delta = 0; // a retry from before the series started anew
+    else if (p.start > s.start) delta = p.value;
+    else if (p.time <= s.last) delta = 0;
+    else if (p.value < s.value) delta = p.value;
+    else delta = p.value - s.value;
+    if (s === undefined || p.start > s.start || (p.start === s.start && p.time > s.last)) {
+      state.set(p.key, { start: p.start, last: p.time, value: p.value });
+      changed.add(p.key);
+    }
+    if (delta <= 0) continue;
+    const eventId = `otlp:${hash(orgId, p.key, String(p.start), String(p.time))}`;
+    addMapped(
+      mapMetric(p.name, delta, { owner: p.owner, attrs: p.attrs, time: p.at, eventId }),
+      p.item,
+      candidates,
+      tally,
+    );
+  }
+  const rows = [...changed].map((key) => {
+    const s = state.get(key)!;
+    return {
+      org_id: orgId,
+      series_key: key,
+      start_unix_nano: String(s.start),
+      last_unix_nano: String(s.last),
+      last_value: s.value,
+    };
+  });
+  for (let i = 0; i < rows.length; i += 1000)
+    await trx
+      .insertInto("analytics_otlp_series")
+      .values(rows.slice(i, i + 1000))
+      .onConflict((oc) =>
+        oc.columns(["org_id", "series_key"]).doUpdateSet((eb) => ({
+          start_unix_nano: eb.ref("excluded.start_unix_nano"),
+          last_unix_nano: eb.ref("excluded.last_unix_nano"),
+          last_value: eb.ref("excluded.last_value"),
+          updated_at: sql<Date>`now()`,
+        })),
+      )
+      .execute();
+}
+
+/** The Claude Code event a log record is: its event_name, else its event.name attribute, else its body. */
+function eventNameOf(
+  record: ExportLogsServiceRequest["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0],
+  attrs: Attributes,
+): string {
+  const name =
+    record.eventName ||
+    text(attrs, "event.name") ||
+    (record.body?.value.case === "stringValue" ? record.body.value.value : "");
+  // Claude Code's event.name attribute leaves out the prefix its record body carries.
+  return name !== "" && !name.includes(".") ? `claude_code.${name}` : name;
+}
+
+export async function receiveLogs(
+  db: Kysely<Database>,
+  req: ExportLogsServiceRequest,
+  attributor: Attributor,
+  nowMs: number,
+  logger?: Logger,
+): Promise<Outcome> {
+  const tally = new Tally();
+  const orgId = attributor.orgId;
+  const emails = new Set<string>();
+  for (const rl of req.resourceLogs) {
+    const resEmail = rl.resource?.attributes.find((a) => a.key === "user.email");
+    for (const sl of rl.scopeLogs)
+      for (const r of sl.logRecords) {
+        const kv = r.attributes.find((a) => a.key === "user.email") ?? resEmail;
+        if (kv?.value?.value.case === "stringValue") emails.add(kv.value.value.value);
+      }
+  }
+  await attributor.prepare(emails);
+  const candidates: Candidate[] = [];
+  const times: string[] = [];
+  let item = -1;
+  for (const rl of req.resourceLogs) {
+    const resource = rl.resource?.attributes ?? [];
+    const resourceBytes = rl.resource ? toBinary(ResourceSchema, rl.resource) : new Uint8Array();
+    for (const sl of rl.scopeLogs)
+      for (const record of sl.logRecords) {
+        item++;
+        if (item >= MAX_ITEMS_PER_EXPORT) {
+          tally.reject(item, `at most ${MAX_ITEMS_PER_EXPORT} log records per export`);
+          continue;
+        }
+        const attrs = attributesOf(resource, record.attributes);
+        const name = eventNameOf(record, attrs);
+        const known = LOG_EVENTS[name];
+        if (known !== "stored") {
+          const counts = known === undefined ? tally.unknown : tally.notStored;
+          const label = name === "" ? "(unnamed)" : name;
+          counts.set(label, (counts.get(label) ?? 0) + 1);
+          continue;
+        }
+        const attribution = attributor.attribute(attrs);
+        if (!attribution.ok) {
+          tally.reject(item, attribution.reason);
+          continue;
+        }
+        const at = timeOf(record.timeUnixNano) ?? text(attrs, "event.timestamp") ?? timeOf(record.observedTimeUnixNano);
+        if (at === undefined) {
+          tally.reject(item, "time_unix_nano: is required");
+          continue;
+        }
+        times.push(at);
+        // The record's own bytes name it: a retried export carries the same ones.
+        const eventId = `otlp:${hash(orgId, resourceBytes, sl.scope?.name ?? "", toBinary(LogRecordSchema, record))}`;
+        addMapped(mapLogEvent(name, { owner: attribution.owner, attrs, time: at, eventId }), item, candidates, tally);
+      }
+  }
+  await ensurePartitions(db, monthsOfTimes(times, nowMs));
+  const copy = await supportsCopy(db);
+  await db.transaction().execute((trx) => storeCandidates(trx, candidates, tally, nowMs, copy));
+  const outcome = tally.outcome("log records");
+  if (outcome.message !== "")
+    logger?.info({ orgId, rejected: outcome.rejected, detail: outcome.message }, "OTLP logs export");
+  return outcome;
+}
