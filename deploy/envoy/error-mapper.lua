@@ -299,6 +299,20 @@ local function is_grpc(content_type)
   return content_type ~= nil and content_type:lower():find("^application/grpc") ~= nil
 end
 
+-- The OTLP/HTTP routes (OtlpHttpService): their request is google.api.HttpBody, the raw body of
+-- any media type, which the service judges (415 for what OTLP does not take), and gzip passes
+-- through for the service to undo. services/edge/body.ts readRawBody does the same.
+local RAW_BODY_PATHS = { ["/v1/logs"] = true, ["/v1/metrics"] = true, ["/v1/traces"] = true }
+local RAW_BODY_CODINGS = { identity = true, gzip = true }
+
+local function raw_body_refusal(headers)
+  local encoding = headers:get("content-encoding")
+  if encoding ~= nil and not RAW_BODY_CODINGS[encoding:lower():gsub("^%s+", ""):gsub("%s+$", "")] then
+    return 415, 'Unsupported Content-Encoding "' .. encoding .. '"'
+  end
+  return nil
+end
+
 --- Status and detail of a request refused before transcoding, or nil when it may go on.
 local function refuse_request(headers)
   local content_type = headers:get("content-type")
@@ -307,6 +321,8 @@ local function refuse_request(headers)
     local path = headers:get(":path") or ""
     return 404, "Could not resolve " .. (path:match("^([^?]*)") or path) .. " to a method."
   end
+  local path = (headers:get(":path") or ""):match("^([^?]*)")
+  if RAW_BODY_PATHS[path] then return raw_body_refusal(headers) end
   if not BODY_METHODS[headers:get(":method") or ""] or not announces_body(headers) then return nil end
   if content_type == nil then
     return 415, "Missing Content-Type; request bodies must be application/json"

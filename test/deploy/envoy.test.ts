@@ -235,15 +235,19 @@ describe("envoy.yaml cross-references", () => {
     expect(filters[0]!.name).toBe("envoy.filters.http.compressor");
   });
 
-  it("transcodes exactly the five public services of the service modules", () => {
+  it("transcodes exactly the public services of the service modules (the five areas and the OTLP receiver)", () => {
     const listed = [...transcoderOf(parseEnvoyYaml(text)).services].sort();
     expect(listed).toEqual(modules.flatMap((m) => m.publicServices).sort());
     expect(listed).toEqual([
       "agentplane.analytics.v1.AnalyticsService",
+      "agentplane.analytics.v1.OtlpHttpService",
       "agentplane.computers.v1alpha1.ComputerService",
       "agentplane.organization.v1alpha1.OrganizationService",
       "agentplane.readiness.v1.ReadinessService",
       "agentplane.sessions.v1alpha1.SessionService",
+      "opentelemetry.proto.collector.logs.v1.LogsService",
+      "opentelemetry.proto.collector.metrics.v1.MetricsService",
+      "opentelemetry.proto.collector.trace.v1.TraceService",
     ]);
   });
 
