@@ -43,6 +43,15 @@ export interface EventsTable {
   extension: string | null;
   language: string | null;
   event_id: string | null;
+  /** lines_changed (migration 0019). */
+  lines_added: Count | null;
+  lines_removed: Count | null;
+  /** edit_decision: accept or reject. */
+  decision: string | null;
+  /** model_usage: client-reported cost in US dollars; null when not reported. */
+  cost_usd: number | null;
+  /** native, otlp_metric or otlp_log (ingest/events.ts EVENT_SOURCES); not part of the event format. */
+  source: ColumnType<string, string | undefined, string>;
 }
 
 /**

@@ -14,7 +14,7 @@ import { sql, type RawBuilder, type Selectable, type Transaction } from "kysely"
 import type { Database, Executor } from "../../database.js";
 import { AUTONOMY_MODES } from "../ingest/events.js";
 import type { CreditMultipliersTable } from "../tables.js";
-import { rawEventsOfDay } from "./plan.js";
+import { countedEvent, rawEventsOfDay } from "./plan.js";
 import { deflatePart } from "../../platform/deflate-parts.js";
 
 /** Bits of analytics_user_daily.clients. */
@@ -38,8 +38,13 @@ function chunkOf(orgId: string, days: readonly string[]): Chunk {
  */
 const eachDayOf = (c: Chunk) => sql`unnest(${c.days}::date[]) as d(day)`;
 
-/** The raw events of the organization on day `d.day` (one key of the (org_id, UTC day) index). */
-const eventsOfDay = (c: Chunk) => rawEventsOfDay("e", c.orgId, sql.raw("d.day"));
+/**
+ * The raw events of the organization on day `d.day` (one key of the (org_id, UTC day) index)
+ * that count: model_usage reported both as an OpenTelemetry metric and as log events counts once
+ * (plan.ts countedEvent).
+ */
+const eventsOfDay = (c: Chunk) =>
+  sql`${rawEventsOfDay("e", c.orgId, sql.raw("d.day"))} and ${countedEvent("e", c.orgId, sql.raw("d.day"))}`;
 
 async function clearDays(db: Executor, c: Chunk): Promise<void> {
   for (const table of ["analytics_user_model_daily", "analytics_user_daily", "analytics_daily"] as const) {
