@@ -10,12 +10,12 @@ export type Known = "stored" | "not_stored";
 
 export const METRICS: Readonly<Record<string, Known>> = {
   "claude_code.token.usage": "stored",
-  "claude_code.cost.usage": "not_stored",
+  "claude_code.cost.usage": "stored",
   "claude_code.session.count": "stored",
-  "claude_code.lines_of_code.count": "not_stored",
+  "claude_code.lines_of_code.count": "stored",
   "claude_code.commit.count": "stored",
   "claude_code.pull_request.count": "stored",
-  "claude_code.code_edit_tool.decision": "not_stored",
+  "claude_code.code_edit_tool.decision": "stored",
   // Known, and not stored: our activity metrics come from the events themselves.
   "claude_code.active_time.total": "not_stored",
 };
@@ -119,6 +119,59 @@ export function mapMetric(name: string, value: number, c: Common): Mapped {
       event[field] = tokens;
       return { ok: true, events: [event] };
     }
+    case "claude_code.cost.usage": {
+      const model = text(c.attrs, "model");
+      if (model === undefined) return { ok: false, reason: "model: the attribute is required" };
+      if (value === 0) return { ok: true, events: [] };
+      // The cost alone: the tokens arrive as claude_code.token.usage.
+      return {
+        ok: true,
+        events: [
+          {
+            ...base(c, "model_usage"),
+            modelId: model,
+            modelTier: "standard",
+            inputTokens: 0,
+            outputTokens: 0,
+            cacheReadTokens: 0,
+            cacheWriteTokens: 0,
+            costUsd: value,
+          },
+        ],
+      };
+    }
+    case "claude_code.lines_of_code.count": {
+      const type = text(c.attrs, "type");
+      if (type !== "added" && type !== "removed")
+        return { ok: false, reason: `type: must be added or removed, got "${type ?? ""}"` };
+      const lines = Math.round(value);
+      if (lines === 0) return { ok: true, events: [] };
+      const language = text(c.attrs, "language");
+      return {
+        ok: true,
+        events: [
+          {
+            ...base(c, "lines_changed"),
+            ...(type === "added" ? { linesAdded: lines } : { linesRemoved: lines }),
+            ...(language === undefined ? {} : { language }),
+          },
+        ],
+      };
+    }
+    case "claude_code.code_edit_tool.decision": {
+      const decision = text(c.attrs, "decision");
+      if (decision !== "accept" && decision !== "reject")
+        return { ok: false, reason: `decision: must be accept or reject, got "${decision ?? ""}"` };
+      const tool = text(c.attrs, "tool_name");
+      if (tool === undefined) return { ok: false, reason: "tool_name: the attribute is required" };
+      const language = text(c.attrs, "language");
+      return repeated(c, value, (x) => ({
+        ...base(x, "edit_decision"),
+        decision,
+        tool,
+        ...(language === undefined ? {} : { language }),
+      }));
+    }
     case "claude_code.session.count":
       // Claude Code says nothing of autonomy: sessions count as manual (docs/otlp.md).
       return repeated(c, value, (x) => ({ ...base(x, "session_start"), autonomyMode: "manual" }));
@@ -171,6 +224,7 @@ export function mapLogEvent(name: string, c: Common): Mapped {
     case "claude_code.api_request": {
       const model = text(c.attrs, "model");
       if (model === undefined) return { ok: false, reason: "model: the attribute is required" };
+      const cost = numeric(c.attrs, "cost_usd");
       const counts: number[] = [];
       for (const key of ["input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens"]) {
         const v = tokenAttr(c.attrs, key);
@@ -188,6 +242,7 @@ export function mapLogEvent(name: string, c: Common): Mapped {
             outputTokens: counts[1]!,
             cacheReadTokens: counts[2]!,
             cacheWriteTokens: counts[3]!,
+            ...(cost === undefined ? {} : { costUsd: cost }),
           },
         ],
       };

@@ -16,7 +16,7 @@ import { ResourceSchema } from "../../../gen/opentelemetry/proto/resource/v1/res
 import type { Database } from "../../database.js";
 import type { Logger } from "../../platform/logger.js";
 import { dayOf, EARLIEST_DATE } from "../dates.js";
-import { type IncomingEvent, MAX_CLOCK_SKEW_MS } from "../ingest/events.js";
+import { type EventSource, type IncomingEvent, MAX_CLOCK_SKEW_MS } from "../ingest/events.js";
 import { checkEvents } from "../ingest/ingest.js";
 import { ensurePartitions, monthOf } from "../ingest/partitions.js";
 import { supportsCopy } from "../ingest/pg-copy.js";
@@ -109,12 +109,15 @@ async function storeCandidates(
   tally: Tally,
   nowMs: number,
   copy: boolean,
+  source: EventSource,
 ): Promise<void> {
   if (candidates.length === 0) return;
+  // The source tells the rollup which of tokens reported both ways to count (rollup/plan.ts).
   const { rows, rejected } = await checkEvents(
     trx,
     candidates.map((c) => c.event),
     nowMs,
+    { source },
   );
   for (const r of rejected) tally.reject(candidates[r.index]!.item, r.reason);
   if (rows.length > 0) tally.stored += await storeEvents(trx, rows, dayOf(nowMs), { copy });
@@ -243,7 +246,7 @@ export async function receiveMetrics(
   const copy = await supportsCopy(db);
   await db.transaction().execute(async (trx) => {
     if (cumulative.length > 0) await addCumulative(trx, orgId, cumulative, candidates, tally);
-    await storeCandidates(trx, candidates, tally, nowMs, copy);
+    await storeCandidates(trx, candidates, tally, nowMs, copy, "otlp_metric");
   });
   const outcome = tally.outcome("data points");
   if (outcome.message !== "")
@@ -405,7 +408,7 @@ export async function receiveLogs(
   }
   await ensurePartitions(db, monthsOfTimes(times, nowMs));
   const copy = await supportsCopy(db);
-  await db.transaction().execute((trx) => storeCandidates(trx, candidates, tally, nowMs, copy));
+  await db.transaction().execute((trx) => storeCandidates(trx, candidates, tally, nowMs, copy, "otlp_log"));
   const outcome = tally.outcome("log records");
   if (outcome.message !== "")
     logger?.info({ orgId, rejected: outcome.rejected, detail: outcome.message }, "OTLP logs export");
