@@ -46,6 +46,8 @@ class Tally {
   readonly rejected = new Map<number, string>();
   readonly unknown = new Map<string, number>();
   readonly notStored = new Map<string, number>();
+  /** Items past MAX_ITEMS_PER_EXPORT, rejected unread (a count: there may be millions). */
+  overCap = 0;
   stored = 0;
 
   reject(item: number, reason: string): void {
@@ -54,6 +56,8 @@ class Tally {
 
   outcome(noun: string): Outcome {
     const parts: string[] = [];
+    if (this.overCap > 0)
+      parts.push(`${this.overCap} ${noun} rejected unread: at most ${MAX_ITEMS_PER_EXPORT} ${noun} per export`);
     if (this.rejected.size > 0) {
       const reasons = new Map<string, number>();
       for (const reason of this.rejected.values()) reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
@@ -62,7 +66,11 @@ class Tally {
     }
     if (this.unknown.size > 0) parts.push(`ignored (unknown names, not errors): ${listNames(this.unknown)}`);
     if (this.notStored.size > 0) parts.push(`known and not stored: ${listNames(this.notStored)}`);
-    return { rejected: this.rejected.size, message: parts.join(". ").slice(0, 2000), stored: this.stored };
+    return {
+      rejected: this.rejected.size + this.overCap,
+      message: parts.join(". ").slice(0, 2000),
+      stored: this.stored,
+    };
   }
 }
 
@@ -151,13 +159,11 @@ export async function receiveMetrics(
   const orgId = attributor.orgId;
   // First pass: the emails to resolve, the cap on points.
   const emails = new Set<string>();
-  let items = 0;
   for (const rm of req.resourceMetrics) {
     const resEmail = rm.resource?.attributes.find((a) => a.key === "user.email");
     for (const sm of rm.scopeMetrics)
       for (const m of sm.metrics) {
         const points = m.data.case === undefined ? [] : m.data.value.dataPoints;
-        items += points.length;
         if (METRICS[m.name] === undefined) continue;
         for (const p of points as readonly { attributes: KeyValue[] }[]) {
           const kv = p.attributes.find((a) => a.key === "user.email") ?? resEmail;
@@ -177,26 +183,25 @@ export async function receiveMetrics(
       for (const m of sm.metrics) {
         const points = m.data.case === undefined ? [] : m.data.value.dataPoints;
         const known = METRICS[m.name];
+        // Past the cap nothing is read: the points are counted as rejected, whatever their name.
+        const over = Math.max(0, item + 1 + points.length - Math.max(item + 1, MAX_ITEMS_PER_EXPORT));
+        if (over > 0) tally.overCap += over;
         if (known === undefined || known === "not_stored") {
-          (known === undefined ? tally.unknown : tally.notStored).set(
-            m.name,
-            ((known === undefined ? tally.unknown : tally.notStored).get(m.name) ?? 0) + points.length,
-          );
+          const counts = known === undefined ? tally.unknown : tally.notStored;
+          counts.set(m.name, (counts.get(m.name) ?? 0) + points.length - over);
           item += points.length;
           continue;
         }
         if (m.data.case !== "sum") {
-          for (let i = 0; i < points.length; i++)
+          for (let i = 0; i < points.length - over; i++)
             tally.reject(++item, `${m.name} must be a Sum, got ${m.data.case ?? "no data"}`);
+          item += over;
           continue;
         }
         const temporality = m.data.value.aggregationTemporality;
         for (const p of m.data.value.dataPoints) {
           item++;
-          if (item >= MAX_ITEMS_PER_EXPORT) {
-            tally.reject(item, `at most ${MAX_ITEMS_PER_EXPORT} data points per export`);
-            continue;
-          }
+          if (item >= MAX_ITEMS_PER_EXPORT) continue; // counted in overCap above
           const attrs = attributesOf(resource, p.attributes);
           const attribution = attributor.attribute(attrs);
           if (!attribution.ok) {
@@ -238,9 +243,6 @@ export async function receiveMetrics(
         }
       }
   }
-  // Points past the cap that were never walked one by one are rejected too.
-  for (let i = Math.max(item + 1, MAX_ITEMS_PER_EXPORT); i < items; i++)
-    tally.reject(i, `at most ${MAX_ITEMS_PER_EXPORT} data points per export`);
 
   await ensurePartitions(db, monthsOfTimes(times, nowMs));
   const copy = await supportsCopy(db);
@@ -378,7 +380,7 @@ export async function receiveLogs(
       for (const record of sl.logRecords) {
         item++;
         if (item >= MAX_ITEMS_PER_EXPORT) {
-          tally.reject(item, `at most ${MAX_ITEMS_PER_EXPORT} log records per export`);
+          tally.overCap++;
           continue;
         }
         const attrs = attributesOf(resource, record.attributes);
