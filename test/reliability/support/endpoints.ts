@@ -813,7 +813,44 @@ function lifecycle(org: Org, r: Resources): Endpoint[] {
       ok: 200,
       shape: paged("deliveries", ["id", "event", "status", "attempts", "createdAt"]),
     },
+    // OTLP/HTTP (docs/otlp.md), fuzzed in its JSON encoding: the answer is the export's
+    // response, whose partialSuccess counts what was refused; a body of the wrong shape is a 400.
+    otlpEndpoint("/v1/logs", "resourceLogs", "scopeLogs", "logRecords", {
+      timeUnixNano: String(BigInt(Date.now()) * 1_000_000n),
+      body: { stringValue: "claude_code.user_prompt" },
+    }),
+    otlpEndpoint("/v1/metrics", "resourceMetrics", "scopeMetrics", "metrics", {
+      name: "claude_code.commit.count",
+      sum: {
+        aggregationTemporality: 1,
+        dataPoints: [{ asInt: "1", timeUnixNano: String(BigInt(Date.now()) * 1_000_000n) }],
+      },
+    }),
+    otlpEndpoint("/v1/traces", "resourceSpans", "scopeSpans", "spans", {
+      traceId: "5b8efff798038103d269b633813fc60c",
+      spanId: "eee19b7ec3c1b174",
+      name: "span",
+    }),
   ];
+}
+
+/** An OTLP/HTTP export endpoint: its one body field holds resources, of scopes, of items. */
+function otlpEndpoint(template: string, field: string, scopes: string, items: string, item: object): Endpoint {
+  return {
+    method: "POST",
+    template,
+    params: [
+      {
+        name: field,
+        in: "body",
+        valid: fc.constantFrom<unknown>([], [{}], [{ [scopes]: [{ [items]: [item] }] }]),
+        invalid: fc.constantFrom<unknown>("many", 5, [5], ["x"], { [scopes]: [] }, [{ [scopes]: "x" }]),
+      },
+    ],
+    ok: 200,
+    shape: (json) =>
+      keys(json, ["partialSuccess"]) ?? (isObject(json.partialSuccess) ? undefined : "partialSuccess is not an object"),
+  };
 }
 
 /** The methods routed for a path template (a method outside it is a wrong method there). */

@@ -6,6 +6,9 @@ export const FUZZ_GROUPS = {
     "GET /api/v1/analytics/activity",
     "GET /api/v1/analytics/productivity",
     "GET /api/v1/analytics/users",
+    "POST /v1/logs",
+    "POST /v1/metrics",
+    "POST /v1/traces",
   ],
   sessions: [
     "GET /api/v0/sessions",

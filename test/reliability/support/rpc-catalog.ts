@@ -13,7 +13,11 @@ import {
 } from "../../../gen/agentplane/organization/v1alpha1/organization_pb.js";
 import { ReadinessService, ReportSubmissionService } from "../../../gen/agentplane/readiness/v1/readiness_pb.js";
 import { SessionRunnerService, SessionService } from "../../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
+import { OtlpHttpService } from "../../../gen/agentplane/analytics/v1/otlp_pb.js";
 import { Health } from "../../../gen/grpc/health/v1/health_pb.js";
+import { LogsService } from "../../../gen/opentelemetry/proto/collector/logs/v1/logs_service_pb.js";
+import { MetricsService } from "../../../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.js";
+import { TraceService } from "../../../gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js";
 
 export type Access = "public" | "internal" | "open";
 
@@ -29,6 +33,10 @@ export const RPC_SERVICES: readonly RpcService[] = [
   { service: SessionService, access: "public" },
   { service: ComputerService, access: "public" },
   { service: OrganizationService, access: "public" },
+  { service: OtlpHttpService, access: "public" },
+  { service: LogsService, access: "public" },
+  { service: MetricsService, access: "public" },
+  { service: TraceService, access: "public" },
   { service: TelemetryService, access: "internal" },
   { service: ReportSubmissionService, access: "internal" },
   { service: SessionRunnerService, access: "internal" },
