@@ -564,6 +564,47 @@ describe("answers as the OTLP specification says", () => {
     });
   }
 
+  it("cumulative sums: increases counted, a retry nothing, a new start time starts over", async () => {
+    const nano = BigInt(REAL_NOW) * 1_000_000n;
+    const commits = async () => {
+      const row = await server.platform.db
+        .selectFrom("analytics_events")
+        .select((eb) => eb.fn.countAll<string>().as("n"))
+        .where("org_id", "=", orgId)
+        .where("session_id", "=", "reset-1")
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    };
+    const send = async (start: bigint, time: bigint, value: bigint) => {
+      const req = metricsRequest(1, { "session.id": "reset-1" });
+      const sum = req.resourceMetrics[0]!.scopeMetrics[0]!.metrics[0]!.data.value as {
+        aggregationTemporality: number;
+        dataPoints: { startTimeUnixNano: bigint; timeUnixNano: bigint; value: unknown }[];
+      };
+      sum.aggregationTemporality = AggregationTemporality.CUMULATIVE;
+      sum.dataPoints[0]!.startTimeUnixNano = start;
+      sum.dataPoints[0]!.timeUnixNano = time;
+      sum.dataPoints[0]!.value = { case: "asInt", value };
+      const res = await post(
+        "/v1/metrics",
+        alice.key,
+        "application/x-protobuf",
+        toBinary(ExportMetricsServiceRequestSchema, req),
+      );
+      expect(res.status).toBe(200);
+      return commits();
+    };
+    const s1 = nano - 60_000_000_000n;
+    expect(await send(s1, nano - 30_000_000_000n, 3n)).toBe(3);
+    expect(await send(s1, nano - 20_000_000_000n, 5n)).toBe(5);
+    expect(await send(s1, nano - 20_000_000_000n, 5n)).toBe(5); // the same point again
+    expect(await send(s1, nano - 25_000_000_000n, 4n)).toBe(5); // an older one, late
+    const s2 = nano - 10_000_000_000n; // the process restarted: its counter starts over
+    expect(await send(s2, nano - 5_000_000_000n, 1n)).toBe(6);
+    expect(await send(s1, nano - 20_000_000_000n, 5n)).toBe(6); // a retry from before the restart
+    expect(await send(s2, nano, 4n)).toBe(9);
+  });
+
   it("gzip bodies, protobuf and JSON, are taken; the answer is in the request's encoding", async () => {
     const before = await storedCount();
     const proto = toBinary(ExportMetricsServiceRequestSchema, metricsRequest(1, { "session.id": "gz-1" }));

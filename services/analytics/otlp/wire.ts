@@ -15,6 +15,7 @@ import {
   type MessageShape,
 } from "@bufbuild/protobuf";
 import { StatusSchema } from "../../../gen/google/rpc/status_pb.js";
+import { locateJsonError } from "../../edge/json-error.js";
 import { firstTooDeep, MAX_JSON_NESTING, MESSAGE_RECURSION_LIMIT } from "../../platform/json-nesting.js";
 
 /**
@@ -174,7 +175,12 @@ export function decodeExport<Desc extends DescMessage>(
     });
     return { message, encoding };
   } catch (e) {
-    throw new OtlpHttpError(400, `the body is not a valid ${schema.name} in OTLP/JSON: ${(e as Error).message}`);
+    // Named by its JSON path when it can be (the edge's reader for JSON bodies does the same).
+    const located = locateJsonError(schema, json);
+    throw new OtlpHttpError(
+      400,
+      `the body is not a valid ${schema.name} in OTLP/JSON: ${located ?? (e as Error).message}`,
+    );
   }
 }
 

@@ -37,6 +37,8 @@ export interface Endpoint {
    * its status, headers and first chunk, and then the client leaves (`shape` is not used).
    */
   stream?: StreamShape;
+  /** An OTLP/HTTP route: its own refusals are OTLP's google.rpc.Status (invariants.ts). */
+  otlp?: true;
 }
 
 /**
@@ -848,6 +850,7 @@ function otlpEndpoint(template: string, field: string, scopes: string, items: st
       },
     ],
     ok: 200,
+    otlp: true,
     shape: (json) =>
       keys(json, ["partialSuccess"]) ?? (isObject(json.partialSuccess) ? undefined : "partialSuccess is not an object"),
   };

@@ -263,7 +263,8 @@ export function fuzzCases(e: Endpoint, routed: Set<string>, key: string): fc.Arb
         break;
       case "extraField":
         bodyOut = JSON.stringify({ ...body, zzUnknownField: 1 });
-        worst("4xx");
+        // OTLP/JSON receivers must ignore fields they do not know (forward compatibility).
+        worst(e.otlp ? "any" : "4xx");
         break;
       case "contentType":
         contentType = m.value;

@@ -83,7 +83,7 @@ export async function fuzzEndpoint(
       figures.slowestMs = Math.max(figures.slowestMs, Math.round(res.ms));
       const problems = c.otherRoute
         ? problemsWith(res, c.expected, () => undefined, c.method)
-        : problemsWith(res, c.expected, endpoint.shape, c.method, endpoint.ok, endpoint.stream);
+        : problemsWith(res, c.expected, endpoint.shape, c.method, endpoint.ok, endpoint.stream, endpoint.otlp);
       if (c.blame !== undefined && res.status === 400) {
         figures.fieldNamed++;
         const unnamed = unnamedField(res, c.blame);

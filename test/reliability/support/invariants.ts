@@ -49,6 +49,11 @@ export function problemsWith(
   okStatus?: number,
   /** Set when the endpoint's 2xx is an endless stream, read only to its first chunk. */
   stream?: StreamShape,
+  /**
+   * The OTLP/HTTP routes: the service's own refusals (400, 413, 415) are a google.rpc.Status in
+   * the request's encoding, as the OTLP specification says, not our error body.
+   */
+  otlp?: boolean,
 ): string[] {
   const problems: string[] = [];
   const { status } = res;
@@ -65,6 +70,11 @@ export function problemsWith(
   if (typeof requestId !== "string" || requestId === "") problems.push("no X-Request-Id header");
   // A HEAD answer has no body by definition (RFC 9110 §9.3.2).
   if (method === "HEAD") return problems;
+  if (otlp && (status === 400 || status === 413 || status === 415) && !isErrorBody(res.text)) {
+    const wrong = otlpStatusProblem(res);
+    if (wrong) problems.push(wrong);
+    return problems;
+  }
   if (status >= 400) {
     if (!String(res.headers["content-type"] ?? "").startsWith("application/json"))
       problems.push(`error content-type ${String(res.headers["content-type"])}`);
@@ -110,15 +120,43 @@ export function problemsWith(
   return problems;
 }
 
+function isErrorBody(text: string): boolean {
+  try {
+    const json = JSON.parse(text);
+    return json !== null && typeof json === "object" && "title" in json && "requestId" in json;
+  } catch {
+    return false;
+  }
+}
+
+/** What is wrong with an OTLP error answer: a google.rpc.Status with a message, JSON or protobuf. */
+function otlpStatusProblem(res: RawResponse): string | undefined {
+  const type = String(res.headers["content-type"] ?? "");
+  if (type.startsWith("application/x-protobuf")) return res.text === "" ? "empty OTLP error body" : undefined;
+  if (!type.startsWith("application/json")) return `OTLP error content-type ${type}`;
+  let json: any;
+  try {
+    json = JSON.parse(res.text);
+  } catch {
+    return `OTLP error body is not JSON: ${res.text.slice(0, 120)}`;
+  }
+  const extra = Object.keys(json ?? {}).filter((k) => !["code", "message", "details"].includes(k));
+  if (extra.length > 0) return `OTLP error body has keys [${extra.join(",")}], not a google.rpc.Status`;
+  return typeof json.message === "string" && json.message !== "" ? undefined : "OTLP error body without a message";
+}
+
 /** A problem when a 400 does not name the field it is about ("bad input gets a 4xx naming the field"). */
 export function unnamedField(res: RawResponse, field: string): string | undefined {
   let detail: unknown;
   try {
-    detail = JSON.parse(res.text).detail;
+    const json = JSON.parse(res.text);
+    // An OTLP google.rpc.Status names it in its message, by its proto name or its JSON name.
+    detail = json.detail ?? json.message;
   } catch {
     return undefined; // problemsWith already says the body is not JSON
   }
-  return typeof detail === "string" && detail.includes(field)
+  const snake = field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+  return typeof detail === "string" && (detail.includes(field) || detail.includes(snake))
     ? undefined
     : `the 400 does not name ${field}: ${JSON.stringify(detail)}`;
 }
