@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { API_KEY_ONLY, API_KEY_OR_JWT, authorize, clientAddressOf, internal, OPEN } from "./auth.js";
+import {
+  API_KEY_ONLY,
+  API_KEY_OR_JWT,
+  API_KEY_OR_WORKLOAD,
+  authorize,
+  clientAddressOf,
+  internal,
+  OPEN,
+} from "./auth.js";
 import type { Caller } from "./context.js";
 import { DomainError } from "./errors.js";
 
@@ -63,6 +71,18 @@ describe("authorize", () => {
     expect(refusal(() => authorize(API_KEY_ONLY, "A", "Get", jwt))).toBe("unauthenticated: invalid or revoked API key");
     expect(refusal(() => authorize(API_KEY_OR_JWT, "S", "Get", jwt))).toBe("allowed");
     expect(refusal(() => authorize(OPEN, "H", "Check", workload([])))).toBe("allowed");
+  });
+
+  it("lets a public service that names a workload scope (the OTLP receiver) take API keys and that scope only", () => {
+    const otlp = API_KEY_OR_WORKLOAD("analytics.ingest");
+    expect(refusal(() => authorize(otlp, "L", "Export", apiKey))).toBe("allowed");
+    expect(refusal(() => authorize(otlp, "L", "Export", workload(["analytics.ingest"])))).toBe("allowed");
+    expect(refusal(() => authorize(otlp, "L", "Export", workload(["analytics.rollup"])))).toBe(
+      "permission_denied: L/Export needs a service account with the analytics.ingest scope",
+    );
+    expect(refusal(() => authorize(otlp, "L", "Export", jwt))).toBe(
+      "unauthenticated: invalid or revoked API key or service account token",
+    );
   });
 });
 

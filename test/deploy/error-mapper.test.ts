@@ -51,6 +51,10 @@ const transport = createRouterTransport(({ service }) => {
       if (req.httpCode !== "") ctx.responseHeader.set("x-http-code", req.httpCode);
       return { headers: {} };
     },
+    // Echoes the raw body's media type: what reached the service.
+    async *upload(req) {
+      yield { contentType: "text/plain", data: new TextEncoder().encode(`received ${req.contentType}`) };
+    },
     fail(req) {
       const metadata: Record<string, string> = {};
       if (req.retryAfter !== "") {
@@ -257,6 +261,44 @@ describe("the Lua error mapper answers as the TypeScript edge", () => {
       expectSameAnswer(ts, lua);
     },
   );
+
+  it.each([
+    ["application/x-protobuf", []],
+    ["text/plain", []],
+    ["application/json, gzip", [["content-encoding", "gzip"]]],
+  ] as [string, [string, string][]][])(
+    "a raw-body route (google.api.HttpBody, the OTLP routes) with %s: passed on by both edges",
+    async (contentType, extra) => {
+      const req: RestRequest = {
+        method: "POST",
+        path: "/v1/logs",
+        headers: [["content-type", contentType.split(",")[0]!], ...extra, ["x-request-id", "raw-1"]],
+        body: "\u0001\u0002",
+      };
+      const ts = await viaTypeScriptEdge(req);
+      expect(ts.status).toBe(200);
+      expect(ts.body).toBe(`received ${contentType.split(",")[0]!}`);
+      expect(viaLuaMapper(req, undefined).responded).toBe(false);
+    },
+  );
+
+  it("a raw-body route with another coding: the same 415", async () => {
+    const req: RestRequest = {
+      method: "POST",
+      path: "/v1/logs",
+      headers: [
+        ["content-type", "application/x-protobuf"],
+        ["content-encoding", "br"],
+        ["x-request-id", "raw-2"],
+      ],
+      body: "x",
+    };
+    const ts = await viaTypeScriptEdge(req);
+    expect(ts.status).toBe(415);
+    const lua = viaLuaMapper(req, undefined);
+    expect(lua.responded).toBe(true);
+    expectSameAnswer(ts, lua);
+  });
 
   it("a body nested deeper than 100 levels: the transcoder's JSON parser refuses it, reshaped; the same 400", async () => {
     let deep: unknown = {};
