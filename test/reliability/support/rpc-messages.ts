@@ -109,6 +109,15 @@ export class MessageGenerator {
         labels.push(`${f.localName}:${choice}`);
         if (choice !== "absent" && value !== undefined) json[f.jsonName] = value;
       });
+      // A oneof holds one member: the first generated one stays (the OTLP messages have oneofs).
+      for (const o of desc.oneofs) {
+        let kept = false;
+        for (const f of o.fields) {
+          if (!(f.jsonName in json)) continue;
+          if (kept) delete json[f.jsonName];
+          kept = true;
+        }
+      }
       return { json, labels };
     });
     this.memo.set(key, arbitrary);
@@ -116,6 +125,9 @@ export class MessageGenerator {
   }
 
   private field(desc: DescMessage, f: DescField, depth: number): fc.Arbitrary<[Choice, unknown]> {
+    // google.protobuf.Any (google.api.HttpBody's extensions) needs a resolvable @type: left out.
+    if ((f.fieldKind === "message" || f.fieldKind === "list") && f.message?.typeName === "google.protobuf.Any")
+      return fc.constant(["absent", undefined] as [Choice, unknown]);
     const valid = this.fieldValue(desc, f, depth, "valid");
     const hostile = this.fieldValue(desc, f, depth, "hostile");
     const options: fc.WeightedArbitrary<[Choice, unknown]>[] = [
