@@ -387,6 +387,68 @@ describe("isolation matrix", () => {
         expect: (c) => (denied(c) ? 401 : c === "member" || c === "guest" ? 403 : 200),
       },
     );
+    // OTLP export (docs/otlp.md): any API key exports its own user's data; a record naming A's
+    // owner by user.email, or A by organization.id, is refused for anyone else (counted in the
+    // 200's partial success) and nothing is stored, in A or anywhere.
+    const otlpSession = (c: Caller) => `iso-otlp-${a.marker}-${c}`;
+    const nowNano = String(BigInt(Date.now()) * 1_000_000n);
+    rows.push(
+      {
+        endpoint: "POST /v1/logs",
+        target: "org",
+        request: (c) => ({
+          method: "POST",
+          path: "/v1/logs",
+          body: {
+            resourceLogs: [
+              {
+                resource: { attributes: [{ key: "organization.id", value: { stringValue: a.orgId } }] },
+                scopeLogs: [
+                  {
+                    logRecords: [
+                      {
+                        timeUnixNano: nowNano,
+                        body: { stringValue: "claude_code.user_prompt" },
+                        attributes: [
+                          { key: "user.email", value: { stringValue: a.members.owner.email } },
+                          { key: "session.id", value: { stringValue: otlpSession(c) } },
+                        ],
+                      },
+                    ],
+                  },
+                ],
+              },
+            ],
+          },
+        }),
+        expect: (c) => (denied(c) || c === "ownerJwt" ? 401 : 200),
+        async verify(c, res) {
+          const stored = await db
+            .selectFrom("analytics_events")
+            .select(["org_id", "user_id"])
+            .where("session_id", "=", otlpSession(c))
+            .execute();
+          const want = c === "owner" ? [{ org_id: a.orgId, user_id: a.members.owner.userId }] : [];
+          if (JSON.stringify(stored) !== JSON.stringify(want))
+            return `stored ${JSON.stringify(stored)}, not ${JSON.stringify(want)}`;
+          const rejected = res.json?.partialSuccess?.rejectedLogRecords;
+          if (res.status === 200 && c !== "owner" && rejected !== "1") return `rejectedLogRecords ${rejected}, not "1"`;
+          return undefined;
+        },
+      },
+      {
+        endpoint: "POST /v1/metrics",
+        target: "own",
+        request: () => ({ method: "POST", path: "/v1/metrics", body: { resourceMetrics: [] } }),
+        expect: (c) => (denied(c) || c === "ownerJwt" ? 401 : 200),
+      },
+      {
+        endpoint: "POST /v1/traces",
+        target: "own",
+        request: () => ({ method: "POST", path: "/v1/traces", body: { resourceSpans: [] } }),
+        expect: (c) => (denied(c) || c === "ownerJwt" ? 401 : 200),
+      },
+    );
     rows.push(...(await lifecycleRows(server, a, denied)));
   }, 180_000);
   afterAll(async () => {
