@@ -69,7 +69,14 @@ describe("session handlers", () => {
 
   /** A computer of the organization (sessions may name only their own organization's). */
   async function computerIn(org: string, name: string): Promise<string> {
-    const input = { name, provider: "byom" as const, hostId: null, remoteUser: "dev", repos: [], autoInstallDeps: false };
+    const input = {
+      name,
+      provider: "byom" as const,
+      hostId: null,
+      remoteUser: "dev",
+      repos: [],
+      autoInstallDeps: false,
+    };
     const inserted = await database.db
       .transaction()
       .execute((trx) => insertComputer(trx, org, input, planSteps("byom", [], false)));
