@@ -86,6 +86,19 @@ export interface CreditMultipliersTable {
   updated_at: Generated<Timestamp>;
 }
 
+/**
+ * Price per model_id, in US dollars per million tokens (migration 0020; docs/analytics.md "Costs"),
+ * applied by the rollup to usage without a client-reported cost. Set with `agentplane price set`.
+ */
+export interface ModelPricesTable {
+  model_id: string;
+  input_per_million: Count;
+  output_per_million: Count;
+  cache_read_per_million: Count;
+  cache_write_per_million: Count;
+  updated_at: Generated<Timestamp>;
+}
+
 /** Per organization, day, user and model: the model_usage sums (credits per user and model). */
 export interface UserModelDailyTable {
   org_id: string;
@@ -99,6 +112,12 @@ export interface UserModelDailyTable {
   cache_write_tokens: Count;
   /** Exact (numeric), unrounded. */
   billable_tokens: Count;
+  /** US dollars, exact (numeric): reported_cost_usd plus the priced tokens of usage without a reported cost. */
+  cost_usd: Count;
+  /** The part of cost_usd the client reported (model_usage.cost_usd). */
+  reported_cost_usd: Count;
+  /** Tokens of usage with neither a reported cost nor a price for the model: they cost 0. */
+  unpriced_tokens: Count;
 }
 
 /** One row per organization, user and day on which the user was active: the /users row. */
@@ -144,7 +163,25 @@ export type ModelEntry = {
 /** An entry of analytics_daily.by_tool: one tool's calls that day. (Types, not interfaces: JSON values.) */
 export type ToolEntry = { tool: string; invocations: number };
 
-/** One row per organization and day: every scalar and breakdown the four day endpoints print. */
+/** An entry of analytics_daily.code_by_language (user: code_by_user, with user_id and user_email instead). */
+export type CodeEntry = {
+  lines_added: number;
+  lines_removed: number;
+  edits_accepted: number;
+  edits_rejected: number;
+};
+export type LanguageCodeEntry = CodeEntry & { language: string };
+export type UserCodeEntry = CodeEntry & { user_id: string; user_email: string };
+/** An entry of analytics_daily.costs_by_model. */
+export type ModelCostEntry = {
+  model_id: string;
+  cost_usd: number;
+  reported_cost_usd: number;
+  unpriced_tokens: number;
+};
+export type UserCostEntry = Omit<ModelCostEntry, "model_id"> & { user_id: string; user_email: string };
+
+/** One row per organization and day: every scalar and breakdown the day endpoints print. */
 export interface DailyTable {
   org_id: string;
   day: Day;
@@ -200,6 +237,19 @@ export interface DailyTable {
   by_language: Json<unknown[]>;
   git_commits: Count;
   git_prs_created: Count;
+  /** /code (migration 0020): lines_changed sums and edit_decision counts, by language and user. */
+  lines_added: Count;
+  lines_removed: Count;
+  edits_accepted: Count;
+  edits_rejected: Count;
+  code_by_language: Json<LanguageCodeEntry[]>;
+  code_by_user: Json<UserCodeEntry[]>;
+  /** /costs (migration 0020): US dollars, rounded to millionths by the rollup. */
+  cost_usd: Count;
+  reported_cost_usd: Count;
+  unpriced_tokens: Count;
+  costs_by_model: Json<ModelCostEntry[]>;
+  costs_by_user: Json<UserCostEntry[]>;
 }
 
 /** The last value of a cumulative OTLP metric series (otlp/series.ts). Nanoseconds read as strings. */
@@ -219,6 +269,7 @@ export interface AnalyticsTables {
   analytics_pending_days: PendingDaysTable;
   analytics_rollup_runs: RollupRunsTable;
   analytics_credit_multipliers: CreditMultipliersTable;
+  analytics_model_prices: ModelPricesTable;
   analytics_user_model_daily: UserModelDailyTable;
   analytics_user_daily: UserDailyTable;
   analytics_daily: DailyTable;

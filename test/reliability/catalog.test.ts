@@ -39,7 +39,7 @@ describe("endpoint catalog", () => {
     ).routes;
     const served = routes.map((r) => shape(`${r.httpMethod} ${r.template.source}`)).sort();
     expect(catalog.map((e) => shape(id(e))).sort()).toEqual(served);
-    expect(served).toHaveLength(34);
+    expect(served).toHaveLength(36);
   });
 
   it("is fuzzed endpoint by endpoint", () => {
@@ -51,6 +51,6 @@ describe("endpoint catalog", () => {
     const served = ALL_MODULES.flatMap((m) => m.services.map((s) => `${s.service.typeName} ${s.policy.kind}`));
     served.push(`${Health.typeName} open`);
     expect(RPC_SERVICES.map((s) => `${s.service.typeName} ${s.access}`).sort()).toEqual(served.sort());
-    expect(RPC_METHODS).toHaveLength(53);
+    expect(RPC_METHODS).toHaveLength(55);
   });
 });

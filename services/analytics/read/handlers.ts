@@ -1,4 +1,4 @@
-// AnalyticsService (the five public endpoints), built from its dependencies. (TelemetryService,
+// AnalyticsService (the five public endpoints, and /code and /costs), built from its dependencies. (TelemetryService,
 // internal ingest and rollup: telemetry-handlers.ts.) Each request reads on one pooled connection;
 // an abandoned call (platform/abandoned.ts) stops once one is free and before its largest read.
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
@@ -35,6 +35,8 @@ import {
 import { compressionOf, envelopeParts, httpBodyChunks, representationEtag, requestedCoding } from "./http-body.js";
 import { printedMessage } from "../../platform/printed-json.js";
 import { DeflatedDayCache, loadTokensParts, planTokens, readTokensDigests } from "./tokens-body.js";
+import { CODE_COLUMNS, codeGroupBy, codeRows } from "./code.js";
+import { COSTS_COLUMNS, costsGroupBy, costsRows } from "./costs.js";
 import {
   activityGroupRows,
   activityRows,
@@ -293,6 +295,20 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
       const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
       const days = await daysOf(ctx, principal, range, PRODUCTIVITY_COLUMNS);
       return envelope(ctx, principal, range, productivityRows(range, days));
+    },
+
+    async getCode(req, ctx) {
+      const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
+      const grouping = codeGroupBy(req.groupBy);
+      const days = await daysOf(ctx, principal, range, CODE_COLUMNS);
+      return envelope(ctx, principal, range, codeRows(range, days, grouping));
+    },
+
+    async getCosts(req, ctx) {
+      const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
+      const grouping = costsGroupBy(req.groupBy);
+      const days = await daysOf(ctx, principal, range, COSTS_COLUMNS);
+      return envelope(ctx, principal, range, costsRows(range, days, grouping));
     },
 
     async getUsers(req, ctx) {

@@ -9,6 +9,7 @@ import { migrations } from "../../migrations.js";
 import { createOrganization, createUser } from "../../organization/queries.js";
 import type { EventSource, IncomingEvent } from "../ingest/events.js";
 import { ingestEvents } from "../ingest/ingest.js";
+import { creditsUsedThisMonth } from "../../organization/credit-limits/balance.js";
 import { rollupOrganization } from "./rollup.js";
 
 const NOW = Date.parse("2026-05-20T09:00:00Z");
@@ -84,5 +85,16 @@ describe("model usage reported both as an OpenTelemetry metric and as log events
     expect(await dayRow(orgId, "2026-05-10")).toEqual({ input_tokens: counted, events: 6, user_input: counted });
     expect(await dayRow(orgId, "2026-05-11")).toEqual({ input_tokens: 9, events: 1, user_input: 9 });
     expect(await dayRow(otherOrg, "2026-05-10")).toEqual({ input_tokens: 1000, events: 1, user_input: 1000 });
+  });
+
+  it("counts them once in the credit balance of a day not rolled up yet", async () => {
+    const carl = (await createUser(database.db, { orgId, email: "carl@both.test", role: "member" })).id;
+    await ingest("otlp_metric", [
+      usage(orgId, carl, "2026-05-15T09:00:00Z", 100, "s1"),
+      usage(orgId, carl, "2026-05-15T09:00:00Z", 30, "s2"),
+    ]);
+    await ingest("otlp_log", [usage(orgId, carl, "2026-05-15T08:59:00Z", 40, "s1")]);
+    // Input tokens only and no multiplier: credits are the tokens. s1's log events, s2's metric.
+    expect(await creditsUsedThisMonth(database.db, orgId, carl, new Date(NOW))).toBe(40 + 30);
   });
 });

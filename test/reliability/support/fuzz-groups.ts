@@ -6,6 +6,8 @@ export const FUZZ_GROUPS = {
     "GET /api/v1/analytics/activity",
     "GET /api/v1/analytics/productivity",
     "GET /api/v1/analytics/users",
+    "GET /api/v1/analytics/code",
+    "GET /api/v1/analytics/costs",
     "POST /v1/logs",
     "POST /v1/metrics",
     "POST /v1/traces",

@@ -9,6 +9,7 @@ import {
   AUTONOMY_LEVELS,
   AUTONOMY_MODES,
   CLIENTS,
+  EDIT_DECISIONS,
   EVENT_TYPES,
   FILE_OPS,
   MODEL_TIERS,
@@ -73,6 +74,8 @@ export function validPools(w: RpcWorld): Record<string, fc.Arbitrary<unknown>> {
     "GetTokensRequest.groupBy": fc.constantFrom("", "model"),
     "GetToolsRequest.groupBy": fc.constantFrom("", "tool_name"),
     "GetActivityRequest.groupBy": fc.constantFrom("", "client"),
+    "GetCodeRequest.groupBy": fc.constantFrom("", "language", "user"),
+    "GetCostsRequest.groupBy": fc.constantFrom("", "model", "user"),
 
     // Telemetry events (ANALYTICS.md "Events").
     "TelemetryEvent.type": fc.constantFrom(...EVENT_TYPES),
@@ -92,6 +95,10 @@ export function validPools(w: RpcWorld): Record<string, fc.Arbitrary<unknown>> {
     outputTokens: fc.integer({ min: 0, max: 1_000_000 }),
     cacheReadTokens: fc.integer({ min: 0, max: 1_000_000 }),
     cacheWriteTokens: fc.integer({ min: 0, max: 1_000_000 }),
+    costUsd: fc.double({ min: 0, max: 100, noNaN: true }),
+    linesAdded: fc.integer({ min: 0, max: 5_000 }),
+    linesRemoved: fc.integer({ min: 0, max: 5_000 }),
+    "TelemetryEvent.decision": fc.constantFrom(...EDIT_DECISIONS),
     modelId: fc.constantFrom("claude-sonnet-4", "gpt-5", "gemini-2.5-pro"),
     modelTier: fc.constantFrom(...MODEL_TIERS),
 

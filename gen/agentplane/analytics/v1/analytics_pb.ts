@@ -28,7 +28,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file agentplane/analytics/v1/analytics.proto.
  */
 export const file_agentplane_analytics_v1_analytics: GenFile = /*@__PURE__*/
-  fileDesc("CidhZ2VudHBsYW5lL2FuYWx5dGljcy92MS9hbmFseXRpY3MucHJvdG8SF2FnZW50cGxhbmUuYW5hbHl0aWNzLnYxIkoKEEdldFRva2Vuc1JlcXVlc3QSEgoKc3RhcnRfZGF0ZRgBIAEoCRIQCghlbmRfZGF0ZRgCIAEoCRIQCghncm91cF9ieRgDIAEoCSJJCg9HZXRUb29sc1JlcXVlc3QSEgoKc3RhcnRfZGF0ZRgBIAEoCRIQCghlbmRfZGF0ZRgCIAEoCRIQCghncm91cF9ieRgDIAEoCSJMChJHZXRBY3Rpdml0eVJlcXVlc3QSEgoKc3RhcnRfZGF0ZRgBIAEoCRIQCghlbmRfZGF0ZRgCIAEoCRIQCghncm91cF9ieRgDIAEoCSI+ChZHZXRQcm9kdWN0aXZpdHlSZXF1ZXN0EhIKCnN0YXJ0X2RhdGUYASABKAkSEAoIZW5kX2RhdGUYAiABKAkiZQoPR2V0VXNlcnNSZXF1ZXN0EhIKCnN0YXJ0X2RhdGUYASABKAkSEAoIZW5kX2RhdGUYAiABKAkSEgoFbGltaXQYAyABKAVIAIgBARIOCgZjdXJzb3IYBCABKAlCCAoGX2xpbWl0IloKBE1ldGESFgoGb3JnX2lkGAEgASgJUgZvcmdfaWQSHgoKc3RhcnRfZGF0ZRgCIAEoCVIKc3RhcnRfZGF0ZRIaCghlbmRfZGF0ZRgDIAEoCVIIZW5kX2RhdGUiZwoRQW5hbHl0aWNzUmVzcG9uc2USJQoEZGF0YRgBIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSKwoEbWV0YRgCIAEoCzIdLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLk1ldGEinQEKCVVzZXJzTWV0YRIWCgZvcmdfaWQYASABKAlSBm9yZ19pZBIeCgpzdGFydF9kYXRlGAIgASgJUgpzdGFydF9kYXRlEhoKCGVuZF9kYXRlGAMgASgJUghlbmRfZGF0ZRIaCghoYXNfbW9yZRgEIAEoCFIIaGFzX21vcmUSIAoLbmV4dF9jdXJzb3IYBSABKAlSC25leHRfY3Vyc29yInQKDVVzZXJzUmVzcG9uc2USMQoEZGF0YRgBIAMoCzIjLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLlVzZXJEYXlSb3cSMAoEbWV0YRgCIAEoCzIiLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLlVzZXJzTWV0YSK9AQoLTW9kZWxUb2tlbnMSGgoIbW9kZWxfaWQYASABKAlSCG1vZGVsX2lkEh4KCm1vZGVsX3RpZXIYAiABKAlSCm1vZGVsX3RpZXISKAoPYmlsbGFibGVfdG9rZW5zGAMgASgBUg9iaWxsYWJsZV90b2tlbnMSIgoMaW5wdXRfdG9rZW5zGAQgASgBUgxpbnB1dF90b2tlbnMSJAoNb3V0cHV0X3Rva2VucxgFIAEoAVINb3V0cHV0X3Rva2VucyKyAQoKVXNlclRva2VucxIYCgd1c2VyX2lkGAEgASgJUgd1c2VyX2lkEh4KCnVzZXJfZW1haWwYAiABKAlSCnVzZXJfZW1haWwSKAoPYmlsbGFibGVfdG9rZW5zGAMgASgBUg9iaWxsYWJsZV90b2tlbnMSQAoIYnlfbW9kZWwYBCADKAsyJC5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5Nb2RlbFRva2Vuc1IIYnlfbW9kZWwi7AIKCVRva2Vuc1JvdxIMCgRkYXRlGAEgASgJEigKD2JpbGxhYmxlX3Rva2VucxgCIAEoAVIPYmlsbGFibGVfdG9rZW5zEiIKDGlucHV0X3Rva2VucxgDIAEoAVIMaW5wdXRfdG9rZW5zEiQKDW91dHB1dF90b2tlbnMYBCABKAFSDW91dHB1dF90b2tlbnMSLAoRY2FjaGVfcmVhZF90b2tlbnMYBSABKAFSEWNhY2hlX3JlYWRfdG9rZW5zEi4KEmNhY2hlX3dyaXRlX3Rva2VucxgGIAEoAVISY2FjaGVfd3JpdGVfdG9rZW5zEkAKCGJ5X21vZGVsGAcgAygLMiQuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuTW9kZWxUb2tlbnNSCGJ5X21vZGVsEj0KB2J5X3VzZXIYCCADKAsyIy5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5Vc2VyVG9rZW5zUgdieV91c2VyIrABCg5Ub2tlbnNHcm91cFJvdxIMCgRkYXRlGAEgASgJEhwKCWdyb3VwX2tleRgCIAEoCVIJZ3JvdXBfa2V5EigKD2JpbGxhYmxlX3Rva2VucxgDIAEoAVIPYmlsbGFibGVfdG9rZW5zEiIKDGlucHV0X3Rva2VucxgEIAEoAVIMaW5wdXRfdG9rZW5zEiQKDW91dHB1dF90b2tlbnMYBSABKAFSDW91dHB1dF90b2tlbnMiLgoJVG9vbENvdW50EgwKBHRvb2wYASABKAkSEwoLaW52b2NhdGlvbnMYAiABKAEiMgoLU2VydmVyQ291bnQSDgoGc2VydmVyGAEgASgJEhMKC2ludm9jYXRpb25zGAIgASgBIigKCU5hbWVDb3VudBIMCgRuYW1lGAEgASgJEg0KBWNvdW50GAIgASgBIksKCUhvb2tDb3VudBINCgVldmVudBgBIAEoCRIPCgdtYXRjaGVyGAIgASgJEg8KB2NvbW1hbmQYAyABKAkSDQoFY291bnQYBCABKAEigAEKEkF1dG9ub215TGV2ZWxSYXRpbxIcCglhdXRvX2hpZ2gYASABKAFSCWF1dG9faGlnaBIgCgthdXRvX21lZGl1bRgCIAEoAVILYXV0b19tZWRpdW0SGgoIYXV0b19sb3cYAyABKAFSCGF1dG9fbG93Eg4KBm1hbnVhbBgEIAEoASKdCAoIVG9vbHNSb3cSDAoEZGF0ZRgBIAEoCRIeCgp0b29sX2NhbGxzGAIgASgBUgp0b29sX2NhbGxzEjwKB2J5X3Rvb2wYAyADKAsyIi5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5Ub29sQ291bnRSB2J5X3Rvb2wSLgoSbWNwX3VzZXJzX3dpdGhfbWNwGAQgASgBUhJtY3BfdXNlcnNfd2l0aF9tY3ASSgoNbWNwX2J5X3NlcnZlchgFIAMoCzIkLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLlNlcnZlckNvdW50Ug1tY3BfYnlfc2VydmVyEi4KEnNraWxsc19pbnZvY2F0aW9ucxgGIAEoAVISc2tpbGxzX2ludm9jYXRpb25zEkoKDnNraWxsc19ieV9uYW1lGAcgAygLMiIuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuTmFtZUNvdW50Ug5za2lsbHNfYnlfbmFtZRI+ChpzbGFzaF9jb21tYW5kc19pbnZvY2F0aW9ucxgIIAEoAVIac2xhc2hfY29tbWFuZHNfaW52b2NhdGlvbnMSWgoWc2xhc2hfY29tbWFuZHNfYnlfbmFtZRgJIAMoCzIiLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLk5hbWVDb3VudFIWc2xhc2hfY29tbWFuZHNfYnlfbmFtZRIsChFob29rc19pbnZvY2F0aW9ucxgKIAEoAVIRaG9va3NfaW52b2NhdGlvbnMSSgoOaG9va3NfYnlfZXZlbnQYCyADKAsyIi5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5Ib29rQ291bnRSDmhvb2tzX2J5X2V2ZW50EhwKCXdlYl91c2VycxgMIAEoAVIJd2ViX3VzZXJzEi4KEmF1dG9ub215X3JhdGlvX2F2ZxgNIAEoAVISYXV0b25vbXlfcmF0aW9fYXZnEi4KEmF1dG9ub215X3JhdGlvX3A1MBgOIAEoAVISYXV0b25vbXlfcmF0aW9fcDUwEi4KEmF1dG9ub215X3JhdGlvX3A5MBgPIAEoAVISYXV0b25vbXlfcmF0aW9fcDkwEj4KGnRvb2xfY2FsbHNfcGVyX3Nlc3Npb25fYXZnGBAgASgBUhp0b29sX2NhbGxzX3Blcl9zZXNzaW9uX2F2ZxI+Chp1c2VyX3R1cm5zX3Blcl9zZXNzaW9uX2F2ZxgRIAEoAVIadXNlcl90dXJuc19wZXJfc2Vzc2lvbl9hdmcSaQoZdG9vbF9hdXRvbm9teV9sZXZlbF9yYXRpbxgSIAEoCzIrLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkF1dG9ub215TGV2ZWxSYXRpb1IZdG9vbF9hdXRvbm9teV9sZXZlbF9yYXRpbyJbCg1Ub29sc0dyb3VwUm93EgwKBGRhdGUYASABKAkSHAoJZ3JvdXBfa2V5GAIgASgJUglncm91cF9rZXkSHgoKdG9vbF9jYWxscxgDIAEoAVIKdG9vbF9jYWxscyLFAwoLQWN0aXZpdHlSb3cSDAoEZGF0ZRgBIAEoCRIuChJkYWlseV9hY3RpdmVfdXNlcnMYAiABKAFSEmRhaWx5X2FjdGl2ZV91c2VycxIwChN3ZWVrbHlfYWN0aXZlX3VzZXJzGAMgASgBUhN3ZWVrbHlfYWN0aXZlX3VzZXJzEjIKFG1vbnRobHlfYWN0aXZlX3VzZXJzGAQgASgBUhRtb250aGx5X2FjdGl2ZV91c2VycxKGAQocZGFpbHlfYWN0aXZlX3VzZXJzX2J5X2NsaWVudBgFIAMoCzJCLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkFjdGl2aXR5Um93LkRhaWx5QWN0aXZlVXNlcnNCeUNsaWVudEVudHJ5UhxkYWlseV9hY3RpdmVfdXNlcnNfYnlfY2xpZW50EhAKCHNlc3Npb25zGAYgASgBEhAKCG1lc3NhZ2VzGAcgASgBEiQKDXVzZXJfbWVzc2FnZXMYCCABKAFSDXVzZXJfbWVzc2FnZXMaPwodRGFpbHlBY3RpdmVVc2Vyc0J5Q2xpZW50RW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgBOgI4ASJuChBBY3Rpdml0eUdyb3VwUm93EgwKBGRhdGUYASABKAkSHAoJZ3JvdXBfa2V5GAIgASgJUglncm91cF9rZXkSLgoSZGFpbHlfYWN0aXZlX3VzZXJzGAMgASgBUhJkYWlseV9hY3RpdmVfdXNlcnMiMgoORXh0ZW5zaW9uQ291bnQSEQoJZXh0ZW5zaW9uGAEgASgJEg0KBWNvdW50GAIgASgBIjAKDUxhbmd1YWdlQ291bnQSEAoIbGFuZ3VhZ2UYASABKAkSDQoFY291bnQYAiABKAEizAIKD1Byb2R1Y3Rpdml0eVJvdxIMCgRkYXRlGAEgASgJEiQKDWZpbGVzX2NyZWF0ZWQYAiABKAFSDWZpbGVzX2NyZWF0ZWQSIgoMZmlsZXNfZWRpdGVkGAMgASgBUgxmaWxlc19lZGl0ZWQSSwoMYnlfZXh0ZW5zaW9uGAQgAygLMicuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuRXh0ZW5zaW9uQ291bnRSDGJ5X2V4dGVuc2lvbhJICgtieV9sYW5ndWFnZRgFIAMoCzImLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkxhbmd1YWdlQ291bnRSC2J5X2xhbmd1YWdlEiAKC2dpdF9jb21taXRzGAYgASgBUgtnaXRfY29tbWl0cxIoCg9naXRfcHJzX2NyZWF0ZWQYByABKAFSD2dpdF9wcnNfY3JlYXRlZCL6BQoKVXNlckRheVJvdxIYCgd1c2VyX2lkGAEgASgJUgd1c2VyX2lkEjYKCnVzZXJfZW1haWwYAiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWVSCnVzZXJfZW1haWwSDAoEZGF0ZRgDIAEoCRIeCgp0b29sX2NhbGxzGAQgASgBUgp0b29sX2NhbGxzEigKD2JpbGxhYmxlX3Rva2VucxgFIAEoAVIPYmlsbGFibGVfdG9rZW5zEiQKDXByaW1hcnlfbW9kZWwYBiABKAlSDXByaW1hcnlfbW9kZWwSLgoScHJpbWFyeV9tb2RlbF90aWVyGAcgASgJUhJwcmltYXJ5X21vZGVsX3RpZXISJAoNZmlsZXNfY3JlYXRlZBgIIAEoAVINZmlsZXNfY3JlYXRlZBIiCgxmaWxlc19lZGl0ZWQYCSABKAFSDGZpbGVzX2VkaXRlZBIgCgtnaXRfY29tbWl0cxgKIAEoAVILZ2l0X2NvbW1pdHMSKAoPZ2l0X3Byc19jcmVhdGVkGAsgASgBUg9naXRfcHJzX2NyZWF0ZWQSHAoJbWNwX2NhbGxzGAwgASgBUgltY3BfY2FsbHMSIAoLc2tpbGxfY2FsbHMYDSABKAFSC3NraWxsX2NhbGxzEiYKDnNsYXNoX2NvbW1hbmRzGA4gASgBUg5zbGFzaF9jb21tYW5kcxINCgVob29rcxgPIAEoARIQCghzZXNzaW9ucxgQIAEoARIQCghtZXNzYWdlcxgRIAEoARIkCg11c2VyX21lc3NhZ2VzGBIgASgBUg11c2VyX21lc3NhZ2VzEi4KEmFzc2lzdGFudF9tZXNzYWdlcxgTIAEoAVISYXNzaXN0YW50X21lc3NhZ2VzEiYKDmF1dG9ub215X3JhdGlvGBQgASgBUg5hdXRvbm9teV9yYXRpbxIqChBkZWxlZ2F0aW9uX2xldmVsGBUgASgJUhBkZWxlZ2F0aW9uX2xldmVsEhEKCWxhbmd1YWdlcxgWIAMoCSKZCAoOVGVsZW1ldHJ5RXZlbnQSDAoEdHlwZRgBIAEoCRIMCgR0aW1lGAIgASgJEg4KBm9yZ19pZBgDIAEoCRIPCgd1c2VyX2lkGAQgASgJEhcKCnVzZXJfZW1haWwYBSABKAlIAIgBARIXCgpzZXNzaW9uX2lkGAYgASgJSAGIAQESDgoGY2xpZW50GAcgASgJEhUKCGV2ZW50X2lkGAggASgJSAKIAQESGgoNYXV0b25vbXlfbW9kZRgJIAEoCUgDiAEBEhEKBHJvbGUYCiABKAlIBIgBARIVCghtb2RlbF9pZBgLIAEoCUgFiAEBEhcKCm1vZGVsX3RpZXIYDCABKAlIBogBARIZCgxpbnB1dF90b2tlbnMYDSABKAFIB4gBARIaCg1vdXRwdXRfdG9rZW5zGA4gASgBSAiIAQESHgoRY2FjaGVfcmVhZF90b2tlbnMYDyABKAFICYgBARIfChJjYWNoZV93cml0ZV90b2tlbnMYECABKAFICogBARIVCghjb3N0X3VzZBgeIAEoAUgLiAEBEhEKBHRvb2wYESABKAlIDIgBARIbCg5hdXRvbm9teV9sZXZlbBgSIAEoCUgNiAEBEhcKCm1jcF9zZXJ2ZXIYEyABKAlIDogBARIRCgRuYW1lGBQgASgJSA+IAQESEgoFZXZlbnQYFSABKAlIEIgBARIUCgdtYXRjaGVyGBYgASgJSBGIAQESFAoHY29tbWFuZBgXIAEoCUgSiAEBEg8KAm9wGBggASgJSBOIAQESEQoEcGF0aBgZIAEoCUgUiAEBEhUKCGxhbmd1YWdlGBogASgJSBWIAQESGAoLbGluZXNfYWRkZWQYGyABKAFIFogBARIaCg1saW5lc19yZW1vdmVkGBwgASgBSBeIAQESFQoIZGVjaXNpb24YHSABKAlIGIgBAUINCgtfdXNlcl9lbWFpbEINCgtfc2Vzc2lvbl9pZEILCglfZXZlbnRfaWRCEAoOX2F1dG9ub215X21vZGVCBwoFX3JvbGVCCwoJX21vZGVsX2lkQg0KC19tb2RlbF90aWVyQg8KDV9pbnB1dF90b2tlbnNCEAoOX291dHB1dF90b2tlbnNCFAoSX2NhY2hlX3JlYWRfdG9rZW5zQhUKE19jYWNoZV93cml0ZV90b2tlbnNCCwoJX2Nvc3RfdXNkQgcKBV90b29sQhEKD19hdXRvbm9teV9sZXZlbEINCgtfbWNwX3NlcnZlckIHCgVfbmFtZUIICgZfZXZlbnRCCgoIX21hdGNoZXJCCgoIX2NvbW1hbmRCBQoDX29wQgcKBV9wYXRoQgsKCV9sYW5ndWFnZUIOCgxfbGluZXNfYWRkZWRCEAoOX2xpbmVzX3JlbW92ZWRCCwoJX2RlY2lzaW9uIkgKDUluZ2VzdFJlcXVlc3QSNwoGZXZlbnRzGAEgAygLMicuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuVGVsZW1ldHJ5RXZlbnQiLgoNUmVqZWN0ZWRFdmVudBINCgVpbmRleBgBIAEoBRIOCgZyZWFzb24YAiABKAkicAoOSW5nZXN0UmVzcG9uc2USEAoIYWNjZXB0ZWQYASABKAUSEgoKZHVwbGljYXRlcxgCIAEoBRI4CghyZWplY3RlZBgDIAMoCzImLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLlJlamVjdGVkRXZlbnQiQwoNUm9sbHVwUmVxdWVzdBIRCglmcm9tX2RhdGUYASABKAkSDwoHdG9fZGF0ZRgCIAEoCRIOCgZvcmdfaWQYAyABKAkiLgoOUm9sbHVwUmVzcG9uc2USDAoEZGF5cxgBIAEoBRIOCgZldmVudHMYAiABKAEy5QYKEEFuYWx5dGljc1NlcnZpY2USYgoJR2V0VG9rZW5zEikuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuR2V0VG9rZW5zUmVxdWVzdBoqLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkFuYWx5dGljc1Jlc3BvbnNlEoEBCghHZXRUb29scxIoLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkdldFRvb2xzUmVxdWVzdBoqLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkFuYWx5dGljc1Jlc3BvbnNlIh+C0+STAhkSFy9hcGkvdjEvYW5hbHl0aWNzL3Rvb2xzEooBCgtHZXRBY3Rpdml0eRIrLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkdldEFjdGl2aXR5UmVxdWVzdBoqLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkFuYWx5dGljc1Jlc3BvbnNlIiKC0+STAhwSGi9hcGkvdjEvYW5hbHl0aWNzL2FjdGl2aXR5EpYBCg9HZXRQcm9kdWN0aXZpdHkSLy5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5HZXRQcm9kdWN0aXZpdHlSZXF1ZXN0GiouYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuQW5hbHl0aWNzUmVzcG9uc2UiJoLT5JMCIBIeL2FwaS92MS9hbmFseXRpY3MvcHJvZHVjdGl2aXR5ElwKCEdldFVzZXJzEiguYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuR2V0VXNlcnNSZXF1ZXN0GiYuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuVXNlcnNSZXNwb25zZRJzCgxTdHJlYW1Ub2tlbnMSKS5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5HZXRUb2tlbnNSZXF1ZXN0GhQuZ29vZ2xlLmFwaS5IdHRwQm9keSIggtPkkwIaEhgvYXBpL3YxL2FuYWx5dGljcy90b2tlbnMwARJwCgtTdHJlYW1Vc2VycxIoLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkdldFVzZXJzUmVxdWVzdBoULmdvb2dsZS5hcGkuSHR0cEJvZHkiH4LT5JMCGRIXL2FwaS92MS9hbmFseXRpY3MvdXNlcnMwATLIAQoQVGVsZW1ldHJ5U2VydmljZRJZCgZJbmdlc3QSJi5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5Jbmdlc3RSZXF1ZXN0GicuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuSW5nZXN0UmVzcG9uc2USWQoGUm9sbHVwEiYuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuUm9sbHVwUmVxdWVzdBonLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLlJvbGx1cFJlc3BvbnNlYgZwcm90bzM", [file_google_api_annotations, file_google_api_httpbody, file_google_protobuf_struct]);
+  fileDesc("CidhZ2VudHBsYW5lL2FuYWx5dGljcy92MS9hbmFseXRpY3MucHJvdG8SF2FnZW50cGxhbmUuYW5hbHl0aWNzLnYxIkoKEEdldFRva2Vuc1JlcXVlc3QSEgoKc3RhcnRfZGF0ZRgBIAEoCRIQCghlbmRfZGF0ZRgCIAEoCRIQCghncm91cF9ieRgDIAEoCSJJCg9HZXRUb29sc1JlcXVlc3QSEgoKc3RhcnRfZGF0ZRgBIAEoCRIQCghlbmRfZGF0ZRgCIAEoCRIQCghncm91cF9ieRgDIAEoCSJMChJHZXRBY3Rpdml0eVJlcXVlc3QSEgoKc3RhcnRfZGF0ZRgBIAEoCRIQCghlbmRfZGF0ZRgCIAEoCRIQCghncm91cF9ieRgDIAEoCSI+ChZHZXRQcm9kdWN0aXZpdHlSZXF1ZXN0EhIKCnN0YXJ0X2RhdGUYASABKAkSEAoIZW5kX2RhdGUYAiABKAkiSAoOR2V0Q29kZVJlcXVlc3QSEgoKc3RhcnRfZGF0ZRgBIAEoCRIQCghlbmRfZGF0ZRgCIAEoCRIQCghncm91cF9ieRgDIAEoCSJJCg9HZXRDb3N0c1JlcXVlc3QSEgoKc3RhcnRfZGF0ZRgBIAEoCRIQCghlbmRfZGF0ZRgCIAEoCRIQCghncm91cF9ieRgDIAEoCSJlCg9HZXRVc2Vyc1JlcXVlc3QSEgoKc3RhcnRfZGF0ZRgBIAEoCRIQCghlbmRfZGF0ZRgCIAEoCRISCgVsaW1pdBgDIAEoBUgAiAEBEg4KBmN1cnNvchgEIAEoCUIICgZfbGltaXQiWgoETWV0YRIWCgZvcmdfaWQYASABKAlSBm9yZ19pZBIeCgpzdGFydF9kYXRlGAIgASgJUgpzdGFydF9kYXRlEhoKCGVuZF9kYXRlGAMgASgJUghlbmRfZGF0ZSJnChFBbmFseXRpY3NSZXNwb25zZRIlCgRkYXRhGAEgAygLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIrCgRtZXRhGAIgASgLMh0uYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuTWV0YSKdAQoJVXNlcnNNZXRhEhYKBm9yZ19pZBgBIAEoCVIGb3JnX2lkEh4KCnN0YXJ0X2RhdGUYAiABKAlSCnN0YXJ0X2RhdGUSGgoIZW5kX2RhdGUYAyABKAlSCGVuZF9kYXRlEhoKCGhhc19tb3JlGAQgASgIUghoYXNfbW9yZRIgCgtuZXh0X2N1cnNvchgFIAEoCVILbmV4dF9jdXJzb3IidAoNVXNlcnNSZXNwb25zZRIxCgRkYXRhGAEgAygLMiMuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuVXNlckRheVJvdxIwCgRtZXRhGAIgASgLMiIuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuVXNlcnNNZXRhIr0BCgtNb2RlbFRva2VucxIaCghtb2RlbF9pZBgBIAEoCVIIbW9kZWxfaWQSHgoKbW9kZWxfdGllchgCIAEoCVIKbW9kZWxfdGllchIoCg9iaWxsYWJsZV90b2tlbnMYAyABKAFSD2JpbGxhYmxlX3Rva2VucxIiCgxpbnB1dF90b2tlbnMYBCABKAFSDGlucHV0X3Rva2VucxIkCg1vdXRwdXRfdG9rZW5zGAUgASgBUg1vdXRwdXRfdG9rZW5zIrIBCgpVc2VyVG9rZW5zEhgKB3VzZXJfaWQYASABKAlSB3VzZXJfaWQSHgoKdXNlcl9lbWFpbBgCIAEoCVIKdXNlcl9lbWFpbBIoCg9iaWxsYWJsZV90b2tlbnMYAyABKAFSD2JpbGxhYmxlX3Rva2VucxJACghieV9tb2RlbBgEIAMoCzIkLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLk1vZGVsVG9rZW5zUghieV9tb2RlbCLsAgoJVG9rZW5zUm93EgwKBGRhdGUYASABKAkSKAoPYmlsbGFibGVfdG9rZW5zGAIgASgBUg9iaWxsYWJsZV90b2tlbnMSIgoMaW5wdXRfdG9rZW5zGAMgASgBUgxpbnB1dF90b2tlbnMSJAoNb3V0cHV0X3Rva2VucxgEIAEoAVINb3V0cHV0X3Rva2VucxIsChFjYWNoZV9yZWFkX3Rva2VucxgFIAEoAVIRY2FjaGVfcmVhZF90b2tlbnMSLgoSY2FjaGVfd3JpdGVfdG9rZW5zGAYgASgBUhJjYWNoZV93cml0ZV90b2tlbnMSQAoIYnlfbW9kZWwYByADKAsyJC5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5Nb2RlbFRva2Vuc1IIYnlfbW9kZWwSPQoHYnlfdXNlchgIIAMoCzIjLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLlVzZXJUb2tlbnNSB2J5X3VzZXIisAEKDlRva2Vuc0dyb3VwUm93EgwKBGRhdGUYASABKAkSHAoJZ3JvdXBfa2V5GAIgASgJUglncm91cF9rZXkSKAoPYmlsbGFibGVfdG9rZW5zGAMgASgBUg9iaWxsYWJsZV90b2tlbnMSIgoMaW5wdXRfdG9rZW5zGAQgASgBUgxpbnB1dF90b2tlbnMSJAoNb3V0cHV0X3Rva2VucxgFIAEoAVINb3V0cHV0X3Rva2VucyIuCglUb29sQ291bnQSDAoEdG9vbBgBIAEoCRITCgtpbnZvY2F0aW9ucxgCIAEoASIyCgtTZXJ2ZXJDb3VudBIOCgZzZXJ2ZXIYASABKAkSEwoLaW52b2NhdGlvbnMYAiABKAEiKAoJTmFtZUNvdW50EgwKBG5hbWUYASABKAkSDQoFY291bnQYAiABKAEiSwoJSG9va0NvdW50Eg0KBWV2ZW50GAEgASgJEg8KB21hdGNoZXIYAiABKAkSDwoHY29tbWFuZBgDIAEoCRINCgVjb3VudBgEIAEoASKAAQoSQXV0b25vbXlMZXZlbFJhdGlvEhwKCWF1dG9faGlnaBgBIAEoAVIJYXV0b19oaWdoEiAKC2F1dG9fbWVkaXVtGAIgASgBUgthdXRvX21lZGl1bRIaCghhdXRvX2xvdxgDIAEoAVIIYXV0b19sb3cSDgoGbWFudWFsGAQgASgBIp0ICghUb29sc1JvdxIMCgRkYXRlGAEgASgJEh4KCnRvb2xfY2FsbHMYAiABKAFSCnRvb2xfY2FsbHMSPAoHYnlfdG9vbBgDIAMoCzIiLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLlRvb2xDb3VudFIHYnlfdG9vbBIuChJtY3BfdXNlcnNfd2l0aF9tY3AYBCABKAFSEm1jcF91c2Vyc193aXRoX21jcBJKCg1tY3BfYnlfc2VydmVyGAUgAygLMiQuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuU2VydmVyQ291bnRSDW1jcF9ieV9zZXJ2ZXISLgoSc2tpbGxzX2ludm9jYXRpb25zGAYgASgBUhJza2lsbHNfaW52b2NhdGlvbnMSSgoOc2tpbGxzX2J5X25hbWUYByADKAsyIi5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5OYW1lQ291bnRSDnNraWxsc19ieV9uYW1lEj4KGnNsYXNoX2NvbW1hbmRzX2ludm9jYXRpb25zGAggASgBUhpzbGFzaF9jb21tYW5kc19pbnZvY2F0aW9ucxJaChZzbGFzaF9jb21tYW5kc19ieV9uYW1lGAkgAygLMiIuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuTmFtZUNvdW50UhZzbGFzaF9jb21tYW5kc19ieV9uYW1lEiwKEWhvb2tzX2ludm9jYXRpb25zGAogASgBUhFob29rc19pbnZvY2F0aW9ucxJKCg5ob29rc19ieV9ldmVudBgLIAMoCzIiLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkhvb2tDb3VudFIOaG9va3NfYnlfZXZlbnQSHAoJd2ViX3VzZXJzGAwgASgBUgl3ZWJfdXNlcnMSLgoSYXV0b25vbXlfcmF0aW9fYXZnGA0gASgBUhJhdXRvbm9teV9yYXRpb19hdmcSLgoSYXV0b25vbXlfcmF0aW9fcDUwGA4gASgBUhJhdXRvbm9teV9yYXRpb19wNTASLgoSYXV0b25vbXlfcmF0aW9fcDkwGA8gASgBUhJhdXRvbm9teV9yYXRpb19wOTASPgoadG9vbF9jYWxsc19wZXJfc2Vzc2lvbl9hdmcYECABKAFSGnRvb2xfY2FsbHNfcGVyX3Nlc3Npb25fYXZnEj4KGnVzZXJfdHVybnNfcGVyX3Nlc3Npb25fYXZnGBEgASgBUhp1c2VyX3R1cm5zX3Blcl9zZXNzaW9uX2F2ZxJpChl0b29sX2F1dG9ub215X2xldmVsX3JhdGlvGBIgASgLMisuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuQXV0b25vbXlMZXZlbFJhdGlvUhl0b29sX2F1dG9ub215X2xldmVsX3JhdGlvIlsKDVRvb2xzR3JvdXBSb3cSDAoEZGF0ZRgBIAEoCRIcCglncm91cF9rZXkYAiABKAlSCWdyb3VwX2tleRIeCgp0b29sX2NhbGxzGAMgASgBUgp0b29sX2NhbGxzIsUDCgtBY3Rpdml0eVJvdxIMCgRkYXRlGAEgASgJEi4KEmRhaWx5X2FjdGl2ZV91c2VycxgCIAEoAVISZGFpbHlfYWN0aXZlX3VzZXJzEjAKE3dlZWtseV9hY3RpdmVfdXNlcnMYAyABKAFSE3dlZWtseV9hY3RpdmVfdXNlcnMSMgoUbW9udGhseV9hY3RpdmVfdXNlcnMYBCABKAFSFG1vbnRobHlfYWN0aXZlX3VzZXJzEoYBChxkYWlseV9hY3RpdmVfdXNlcnNfYnlfY2xpZW50GAUgAygLMkIuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuQWN0aXZpdHlSb3cuRGFpbHlBY3RpdmVVc2Vyc0J5Q2xpZW50RW50cnlSHGRhaWx5X2FjdGl2ZV91c2Vyc19ieV9jbGllbnQSEAoIc2Vzc2lvbnMYBiABKAESEAoIbWVzc2FnZXMYByABKAESJAoNdXNlcl9tZXNzYWdlcxgIIAEoAVINdXNlcl9tZXNzYWdlcxo/Ch1EYWlseUFjdGl2ZVVzZXJzQnlDbGllbnRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBIm4KEEFjdGl2aXR5R3JvdXBSb3cSDAoEZGF0ZRgBIAEoCRIcCglncm91cF9rZXkYAiABKAlSCWdyb3VwX2tleRIuChJkYWlseV9hY3RpdmVfdXNlcnMYAyABKAFSEmRhaWx5X2FjdGl2ZV91c2VycyIyCg5FeHRlbnNpb25Db3VudBIRCglleHRlbnNpb24YASABKAkSDQoFY291bnQYAiABKAEiMAoNTGFuZ3VhZ2VDb3VudBIQCghsYW5ndWFnZRgBIAEoCRINCgVjb3VudBgCIAEoASLMAgoPUHJvZHVjdGl2aXR5Um93EgwKBGRhdGUYASABKAkSJAoNZmlsZXNfY3JlYXRlZBgCIAEoAVINZmlsZXNfY3JlYXRlZBIiCgxmaWxlc19lZGl0ZWQYAyABKAFSDGZpbGVzX2VkaXRlZBJLCgxieV9leHRlbnNpb24YBCADKAsyJy5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5FeHRlbnNpb25Db3VudFIMYnlfZXh0ZW5zaW9uEkgKC2J5X2xhbmd1YWdlGAUgAygLMiYuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuTGFuZ3VhZ2VDb3VudFILYnlfbGFuZ3VhZ2USIAoLZ2l0X2NvbW1pdHMYBiABKAFSC2dpdF9jb21taXRzEigKD2dpdF9wcnNfY3JlYXRlZBgHIAEoAVIPZ2l0X3Byc19jcmVhdGVkIrgBCgxMYW5ndWFnZUNvZGUSEAoIbGFuZ3VhZ2UYASABKAkSIAoLbGluZXNfYWRkZWQYAiABKAFSC2xpbmVzX2FkZGVkEiQKDWxpbmVzX3JlbW92ZWQYAyABKAFSDWxpbmVzX3JlbW92ZWQSJgoOZWRpdHNfYWNjZXB0ZWQYBCABKAFSDmVkaXRzX2FjY2VwdGVkEiYKDmVkaXRzX3JlamVjdGVkGAUgASgBUg5lZGl0c19yZWplY3RlZCLcAQoIVXNlckNvZGUSGAoHdXNlcl9pZBgBIAEoCVIHdXNlcl9pZBIeCgp1c2VyX2VtYWlsGAIgASgJUgp1c2VyX2VtYWlsEiAKC2xpbmVzX2FkZGVkGAMgASgBUgtsaW5lc19hZGRlZBIkCg1saW5lc19yZW1vdmVkGAQgASgBUg1saW5lc19yZW1vdmVkEiYKDmVkaXRzX2FjY2VwdGVkGAUgASgBUg5lZGl0c19hY2NlcHRlZBImCg5lZGl0c19yZWplY3RlZBgGIAEoAVIOZWRpdHNfcmVqZWN0ZWQi6QIKB0NvZGVSb3cSDAoEZGF0ZRgBIAEoCRIgCgtsaW5lc19hZGRlZBgCIAEoAVILbGluZXNfYWRkZWQSJAoNbGluZXNfcmVtb3ZlZBgDIAEoAVINbGluZXNfcmVtb3ZlZBImCg5lZGl0c19hY2NlcHRlZBgEIAEoAVIOZWRpdHNfYWNjZXB0ZWQSJgoOZWRpdHNfcmVqZWN0ZWQYBSABKAFSDmVkaXRzX3JlamVjdGVkEjIKFGVkaXRfYWNjZXB0YW5jZV9yYXRlGAYgASgBUhRlZGl0X2FjY2VwdGFuY2VfcmF0ZRJHCgtieV9sYW5ndWFnZRgHIAMoCzIlLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkxhbmd1YWdlQ29kZVILYnlfbGFuZ3VhZ2USOwoHYnlfdXNlchgIIAMoCzIhLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLlVzZXJDb2RlUgdieV91c2VyIoYCCgxDb2RlR3JvdXBSb3cSDAoEZGF0ZRgBIAEoCRIcCglncm91cF9rZXkYAiABKAlSCWdyb3VwX2tleRIgCgtsaW5lc19hZGRlZBgDIAEoAVILbGluZXNfYWRkZWQSJAoNbGluZXNfcmVtb3ZlZBgEIAEoAVINbGluZXNfcmVtb3ZlZBImCg5lZGl0c19hY2NlcHRlZBgFIAEoAVIOZWRpdHNfYWNjZXB0ZWQSJgoOZWRpdHNfcmVqZWN0ZWQYBiABKAFSDmVkaXRzX3JlamVjdGVkEjIKFGVkaXRfYWNjZXB0YW5jZV9yYXRlGAcgASgBUhRlZGl0X2FjY2VwdGFuY2VfcmF0ZSKbAQoJTW9kZWxDb3N0EhoKCG1vZGVsX2lkGAEgASgJUghtb2RlbF9pZBIaCghjb3N0X3VzZBgCIAEoAVIIY29zdF91c2QSLAoRcmVwb3J0ZWRfY29zdF91c2QYAyABKAFSEXJlcG9ydGVkX2Nvc3RfdXNkEigKD3VucHJpY2VkX3Rva2VucxgEIAEoAVIPdW5wcmljZWRfdG9rZW5zIrgBCghVc2VyQ29zdBIYCgd1c2VyX2lkGAEgASgJUgd1c2VyX2lkEh4KCnVzZXJfZW1haWwYAiABKAlSCnVzZXJfZW1haWwSGgoIY29zdF91c2QYAyABKAFSCGNvc3RfdXNkEiwKEXJlcG9ydGVkX2Nvc3RfdXNkGAQgASgBUhFyZXBvcnRlZF9jb3N0X3VzZBIoCg91bnByaWNlZF90b2tlbnMYBSABKAFSD3VucHJpY2VkX3Rva2VucyKJAgoIQ29zdHNSb3cSDAoEZGF0ZRgBIAEoCRIaCghjb3N0X3VzZBgCIAEoAVIIY29zdF91c2QSLAoRcmVwb3J0ZWRfY29zdF91c2QYAyABKAFSEXJlcG9ydGVkX2Nvc3RfdXNkEigKD3VucHJpY2VkX3Rva2VucxgEIAEoAVIPdW5wcmljZWRfdG9rZW5zEj4KCGJ5X21vZGVsGAUgAygLMiIuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuTW9kZWxDb3N0UghieV9tb2RlbBI7CgdieV91c2VyGAYgAygLMiEuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuVXNlckNvc3RSB2J5X3VzZXIirwEKDUNvc3RzR3JvdXBSb3cSDAoEZGF0ZRgBIAEoCRIcCglncm91cF9rZXkYAiABKAlSCWdyb3VwX2tleRIaCghjb3N0X3VzZBgDIAEoAVIIY29zdF91c2QSLAoRcmVwb3J0ZWRfY29zdF91c2QYBCABKAFSEXJlcG9ydGVkX2Nvc3RfdXNkEigKD3VucHJpY2VkX3Rva2VucxgFIAEoAVIPdW5wcmljZWRfdG9rZW5zIvoFCgpVc2VyRGF5Um93EhgKB3VzZXJfaWQYASABKAlSB3VzZXJfaWQSNgoKdXNlcl9lbWFpbBgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZVIKdXNlcl9lbWFpbBIMCgRkYXRlGAMgASgJEh4KCnRvb2xfY2FsbHMYBCABKAFSCnRvb2xfY2FsbHMSKAoPYmlsbGFibGVfdG9rZW5zGAUgASgBUg9iaWxsYWJsZV90b2tlbnMSJAoNcHJpbWFyeV9tb2RlbBgGIAEoCVINcHJpbWFyeV9tb2RlbBIuChJwcmltYXJ5X21vZGVsX3RpZXIYByABKAlSEnByaW1hcnlfbW9kZWxfdGllchIkCg1maWxlc19jcmVhdGVkGAggASgBUg1maWxlc19jcmVhdGVkEiIKDGZpbGVzX2VkaXRlZBgJIAEoAVIMZmlsZXNfZWRpdGVkEiAKC2dpdF9jb21taXRzGAogASgBUgtnaXRfY29tbWl0cxIoCg9naXRfcHJzX2NyZWF0ZWQYCyABKAFSD2dpdF9wcnNfY3JlYXRlZBIcCgltY3BfY2FsbHMYDCABKAFSCW1jcF9jYWxscxIgCgtza2lsbF9jYWxscxgNIAEoAVILc2tpbGxfY2FsbHMSJgoOc2xhc2hfY29tbWFuZHMYDiABKAFSDnNsYXNoX2NvbW1hbmRzEg0KBWhvb2tzGA8gASgBEhAKCHNlc3Npb25zGBAgASgBEhAKCG1lc3NhZ2VzGBEgASgBEiQKDXVzZXJfbWVzc2FnZXMYEiABKAFSDXVzZXJfbWVzc2FnZXMSLgoSYXNzaXN0YW50X21lc3NhZ2VzGBMgASgBUhJhc3Npc3RhbnRfbWVzc2FnZXMSJgoOYXV0b25vbXlfcmF0aW8YFCABKAFSDmF1dG9ub215X3JhdGlvEioKEGRlbGVnYXRpb25fbGV2ZWwYFSABKAlSEGRlbGVnYXRpb25fbGV2ZWwSEQoJbGFuZ3VhZ2VzGBYgAygJIpkICg5UZWxlbWV0cnlFdmVudBIMCgR0eXBlGAEgASgJEgwKBHRpbWUYAiABKAkSDgoGb3JnX2lkGAMgASgJEg8KB3VzZXJfaWQYBCABKAkSFwoKdXNlcl9lbWFpbBgFIAEoCUgAiAEBEhcKCnNlc3Npb25faWQYBiABKAlIAYgBARIOCgZjbGllbnQYByABKAkSFQoIZXZlbnRfaWQYCCABKAlIAogBARIaCg1hdXRvbm9teV9tb2RlGAkgASgJSAOIAQESEQoEcm9sZRgKIAEoCUgEiAEBEhUKCG1vZGVsX2lkGAsgASgJSAWIAQESFwoKbW9kZWxfdGllchgMIAEoCUgGiAEBEhkKDGlucHV0X3Rva2VucxgNIAEoAUgHiAEBEhoKDW91dHB1dF90b2tlbnMYDiABKAFICIgBARIeChFjYWNoZV9yZWFkX3Rva2VucxgPIAEoAUgJiAEBEh8KEmNhY2hlX3dyaXRlX3Rva2VucxgQIAEoAUgKiAEBEhUKCGNvc3RfdXNkGB4gASgBSAuIAQESEQoEdG9vbBgRIAEoCUgMiAEBEhsKDmF1dG9ub215X2xldmVsGBIgASgJSA2IAQESFwoKbWNwX3NlcnZlchgTIAEoCUgOiAEBEhEKBG5hbWUYFCABKAlID4gBARISCgVldmVudBgVIAEoCUgQiAEBEhQKB21hdGNoZXIYFiABKAlIEYgBARIUCgdjb21tYW5kGBcgASgJSBKIAQESDwoCb3AYGCABKAlIE4gBARIRCgRwYXRoGBkgASgJSBSIAQESFQoIbGFuZ3VhZ2UYGiABKAlIFYgBARIYCgtsaW5lc19hZGRlZBgbIAEoAUgWiAEBEhoKDWxpbmVzX3JlbW92ZWQYHCABKAFIF4gBARIVCghkZWNpc2lvbhgdIAEoCUgYiAEBQg0KC191c2VyX2VtYWlsQg0KC19zZXNzaW9uX2lkQgsKCV9ldmVudF9pZEIQCg5fYXV0b25vbXlfbW9kZUIHCgVfcm9sZUILCglfbW9kZWxfaWRCDQoLX21vZGVsX3RpZXJCDwoNX2lucHV0X3Rva2Vuc0IQCg5fb3V0cHV0X3Rva2Vuc0IUChJfY2FjaGVfcmVhZF90b2tlbnNCFQoTX2NhY2hlX3dyaXRlX3Rva2Vuc0ILCglfY29zdF91c2RCBwoFX3Rvb2xCEQoPX2F1dG9ub215X2xldmVsQg0KC19tY3Bfc2VydmVyQgcKBV9uYW1lQggKBl9ldmVudEIKCghfbWF0Y2hlckIKCghfY29tbWFuZEIFCgNfb3BCBwoFX3BhdGhCCwoJX2xhbmd1YWdlQg4KDF9saW5lc19hZGRlZEIQCg5fbGluZXNfcmVtb3ZlZEILCglfZGVjaXNpb24iSAoNSW5nZXN0UmVxdWVzdBI3CgZldmVudHMYASADKAsyJy5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5UZWxlbWV0cnlFdmVudCIuCg1SZWplY3RlZEV2ZW50Eg0KBWluZGV4GAEgASgFEg4KBnJlYXNvbhgCIAEoCSJwCg5Jbmdlc3RSZXNwb25zZRIQCghhY2NlcHRlZBgBIAEoBRISCgpkdXBsaWNhdGVzGAIgASgFEjgKCHJlamVjdGVkGAMgAygLMiYuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuUmVqZWN0ZWRFdmVudCJDCg1Sb2xsdXBSZXF1ZXN0EhEKCWZyb21fZGF0ZRgBIAEoCRIPCgd0b19kYXRlGAIgASgJEg4KBm9yZ19pZBgDIAEoCSIuCg5Sb2xsdXBSZXNwb25zZRIMCgRkYXlzGAEgASgFEg4KBmV2ZW50cxgCIAEoATLpCAoQQW5hbHl0aWNzU2VydmljZRJiCglHZXRUb2tlbnMSKS5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5HZXRUb2tlbnNSZXF1ZXN0GiouYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuQW5hbHl0aWNzUmVzcG9uc2USgQEKCEdldFRvb2xzEiguYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuR2V0VG9vbHNSZXF1ZXN0GiouYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuQW5hbHl0aWNzUmVzcG9uc2UiH4LT5JMCGRIXL2FwaS92MS9hbmFseXRpY3MvdG9vbHMSigEKC0dldEFjdGl2aXR5EisuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuR2V0QWN0aXZpdHlSZXF1ZXN0GiouYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuQW5hbHl0aWNzUmVzcG9uc2UiIoLT5JMCHBIaL2FwaS92MS9hbmFseXRpY3MvYWN0aXZpdHkSlgEKD0dldFByb2R1Y3Rpdml0eRIvLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkdldFByb2R1Y3Rpdml0eVJlcXVlc3QaKi5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5BbmFseXRpY3NSZXNwb25zZSImgtPkkwIgEh4vYXBpL3YxL2FuYWx5dGljcy9wcm9kdWN0aXZpdHkSfgoHR2V0Q29kZRInLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkdldENvZGVSZXF1ZXN0GiouYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuQW5hbHl0aWNzUmVzcG9uc2UiHoLT5JMCGBIWL2FwaS92MS9hbmFseXRpY3MvY29kZRKBAQoIR2V0Q29zdHMSKC5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5HZXRDb3N0c1JlcXVlc3QaKi5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5BbmFseXRpY3NSZXNwb25zZSIfgtPkkwIZEhcvYXBpL3YxL2FuYWx5dGljcy9jb3N0cxJcCghHZXRVc2VycxIoLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkdldFVzZXJzUmVxdWVzdBomLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLlVzZXJzUmVzcG9uc2UScwoMU3RyZWFtVG9rZW5zEikuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuR2V0VG9rZW5zUmVxdWVzdBoULmdvb2dsZS5hcGkuSHR0cEJvZHkiIILT5JMCGhIYL2FwaS92MS9hbmFseXRpY3MvdG9rZW5zMAEScAoLU3RyZWFtVXNlcnMSKC5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5HZXRVc2Vyc1JlcXVlc3QaFC5nb29nbGUuYXBpLkh0dHBCb2R5Ih+C0+STAhkSFy9hcGkvdjEvYW5hbHl0aWNzL3VzZXJzMAEyyAEKEFRlbGVtZXRyeVNlcnZpY2USWQoGSW5nZXN0EiYuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuSW5nZXN0UmVxdWVzdBonLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkluZ2VzdFJlc3BvbnNlElkKBlJvbGx1cBImLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLlJvbGx1cFJlcXVlc3QaJy5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5Sb2xsdXBSZXNwb25zZWIGcHJvdG8z", [file_google_api_annotations, file_google_api_httpbody, file_google_protobuf_struct]);
 
 /**
  * @generated from message agentplane.analytics.v1.GetTokensRequest
@@ -140,6 +140,64 @@ export const GetProductivityRequestSchema: GenMessage<GetProductivityRequest> = 
   messageDesc(file_agentplane_analytics_v1_analytics, 3);
 
 /**
+ * @generated from message agentplane.analytics.v1.GetCodeRequest
+ */
+export type GetCodeRequest = Message<"agentplane.analytics.v1.GetCodeRequest"> & {
+  /**
+   * @generated from field: string start_date = 1;
+   */
+  startDate: string;
+
+  /**
+   * @generated from field: string end_date = 2;
+   */
+  endDate: string;
+
+  /**
+   * Empty, "language" or "user".
+   *
+   * @generated from field: string group_by = 3;
+   */
+  groupBy: string;
+};
+
+/**
+ * Describes the message agentplane.analytics.v1.GetCodeRequest.
+ * Use `create(GetCodeRequestSchema)` to create a new message.
+ */
+export const GetCodeRequestSchema: GenMessage<GetCodeRequest> = /*@__PURE__*/
+  messageDesc(file_agentplane_analytics_v1_analytics, 4);
+
+/**
+ * @generated from message agentplane.analytics.v1.GetCostsRequest
+ */
+export type GetCostsRequest = Message<"agentplane.analytics.v1.GetCostsRequest"> & {
+  /**
+   * @generated from field: string start_date = 1;
+   */
+  startDate: string;
+
+  /**
+   * @generated from field: string end_date = 2;
+   */
+  endDate: string;
+
+  /**
+   * Empty, "model" or "user".
+   *
+   * @generated from field: string group_by = 3;
+   */
+  groupBy: string;
+};
+
+/**
+ * Describes the message agentplane.analytics.v1.GetCostsRequest.
+ * Use `create(GetCostsRequestSchema)` to create a new message.
+ */
+export const GetCostsRequestSchema: GenMessage<GetCostsRequest> = /*@__PURE__*/
+  messageDesc(file_agentplane_analytics_v1_analytics, 5);
+
+/**
  * @generated from message agentplane.analytics.v1.GetUsersRequest
  */
 export type GetUsersRequest = Message<"agentplane.analytics.v1.GetUsersRequest"> & {
@@ -173,7 +231,7 @@ export type GetUsersRequest = Message<"agentplane.analytics.v1.GetUsersRequest">
  * Use `create(GetUsersRequestSchema)` to create a new message.
  */
 export const GetUsersRequestSchema: GenMessage<GetUsersRequest> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 4);
+  messageDesc(file_agentplane_analytics_v1_analytics, 6);
 
 /**
  * @generated from message agentplane.analytics.v1.Meta
@@ -200,10 +258,10 @@ export type Meta = Message<"agentplane.analytics.v1.Meta"> & {
  * Use `create(MetaSchema)` to create a new message.
  */
 export const MetaSchema: GenMessage<Meta> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 5);
+  messageDesc(file_agentplane_analytics_v1_analytics, 7);
 
 /**
- * Envelope of /tokens, /tools, /activity and /productivity (spec §2.1).
+ * Envelope of /tokens, /tools, /activity and /productivity (spec §2.1), and of /code and /costs.
  *
  * @generated from message agentplane.analytics.v1.AnalyticsResponse
  */
@@ -226,7 +284,7 @@ export type AnalyticsResponse = Message<"agentplane.analytics.v1.AnalyticsRespon
  * Use `create(AnalyticsResponseSchema)` to create a new message.
  */
 export const AnalyticsResponseSchema: GenMessage<AnalyticsResponse> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 6);
+  messageDesc(file_agentplane_analytics_v1_analytics, 8);
 
 /**
  * @generated from message agentplane.analytics.v1.UsersMeta
@@ -265,7 +323,7 @@ export type UsersMeta = Message<"agentplane.analytics.v1.UsersMeta"> & {
  * Use `create(UsersMetaSchema)` to create a new message.
  */
 export const UsersMetaSchema: GenMessage<UsersMeta> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 7);
+  messageDesc(file_agentplane_analytics_v1_analytics, 9);
 
 /**
  * @generated from message agentplane.analytics.v1.UsersResponse
@@ -287,7 +345,7 @@ export type UsersResponse = Message<"agentplane.analytics.v1.UsersResponse"> & {
  * Use `create(UsersResponseSchema)` to create a new message.
  */
 export const UsersResponseSchema: GenMessage<UsersResponse> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 8);
+  messageDesc(file_agentplane_analytics_v1_analytics, 10);
 
 /**
  * @generated from message agentplane.analytics.v1.ModelTokens
@@ -324,7 +382,7 @@ export type ModelTokens = Message<"agentplane.analytics.v1.ModelTokens"> & {
  * Use `create(ModelTokensSchema)` to create a new message.
  */
 export const ModelTokensSchema: GenMessage<ModelTokens> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 9);
+  messageDesc(file_agentplane_analytics_v1_analytics, 11);
 
 /**
  * @generated from message agentplane.analytics.v1.UserTokens
@@ -356,7 +414,7 @@ export type UserTokens = Message<"agentplane.analytics.v1.UserTokens"> & {
  * Use `create(UserTokensSchema)` to create a new message.
  */
 export const UserTokensSchema: GenMessage<UserTokens> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 10);
+  messageDesc(file_agentplane_analytics_v1_analytics, 12);
 
 /**
  * @generated from message agentplane.analytics.v1.TokensRow
@@ -410,7 +468,7 @@ export type TokensRow = Message<"agentplane.analytics.v1.TokensRow"> & {
  * Use `create(TokensRowSchema)` to create a new message.
  */
 export const TokensRowSchema: GenMessage<TokensRow> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 11);
+  messageDesc(file_agentplane_analytics_v1_analytics, 13);
 
 /**
  * group_by=model.
@@ -451,7 +509,7 @@ export type TokensGroupRow = Message<"agentplane.analytics.v1.TokensGroupRow"> &
  * Use `create(TokensGroupRowSchema)` to create a new message.
  */
 export const TokensGroupRowSchema: GenMessage<TokensGroupRow> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 12);
+  messageDesc(file_agentplane_analytics_v1_analytics, 14);
 
 /**
  * @generated from message agentplane.analytics.v1.ToolCount
@@ -473,7 +531,7 @@ export type ToolCount = Message<"agentplane.analytics.v1.ToolCount"> & {
  * Use `create(ToolCountSchema)` to create a new message.
  */
 export const ToolCountSchema: GenMessage<ToolCount> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 13);
+  messageDesc(file_agentplane_analytics_v1_analytics, 15);
 
 /**
  * @generated from message agentplane.analytics.v1.ServerCount
@@ -495,7 +553,7 @@ export type ServerCount = Message<"agentplane.analytics.v1.ServerCount"> & {
  * Use `create(ServerCountSchema)` to create a new message.
  */
 export const ServerCountSchema: GenMessage<ServerCount> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 14);
+  messageDesc(file_agentplane_analytics_v1_analytics, 16);
 
 /**
  * @generated from message agentplane.analytics.v1.NameCount
@@ -517,7 +575,7 @@ export type NameCount = Message<"agentplane.analytics.v1.NameCount"> & {
  * Use `create(NameCountSchema)` to create a new message.
  */
 export const NameCountSchema: GenMessage<NameCount> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 15);
+  messageDesc(file_agentplane_analytics_v1_analytics, 17);
 
 /**
  * @generated from message agentplane.analytics.v1.HookCount
@@ -549,7 +607,7 @@ export type HookCount = Message<"agentplane.analytics.v1.HookCount"> & {
  * Use `create(HookCountSchema)` to create a new message.
  */
 export const HookCountSchema: GenMessage<HookCount> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 16);
+  messageDesc(file_agentplane_analytics_v1_analytics, 18);
 
 /**
  * @generated from message agentplane.analytics.v1.AutonomyLevelRatio
@@ -581,7 +639,7 @@ export type AutonomyLevelRatio = Message<"agentplane.analytics.v1.AutonomyLevelR
  * Use `create(AutonomyLevelRatioSchema)` to create a new message.
  */
 export const AutonomyLevelRatioSchema: GenMessage<AutonomyLevelRatio> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 17);
+  messageDesc(file_agentplane_analytics_v1_analytics, 19);
 
 /**
  * @generated from message agentplane.analytics.v1.ToolsRow
@@ -683,7 +741,7 @@ export type ToolsRow = Message<"agentplane.analytics.v1.ToolsRow"> & {
  * Use `create(ToolsRowSchema)` to create a new message.
  */
 export const ToolsRowSchema: GenMessage<ToolsRow> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 18);
+  messageDesc(file_agentplane_analytics_v1_analytics, 20);
 
 /**
  * group_by=tool_name.
@@ -714,7 +772,7 @@ export type ToolsGroupRow = Message<"agentplane.analytics.v1.ToolsGroupRow"> & {
  * Use `create(ToolsGroupRowSchema)` to create a new message.
  */
 export const ToolsGroupRowSchema: GenMessage<ToolsGroupRow> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 19);
+  messageDesc(file_agentplane_analytics_v1_analytics, 21);
 
 /**
  * @generated from message agentplane.analytics.v1.ActivityRow
@@ -769,7 +827,7 @@ export type ActivityRow = Message<"agentplane.analytics.v1.ActivityRow"> & {
  * Use `create(ActivityRowSchema)` to create a new message.
  */
 export const ActivityRowSchema: GenMessage<ActivityRow> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 20);
+  messageDesc(file_agentplane_analytics_v1_analytics, 22);
 
 /**
  * group_by=client.
@@ -800,7 +858,7 @@ export type ActivityGroupRow = Message<"agentplane.analytics.v1.ActivityGroupRow
  * Use `create(ActivityGroupRowSchema)` to create a new message.
  */
 export const ActivityGroupRowSchema: GenMessage<ActivityGroupRow> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 21);
+  messageDesc(file_agentplane_analytics_v1_analytics, 23);
 
 /**
  * @generated from message agentplane.analytics.v1.ExtensionCount
@@ -822,7 +880,7 @@ export type ExtensionCount = Message<"agentplane.analytics.v1.ExtensionCount"> &
  * Use `create(ExtensionCountSchema)` to create a new message.
  */
 export const ExtensionCountSchema: GenMessage<ExtensionCount> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 22);
+  messageDesc(file_agentplane_analytics_v1_analytics, 24);
 
 /**
  * @generated from message agentplane.analytics.v1.LanguageCount
@@ -844,7 +902,7 @@ export type LanguageCount = Message<"agentplane.analytics.v1.LanguageCount"> & {
  * Use `create(LanguageCountSchema)` to create a new message.
  */
 export const LanguageCountSchema: GenMessage<LanguageCount> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 23);
+  messageDesc(file_agentplane_analytics_v1_analytics, 25);
 
 /**
  * @generated from message agentplane.analytics.v1.ProductivityRow
@@ -891,7 +949,359 @@ export type ProductivityRow = Message<"agentplane.analytics.v1.ProductivityRow">
  * Use `create(ProductivityRowSchema)` to create a new message.
  */
 export const ProductivityRowSchema: GenMessage<ProductivityRow> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 24);
+  messageDesc(file_agentplane_analytics_v1_analytics, 26);
+
+/**
+ * @generated from message agentplane.analytics.v1.LanguageCode
+ */
+export type LanguageCode = Message<"agentplane.analytics.v1.LanguageCode"> & {
+  /**
+   * The language the events named; "" for events without one.
+   *
+   * @generated from field: string language = 1;
+   */
+  language: string;
+
+  /**
+   * @generated from field: double lines_added = 2 [json_name = "lines_added"];
+   */
+  linesAdded: number;
+
+  /**
+   * @generated from field: double lines_removed = 3 [json_name = "lines_removed"];
+   */
+  linesRemoved: number;
+
+  /**
+   * @generated from field: double edits_accepted = 4 [json_name = "edits_accepted"];
+   */
+  editsAccepted: number;
+
+  /**
+   * @generated from field: double edits_rejected = 5 [json_name = "edits_rejected"];
+   */
+  editsRejected: number;
+};
+
+/**
+ * Describes the message agentplane.analytics.v1.LanguageCode.
+ * Use `create(LanguageCodeSchema)` to create a new message.
+ */
+export const LanguageCodeSchema: GenMessage<LanguageCode> = /*@__PURE__*/
+  messageDesc(file_agentplane_analytics_v1_analytics, 27);
+
+/**
+ * @generated from message agentplane.analytics.v1.UserCode
+ */
+export type UserCode = Message<"agentplane.analytics.v1.UserCode"> & {
+  /**
+   * @generated from field: string user_id = 1 [json_name = "user_id"];
+   */
+  userId: string;
+
+  /**
+   * @generated from field: string user_email = 2 [json_name = "user_email"];
+   */
+  userEmail: string;
+
+  /**
+   * @generated from field: double lines_added = 3 [json_name = "lines_added"];
+   */
+  linesAdded: number;
+
+  /**
+   * @generated from field: double lines_removed = 4 [json_name = "lines_removed"];
+   */
+  linesRemoved: number;
+
+  /**
+   * @generated from field: double edits_accepted = 5 [json_name = "edits_accepted"];
+   */
+  editsAccepted: number;
+
+  /**
+   * @generated from field: double edits_rejected = 6 [json_name = "edits_rejected"];
+   */
+  editsRejected: number;
+};
+
+/**
+ * Describes the message agentplane.analytics.v1.UserCode.
+ * Use `create(UserCodeSchema)` to create a new message.
+ */
+export const UserCodeSchema: GenMessage<UserCode> = /*@__PURE__*/
+  messageDesc(file_agentplane_analytics_v1_analytics, 28);
+
+/**
+ * @generated from message agentplane.analytics.v1.CodeRow
+ */
+export type CodeRow = Message<"agentplane.analytics.v1.CodeRow"> & {
+  /**
+   * @generated from field: string date = 1;
+   */
+  date: string;
+
+  /**
+   * @generated from field: double lines_added = 2 [json_name = "lines_added"];
+   */
+  linesAdded: number;
+
+  /**
+   * @generated from field: double lines_removed = 3 [json_name = "lines_removed"];
+   */
+  linesRemoved: number;
+
+  /**
+   * @generated from field: double edits_accepted = 4 [json_name = "edits_accepted"];
+   */
+  editsAccepted: number;
+
+  /**
+   * @generated from field: double edits_rejected = 5 [json_name = "edits_rejected"];
+   */
+  editsRejected: number;
+
+  /**
+   * edits_accepted / (edits_accepted + edits_rejected); 0 on a day without edit decisions.
+   *
+   * @generated from field: double edit_acceptance_rate = 6 [json_name = "edit_acceptance_rate"];
+   */
+  editAcceptanceRate: number;
+
+  /**
+   * Ordered by language.
+   *
+   * @generated from field: repeated agentplane.analytics.v1.LanguageCode by_language = 7 [json_name = "by_language"];
+   */
+  byLanguage: LanguageCode[];
+
+  /**
+   * One entry per user with code events that day, ordered by user ID.
+   *
+   * @generated from field: repeated agentplane.analytics.v1.UserCode by_user = 8 [json_name = "by_user"];
+   */
+  byUser: UserCode[];
+};
+
+/**
+ * Describes the message agentplane.analytics.v1.CodeRow.
+ * Use `create(CodeRowSchema)` to create a new message.
+ */
+export const CodeRowSchema: GenMessage<CodeRow> = /*@__PURE__*/
+  messageDesc(file_agentplane_analytics_v1_analytics, 29);
+
+/**
+ * group_by=language or group_by=user.
+ *
+ * @generated from message agentplane.analytics.v1.CodeGroupRow
+ */
+export type CodeGroupRow = Message<"agentplane.analytics.v1.CodeGroupRow"> & {
+  /**
+   * @generated from field: string date = 1;
+   */
+  date: string;
+
+  /**
+   * The language ("" for events without one), or the user ID.
+   *
+   * @generated from field: string group_key = 2 [json_name = "group_key"];
+   */
+  groupKey: string;
+
+  /**
+   * @generated from field: double lines_added = 3 [json_name = "lines_added"];
+   */
+  linesAdded: number;
+
+  /**
+   * @generated from field: double lines_removed = 4 [json_name = "lines_removed"];
+   */
+  linesRemoved: number;
+
+  /**
+   * @generated from field: double edits_accepted = 5 [json_name = "edits_accepted"];
+   */
+  editsAccepted: number;
+
+  /**
+   * @generated from field: double edits_rejected = 6 [json_name = "edits_rejected"];
+   */
+  editsRejected: number;
+
+  /**
+   * @generated from field: double edit_acceptance_rate = 7 [json_name = "edit_acceptance_rate"];
+   */
+  editAcceptanceRate: number;
+};
+
+/**
+ * Describes the message agentplane.analytics.v1.CodeGroupRow.
+ * Use `create(CodeGroupRowSchema)` to create a new message.
+ */
+export const CodeGroupRowSchema: GenMessage<CodeGroupRow> = /*@__PURE__*/
+  messageDesc(file_agentplane_analytics_v1_analytics, 30);
+
+/**
+ * @generated from message agentplane.analytics.v1.ModelCost
+ */
+export type ModelCost = Message<"agentplane.analytics.v1.ModelCost"> & {
+  /**
+   * @generated from field: string model_id = 1 [json_name = "model_id"];
+   */
+  modelId: string;
+
+  /**
+   * US dollars: the client-reported cost plus the priced tokens of usage reported without one.
+   *
+   * @generated from field: double cost_usd = 2 [json_name = "cost_usd"];
+   */
+  costUsd: number;
+
+  /**
+   * The part of cost_usd the clients reported.
+   *
+   * @generated from field: double reported_cost_usd = 3 [json_name = "reported_cost_usd"];
+   */
+  reportedCostUsd: number;
+
+  /**
+   * Tokens of usage with neither a reported cost nor a price for the model (counted as 0 USD).
+   *
+   * @generated from field: double unpriced_tokens = 4 [json_name = "unpriced_tokens"];
+   */
+  unpricedTokens: number;
+};
+
+/**
+ * Describes the message agentplane.analytics.v1.ModelCost.
+ * Use `create(ModelCostSchema)` to create a new message.
+ */
+export const ModelCostSchema: GenMessage<ModelCost> = /*@__PURE__*/
+  messageDesc(file_agentplane_analytics_v1_analytics, 31);
+
+/**
+ * @generated from message agentplane.analytics.v1.UserCost
+ */
+export type UserCost = Message<"agentplane.analytics.v1.UserCost"> & {
+  /**
+   * @generated from field: string user_id = 1 [json_name = "user_id"];
+   */
+  userId: string;
+
+  /**
+   * @generated from field: string user_email = 2 [json_name = "user_email"];
+   */
+  userEmail: string;
+
+  /**
+   * @generated from field: double cost_usd = 3 [json_name = "cost_usd"];
+   */
+  costUsd: number;
+
+  /**
+   * @generated from field: double reported_cost_usd = 4 [json_name = "reported_cost_usd"];
+   */
+  reportedCostUsd: number;
+
+  /**
+   * @generated from field: double unpriced_tokens = 5 [json_name = "unpriced_tokens"];
+   */
+  unpricedTokens: number;
+};
+
+/**
+ * Describes the message agentplane.analytics.v1.UserCost.
+ * Use `create(UserCostSchema)` to create a new message.
+ */
+export const UserCostSchema: GenMessage<UserCost> = /*@__PURE__*/
+  messageDesc(file_agentplane_analytics_v1_analytics, 32);
+
+/**
+ * @generated from message agentplane.analytics.v1.CostsRow
+ */
+export type CostsRow = Message<"agentplane.analytics.v1.CostsRow"> & {
+  /**
+   * @generated from field: string date = 1;
+   */
+  date: string;
+
+  /**
+   * @generated from field: double cost_usd = 2 [json_name = "cost_usd"];
+   */
+  costUsd: number;
+
+  /**
+   * @generated from field: double reported_cost_usd = 3 [json_name = "reported_cost_usd"];
+   */
+  reportedCostUsd: number;
+
+  /**
+   * @generated from field: double unpriced_tokens = 4 [json_name = "unpriced_tokens"];
+   */
+  unpricedTokens: number;
+
+  /**
+   * Ordered by model ID.
+   *
+   * @generated from field: repeated agentplane.analytics.v1.ModelCost by_model = 5 [json_name = "by_model"];
+   */
+  byModel: ModelCost[];
+
+  /**
+   * One entry per user with model usage that day, ordered by user ID.
+   *
+   * @generated from field: repeated agentplane.analytics.v1.UserCost by_user = 6 [json_name = "by_user"];
+   */
+  byUser: UserCost[];
+};
+
+/**
+ * Describes the message agentplane.analytics.v1.CostsRow.
+ * Use `create(CostsRowSchema)` to create a new message.
+ */
+export const CostsRowSchema: GenMessage<CostsRow> = /*@__PURE__*/
+  messageDesc(file_agentplane_analytics_v1_analytics, 33);
+
+/**
+ * group_by=model or group_by=user.
+ *
+ * @generated from message agentplane.analytics.v1.CostsGroupRow
+ */
+export type CostsGroupRow = Message<"agentplane.analytics.v1.CostsGroupRow"> & {
+  /**
+   * @generated from field: string date = 1;
+   */
+  date: string;
+
+  /**
+   * The model ID or the user ID.
+   *
+   * @generated from field: string group_key = 2 [json_name = "group_key"];
+   */
+  groupKey: string;
+
+  /**
+   * @generated from field: double cost_usd = 3 [json_name = "cost_usd"];
+   */
+  costUsd: number;
+
+  /**
+   * @generated from field: double reported_cost_usd = 4 [json_name = "reported_cost_usd"];
+   */
+  reportedCostUsd: number;
+
+  /**
+   * @generated from field: double unpriced_tokens = 5 [json_name = "unpriced_tokens"];
+   */
+  unpricedTokens: number;
+};
+
+/**
+ * Describes the message agentplane.analytics.v1.CostsGroupRow.
+ * Use `create(CostsGroupRowSchema)` to create a new message.
+ */
+export const CostsGroupRowSchema: GenMessage<CostsGroupRow> = /*@__PURE__*/
+  messageDesc(file_agentplane_analytics_v1_analytics, 34);
 
 /**
  * @generated from message agentplane.analytics.v1.UserDayRow
@@ -1017,7 +1427,7 @@ export type UserDayRow = Message<"agentplane.analytics.v1.UserDayRow"> & {
  * Use `create(UserDayRowSchema)` to create a new message.
  */
 export const UserDayRowSchema: GenMessage<UserDayRow> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 25);
+  messageDesc(file_agentplane_analytics_v1_analytics, 35);
 
 /**
  * One telemetry event; the same shape as a line of `agentplane ingest` input (snake_case keys,
@@ -1207,7 +1617,7 @@ export type TelemetryEvent = Message<"agentplane.analytics.v1.TelemetryEvent"> &
  * Use `create(TelemetryEventSchema)` to create a new message.
  */
 export const TelemetryEventSchema: GenMessage<TelemetryEvent> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 26);
+  messageDesc(file_agentplane_analytics_v1_analytics, 36);
 
 /**
  * @generated from message agentplane.analytics.v1.IngestRequest
@@ -1224,7 +1634,7 @@ export type IngestRequest = Message<"agentplane.analytics.v1.IngestRequest"> & {
  * Use `create(IngestRequestSchema)` to create a new message.
  */
 export const IngestRequestSchema: GenMessage<IngestRequest> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 27);
+  messageDesc(file_agentplane_analytics_v1_analytics, 37);
 
 /**
  * @generated from message agentplane.analytics.v1.RejectedEvent
@@ -1248,7 +1658,7 @@ export type RejectedEvent = Message<"agentplane.analytics.v1.RejectedEvent"> & {
  * Use `create(RejectedEventSchema)` to create a new message.
  */
 export const RejectedEventSchema: GenMessage<RejectedEvent> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 28);
+  messageDesc(file_agentplane_analytics_v1_analytics, 38);
 
 /**
  * @generated from message agentplane.analytics.v1.IngestResponse
@@ -1279,7 +1689,7 @@ export type IngestResponse = Message<"agentplane.analytics.v1.IngestResponse"> &
  * Use `create(IngestResponseSchema)` to create a new message.
  */
 export const IngestResponseSchema: GenMessage<IngestResponse> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 29);
+  messageDesc(file_agentplane_analytics_v1_analytics, 39);
 
 /**
  * @generated from message agentplane.analytics.v1.RollupRequest
@@ -1310,7 +1720,7 @@ export type RollupRequest = Message<"agentplane.analytics.v1.RollupRequest"> & {
  * Use `create(RollupRequestSchema)` to create a new message.
  */
 export const RollupRequestSchema: GenMessage<RollupRequest> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 30);
+  messageDesc(file_agentplane_analytics_v1_analytics, 40);
 
 /**
  * @generated from message agentplane.analytics.v1.RollupResponse
@@ -1332,7 +1742,7 @@ export type RollupResponse = Message<"agentplane.analytics.v1.RollupResponse"> &
  * Use `create(RollupResponseSchema)` to create a new message.
  */
 export const RollupResponseSchema: GenMessage<RollupResponse> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 31);
+  messageDesc(file_agentplane_analytics_v1_analytics, 41);
 
 /**
  * Public: routed by the edge under /api/v1/analytics. API keys only; owners and managers only
@@ -1374,6 +1784,26 @@ export const AnalyticsService: GenService<{
   getProductivity: {
     methodKind: "unary";
     input: typeof GetProductivityRequestSchema;
+    output: typeof AnalyticsResponseSchema;
+  },
+  /**
+   * Beyond the spec (additive; docs/analytics.md): lines changed and edit decisions per day.
+   *
+   * @generated from rpc agentplane.analytics.v1.AnalyticsService.GetCode
+   */
+  getCode: {
+    methodKind: "unary";
+    input: typeof GetCodeRequestSchema;
+    output: typeof AnalyticsResponseSchema;
+  },
+  /**
+   * Beyond the spec (additive; docs/analytics.md): cost in US dollars per day.
+   *
+   * @generated from rpc agentplane.analytics.v1.AnalyticsService.GetCosts
+   */
+  getCosts: {
+    methodKind: "unary";
+    input: typeof GetCostsRequestSchema;
     output: typeof AnalyticsResponseSchema;
   },
   /**
