@@ -258,7 +258,7 @@ function session(cc: ClaudeCode, user: TestUser, sessionId: string, terminal: st
     expect1(user, sessionId, terminal, { type: "model_usage", ...zero, output_tokens: tokens.output });
     expect1(user, sessionId, terminal, { type: "model_usage", ...zero, cache_read_tokens: tokens.cacheRead });
     expect1(user, sessionId, terminal, { type: "model_usage", ...zero, cache_write_tokens: tokens.cacheCreation });
-    expect1(user, sessionId, terminal, { type: "model_usage", ...zero });
+    expect1(user, sessionId, terminal, { type: "model_usage", ...zero, cost_usd: 0.25 * scale });
   } else {
     // Two api_request events carrying the same totals; the metric's copy (five rows) is stored
     // and not counted by the rollup.
@@ -282,13 +282,14 @@ function session(cc: ClaudeCode, user: TestUser, sessionId: string, terminal: st
         output_tokens: (tokens.output * fifths) / 5,
         cache_read_tokens: (tokens.cacheRead * fifths) / 5,
         cache_write_tokens: (tokens.cacheCreation * fifths) / 5,
+        cost_usd: (0.25 * scale * fifths) / 5,
       });
     }
   }
   cc.counter("claude_code.lines_of_code.count").add(40 * scale, { ...attrs, type: "added" });
   cc.counter("claude_code.lines_of_code.count").add(12 * scale, { ...attrs, type: "removed" });
-  expect1(user, sessionId, terminal, { type: "lines_changed" });
-  expect1(user, sessionId, terminal, { type: "lines_changed" });
+  expect1(user, sessionId, terminal, { type: "lines_changed", lines_added: 40 * scale, lines_removed: 0 });
+  expect1(user, sessionId, terminal, { type: "lines_changed", lines_added: 0, lines_removed: 12 * scale });
   cc.counter("claude_code.commit.count").add(2, attrs);
   expect1(user, sessionId, terminal, { type: "git_commit" });
   expect1(user, sessionId, terminal, { type: "git_commit" });
@@ -306,7 +307,14 @@ function session(cc: ClaudeCode, user: TestUser, sessionId: string, terminal: st
     tool_name: "Write",
     language: "Python",
   });
-  for (let i = 0; i < 4; i++) expect1(user, sessionId, terminal, { type: "edit_decision" });
+  for (let i = 0; i < 3; i++)
+    expect1(user, sessionId, terminal, {
+      type: "edit_decision",
+      decision: "accept",
+      tool: "Edit",
+      language: "TypeScript",
+    });
+  expect1(user, sessionId, terminal, { type: "edit_decision", decision: "reject", tool: "Write", language: "Python" });
   cc.counter("claude_code.active_time.total").add(321.5, { ...attrs, type: "cli" });
   cc.counter("claude_code.brand_new.metric").add(5, attrs);
   for (let i = 0; i < 2; i++) {
@@ -335,6 +343,75 @@ function session(cc: ClaudeCode, user: TestUser, sessionId: string, terminal: st
     cc.event("tool_decision", { ...attrs, tool_name: tool, decision: "accept", source });
   }
   cc.event("some_future_event", attrs);
+}
+
+const byteOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+const micro = (usd: number) => Math.round(usd * 1e6) / 1e6;
+
+/** /code of one day from the expected events (docs/analytics.md's definitions). */
+function codeOf(day: string) {
+  const code = expected.filter((e) => e.type === "lines_changed" || e.type === "edit_decision");
+  const counts = (events: RawEvent[]) => ({
+    lines_added: events.reduce((n, e) => n + Number(e.lines_added ?? 0), 0),
+    lines_removed: events.reduce((n, e) => n + Number(e.lines_removed ?? 0), 0),
+    edits_accepted: events.filter((e) => e.decision === "accept").length,
+    edits_rejected: events.filter((e) => e.decision === "reject").length,
+  });
+  const group = (key: (e: RawEvent) => string) => {
+    const groups = new Map<string, RawEvent[]>();
+    for (const e of code) groups.set(key(e), [...(groups.get(key(e)) ?? []), e]);
+    return [...groups].sort(([a], [b]) => byteOrder(a, b));
+  };
+  const all = counts(code);
+  const decided = all.edits_accepted + all.edits_rejected;
+  return [
+    {
+      date: day,
+      ...all,
+      edit_acceptance_rate: decided === 0 ? 0 : all.edits_accepted / decided,
+      by_language: group((e) => String(e.language ?? "")).map(([language, events]) => ({
+        language,
+        ...counts(events),
+      })),
+      by_user: group((e) => String(e.user_id)).map(([user_id, events]) => ({
+        user_id,
+        user_email: emails.get(user_id) ?? "",
+        ...counts(events),
+      })),
+    },
+  ];
+}
+
+/** /costs of one day: reported costs only (no price is set), the rest of the tokens unpriced. */
+function costsOf(day: string) {
+  const usage = expected.filter((e) => e.type === "model_usage");
+  const tokens = (e: RawEvent) =>
+    Number(e.input_tokens) + Number(e.output_tokens) + Number(e.cache_read_tokens) + Number(e.cache_write_tokens);
+  const sums = (events: RawEvent[]) => {
+    const reported = events.reduce((n, e) => n + Number(e.cost_usd ?? 0), 0);
+    return {
+      cost_usd: micro(reported),
+      reported_cost_usd: micro(reported),
+      unpriced_tokens: events.filter((e) => e.cost_usd === undefined).reduce((n, e) => n + tokens(e), 0),
+    };
+  };
+  const group = (key: (e: RawEvent) => string) => {
+    const groups = new Map<string, RawEvent[]>();
+    for (const e of usage) groups.set(key(e), [...(groups.get(key(e)) ?? []), e]);
+    return [...groups].sort(([a], [b]) => byteOrder(a, b));
+  };
+  return [
+    {
+      date: day,
+      ...sums(usage),
+      by_model: group((e) => String(e.model_id)).map(([model_id, events]) => ({ model_id, ...sums(events) })),
+      by_user: group((e) => String(e.user_id)).map(([user_id, events]) => ({
+        user_id,
+        user_email: emails.get(user_id) ?? "",
+        ...sums(events),
+      })),
+    },
+  ];
 }
 
 async function rollupAndRead(path: string) {
@@ -466,7 +543,7 @@ describe("Claude Code's telemetry through the SDK's exporters", () => {
     await expectStoredTypes();
   });
 
-  it("the rollup's /tokens, /tools, /activity, /productivity and /users equal the reference's", async () => {
+  it("the rollup's /tokens, /tools, /activity, /productivity, /users, /code and /costs equal the reference's", async () => {
     // From here on the clock says tomorrow: today's exports are "yesterday" to the analytics
     // endpoints, which never answer for today. (Not earlier: the SDK stamps data points with
     // Date.now, and the receiver checks them against it.)
@@ -481,6 +558,21 @@ describe("Claude Code's telemetry through the SDK's exporters", () => {
     expectSame(await rollupAndRead("/activity"), ref.activity(DAY, DAY));
     expectSame(await rollupAndRead("/productivity"), ref.productivity(DAY, DAY));
     expectSame(await rollupAndRead("/users"), ref.users(DAY, DAY));
+    // /code and /costs (docs/analytics.md), computed here from the same expected events.
+    const code = codeOf(DAY);
+    expect(code[0]).toMatchObject({
+      lines_added: 40 * 9,
+      lines_removed: 12 * 9,
+      edits_accepted: 18,
+      edits_rejected: 6,
+    });
+    expectSame(await rollupAndRead("/code"), code);
+    const costs = costsOf(DAY);
+    // Reported: every metric session's cost.usage and the api_request sessions' own (the metric
+    // copy of alice-1's and carol-1's does not count); unpriced: the metric sessions' tokens.
+    expect(costs[0]!.cost_usd).toBe(micro(0.25 * 5 + 0.25 * 4));
+    expect(costs[0]!.unpriced_tokens).toBeGreaterThan(0);
+    expectSame(await rollupAndRead("/costs"), costs);
   });
 
   it("lines, edit decisions and client-reported cost are stored as the table says", async () => {
