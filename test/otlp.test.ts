@@ -37,6 +37,7 @@ import {
 } from "../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.js";
 import { TraceService } from "../gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js";
 import { AggregationTemporality } from "../gen/opentelemetry/proto/metrics/v1/metrics_pb.js";
+import { MAX_OTLP_BODY_BYTES } from "../services/analytics/otlp/wire.js";
 import { rollupRange } from "../services/analytics/rollup/rollup.js";
 import type { Database } from "../services/database.js";
 import { migrations } from "../services/migrations.js";
@@ -849,7 +850,7 @@ describe("answers as the OTLP specification says", () => {
   });
 
   it("huge attribute values: the records are rejected and counted, never a 5xx", async () => {
-    const huge = "x".repeat(1_500_000);
+    const huge = "x".repeat(900_000); // four of them: within the 4 MiB body limit
     const req = metricsRequest(2, { "session.id": huge, model: huge });
     const res = await post(
       "/v1/metrics",
@@ -863,22 +864,29 @@ describe("answers as the OTLP specification says", () => {
     expect(answer.partialSuccess?.errorMessage).toContain("session_id");
   });
 
-  it("10^6 data points: 413 over HTTP (plain or gzip), partial success over gRPC; memory stays bounded", async () => {
+  it("10^6 data points: 413 over HTTP (plain or gzip), RESOURCE_EXHAUSTED over gRPC; past 10^5 in one export, rejected unread", async () => {
     const big = toBinary(ExportMetricsServiceRequestSchema, metricsRequest(1_000_000, {}, "unknown.metric"));
+    expect(big.length).toBeGreaterThan(MAX_OTLP_BODY_BYTES);
     expect((await post("/v1/metrics", alice.key, "application/x-protobuf", big)).status).toBe(413);
     const zipped = gzipSync(big);
-    expect(zipped.length).toBeLessThan(8 * 1024 * 1024);
+    expect(zipped.length).toBeLessThan(MAX_OTLP_BODY_BYTES);
     expect(
       (await post("/v1/metrics", alice.key, "application/x-protobuf", zipped, { "content-encoding": "gzip" })).status,
     ).toBe(413);
-    // Over gRPC (32 MiB messages): the first 10^5 points are read, the rest rejected unread.
+    // Over gRPC the same bound is the message limit of the OTLP services.
     const grpc = grpcClient(MetricsService, server.grpcUrl, bearer(alice.key));
+    await expect(
+      grpc.call(MetricsService.method.export, metricsRequest(1_000_000, {}, "unknown.metric")),
+    ).rejects.toMatchObject({
+      code: 8, // RESOURCE_EXHAUSTED
+    });
+    // Within the bound, more than 10^5 points: the first 10^5 are read, the rest rejected unread.
     const answer = await grpc.call(
       MetricsService.method.export,
-      metricsRequest(1_000_000, {}, "claude_code.active_time.total"),
+      metricsRequest(130_000, {}, "claude_code.active_time.total"),
     );
     grpc.close();
-    expect(answer.partialSuccess?.rejectedDataPoints).toBe(900_000n);
+    expect(answer.partialSuccess?.rejectedDataPoints).toBe(30_000n);
     expect(answer.partialSuccess?.errorMessage).toContain("at most 100000 data points per export");
   }, 120_000);
 

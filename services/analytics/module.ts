@@ -11,6 +11,7 @@ import { createTelemetryService } from "./telemetry-handlers.js";
 import { createTelemetrySink } from "./ingest/sink.js";
 import { OTLP_INGEST_SCOPE } from "./otlp/attribution.js";
 import { createOtlpServices } from "./otlp/handlers.js";
+import { MAX_OTLP_BODY_BYTES } from "./otlp/wire.js";
 import { startRollupScheduler } from "./rollup/scheduler.js";
 
 export const analyticsModule: ServiceModule = {
@@ -44,9 +45,12 @@ export const analyticsModule: ServiceModule = {
       router.service(AnalyticsService, analytics);
       router.service(TelemetryService, telemetry);
       router.service(OtlpHttpService, otlp.http);
-      router.service(LogsService, otlp.logs);
-      router.service(MetricsService, otlp.metrics);
-      router.service(TraceService, otlp.trace);
+      // OTLP/gRPC messages are bounded as OTLP/HTTP bodies are (otlp/wire.ts): decoded, every
+      // data point is an object, and 32 MiB of the smallest would be millions of them.
+      const bounded = { readMaxBytes: MAX_OTLP_BODY_BYTES };
+      router.service(LogsService, otlp.logs, bounded);
+      router.service(MetricsService, otlp.metrics, bounded);
+      router.service(TraceService, otlp.trace, bounded);
     };
   },
   // The daily rollup (and catch-up of missed days at start).

@@ -102,11 +102,17 @@ export function createGrpcUnary(
   options: GrpcUnaryOptions,
 ): (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => boolean {
   const { invoker, maxMessageBytes } = options;
-  const methods = new Map<string, { spec: UnarySpec; rpc: readonly [string, string] }>();
+  const methods = new Map<string, { spec: UnarySpec; rpc: readonly [string, string]; maxBytes: number }>();
   const add = (method: DescMethod) => {
     const spec = invoker.spec(method);
+    // A method registered with a smaller readMaxBytes (the OTLP services) keeps it here too.
+    const maxBytes = Math.min(maxMessageBytes, invoker.readMaxBytes(method) ?? maxMessageBytes);
     if (spec?.kind === "unary")
-      methods.set(`/${method.parent.typeName}/${method.name}`, { spec, rpc: [method.parent.typeName, method.name] });
+      methods.set(`/${method.parent.typeName}/${method.name}`, {
+        spec,
+        rpc: [method.parent.typeName, method.name],
+        maxBytes,
+      });
   };
   for (const method of invoker.methods()) add(method);
 
@@ -119,7 +125,7 @@ export function createGrpcUnary(
     if (contentType === undefined || !BINARY_GRPC.test(contentType)) return false;
     const encoding = headers["grpc-encoding"];
     if (encoding !== undefined && encoding !== "identity") return false;
-    serve(stream, headers, path!, entry.spec, entry.rpc);
+    serve(stream, headers, path!, entry.spec, entry.rpc, entry.maxBytes);
     return true;
   };
 
@@ -129,6 +135,7 @@ export function createGrpcUnary(
     path: string,
     spec: UnarySpec,
     rpc: readonly [string, string],
+    maxBytes: number,
   ): void {
     // A stream reset (by the client, or by a stop: request-deadline.ts) emits 'error', which
     // unheard would end the process; the call learns of it from 'close' (call()), as the
@@ -138,7 +145,7 @@ export function createGrpcUnary(
     // The body is read only once the caller is accepted (early-auth.ts): nothing reads the
     // stream until call() does, so it waits within HTTP/2 flow control.
     options.early.checkGrpc(stream, headers, rpc).then(
-      (caller) => call(stream, headers, path, spec, caller),
+      (caller) => call(stream, headers, path, spec, caller, maxBytes),
       (err: unknown) => {
         if (err instanceof Refused) return;
         options.logger.error({ err, rpc: `${rpc[0]}/${rpc[1]}` }, "answering a call failed");
@@ -153,6 +160,7 @@ export function createGrpcUnary(
     path: string,
     spec: UnarySpec,
     caller: Authenticated | undefined,
+    maxBytes: number,
   ): void {
     if (stream.destroyed || stream.closed) return;
     const timeoutHeader = headers["grpc-timeout"];
@@ -218,9 +226,9 @@ export function createGrpcUnary(
             const head = chunks.length === 1 || chunks[0]!.length >= 5 ? chunks[0]! : Buffer.concat(chunks);
             flags = head[0]!;
             length = head.readUInt32BE(1);
-            if (length > maxMessageBytes)
+            if (length > maxBytes)
               throw new ConnectError(
-                `message size ${length} is larger than configured readMaxBytes ${maxMessageBytes}`,
+                `message size ${length} is larger than configured readMaxBytes ${maxBytes}`,
                 Code.ResourceExhausted,
               );
           }

@@ -44,6 +44,7 @@ export type BinaryOptions = Partial<BinaryReadOptions & BinaryWriteOptions>;
 function collectRegistrations(routes: (router: ConnectRouter) => void) {
   const specs = new Map<DescMethod, MethodImplSpec>();
   const binaryOptions = new Map<DescMethod, BinaryOptions>();
+  const readMaxBytes = new Map<DescMethod, number>();
   const router: ConnectRouter = {
     handlers: [],
     service(service, implementation, options) {
@@ -52,17 +53,19 @@ function collectRegistrations(routes: (router: ConnectRouter) => void) {
       for (const method of Object.values(spec.methods)) {
         specs.set(method.method, method);
         if (options?.binaryOptions) binaryOptions.set(method.method, options.binaryOptions);
+        if (options?.readMaxBytes !== undefined) readMaxBytes.set(method.method, options.readMaxBytes);
       }
       return router;
     },
     rpc(method, implementation, options) {
       specs.set(method, createMethodImplSpec(method, implementation));
       if (options?.binaryOptions) binaryOptions.set(method, options.binaryOptions);
+      if (options?.readMaxBytes !== undefined) readMaxBytes.set(method, options.readMaxBytes);
       return router;
     },
   };
   routes(router);
-  return { specs, binaryOptions };
+  return { specs, binaryOptions, readMaxBytes };
 }
 
 /** What a call's context is built from: the request as the protocol delivered it. */
@@ -146,6 +149,8 @@ export interface Invoker {
   methods(): Iterable<DescMethod>;
   /** The binary options `method` was registered with, as Connect's handler would use them. */
   binaryOptions(method: DescMethod): BinaryOptions | undefined;
+  /** The smaller message limit `method` was registered with (readMaxBytes), if any. */
+  readMaxBytes(method: DescMethod): number | undefined;
   /** The interceptors around `innermost`, first interceptor outermost (what Connect's handler does per call). */
   intercepted(innermost: AnyFn): AnyFn;
   /**
@@ -157,7 +162,7 @@ export interface Invoker {
 }
 
 export function createInvoker(routes: (router: ConnectRouter) => void, interceptors: readonly Interceptor[]): Invoker {
-  const { specs, binaryOptions } = collectRegistrations(routes);
+  const { specs, binaryOptions, readMaxBytes } = collectRegistrations(routes);
   const outermostFirst = [...interceptors].reverse();
   const intercepted = (innermost: AnyFn): AnyFn => {
     let chain = innermost;
@@ -168,6 +173,7 @@ export function createInvoker(routes: (router: ConnectRouter) => void, intercept
     spec: (method) => specs.get(method),
     methods: () => specs.keys(),
     binaryOptions: (method) => binaryOptions.get(method),
+    readMaxBytes: (method) => readMaxBytes.get(method),
     intercepted,
     unary(spec, context, message) {
       const method = spec.method;

@@ -79,7 +79,8 @@ interface Receivers {
 
 function receivers(deps: OtlpDeps): { work: Work; receive: Receivers } {
   const now = deps.now ?? Date.now;
-  const work = concurrencyLimit(deps.maxConcurrent ?? 8);
+  // Each export in flight holds its decoded request (see MAX_OTLP_BODY_BYTES) and a connection.
+  const work = concurrencyLimit(deps.maxConcurrent ?? 4);
   return {
     work,
     receive: {

@@ -19,12 +19,14 @@ import { locateJsonError } from "../../edge/json-error.js";
 import { firstTooDeep, MAX_JSON_NESTING, MESSAGE_RECURSION_LIMIT } from "../../platform/json-nesting.js";
 
 /**
- * The largest body, after gzip is undone, that one export may carry: 8 MiB (413 beyond it). A
- * bound on what one request can make the process hold: decoded, every data point is an object of
- * its own, and 8 MiB of the smallest ones is about 10^6 of them. Exporters batch far below it
- * (the JS SDK's logs batch is 512 records; the Collector's own receiver allows 20 MiB by default).
+ * The largest body, after gzip is undone, and the largest OTLP/gRPC message, that one export may
+ * carry: 4 MiB (413 or RESOURCE_EXHAUSTED beyond it), the OpenTelemetry Collector's own default
+ * for gRPC. A bound on what one request can make the process hold: decoded, every data point is
+ * an object of its own, and 4 MiB of the smallest ones is up to 2 * 10^6 of them (a few hundred
+ * MB for the moment of the request). Exporters batch far below it (the JS SDK's logs batch is
+ * 512 records; a Claude Code metrics export is a few kilobytes).
  */
-export const MAX_OTLP_BODY_BYTES = 8 * 1024 * 1024;
+export const MAX_OTLP_BODY_BYTES = 4 * 1024 * 1024;
 
 export type OtlpEncoding = "protobuf" | "json";
 
