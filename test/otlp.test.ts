@@ -24,6 +24,8 @@ import {
   SimpleLogRecordProcessor,
 } from "@opentelemetry/sdk-logs";
 import { MeterProvider, MetricReader, type PushMetricExporter, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
+import { Code, createClient } from "@connectrpc/connect";
+import { compressionGzip, createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { StatusSchema } from "../gen/google/rpc/status_pb.js";
 import {
@@ -879,6 +881,23 @@ describe("answers as the OTLP specification says", () => {
       grpc.call(MetricsService.method.export, metricsRequest(1_000_000, {}, "unknown.metric")),
     ).rejects.toMatchObject({
       code: 8, // RESOURCE_EXHAUSTED
+    });
+    // The same through Connect's handler (gzip-compressed gRPC does not take the fast path).
+    const connect = createClient(
+      MetricsService,
+      createGrpcTransport({
+        baseUrl: server.grpcUrl,
+        sendCompression: compressionGzip,
+        interceptors: [
+          (next) => (req) => {
+            req.header.set("authorization", `Bearer ${alice.key}`);
+            return next(req);
+          },
+        ],
+      }),
+    );
+    await expect(connect.export(metricsRequest(1_000_000, {}, "unknown.metric"))).rejects.toMatchObject({
+      code: Code.ResourceExhausted,
     });
     // Within the bound, more than 10^5 points: the first 10^5 are read, the rest rejected unread.
     const answer = await grpc.call(
