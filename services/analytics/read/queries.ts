@@ -172,7 +172,7 @@ export async function readUserRowsAfter(
   limit: number,
 ): Promise<Array<UserDayKey & { row_json: string }>> {
   const result = await sql<UserDayKey & { row_json: string }>`
-    select user_id, day::text as day, row_json from analytics_user_daily
+    select user_id, day, row_json from analytics_user_daily
     where org_id = ${orgId} and day between ${range.start}::date and ${range.end}::date
       ${after !== undefined ? sql`and (user_id, day) > (${after.user_id}, ${after.day}::date)` : sql``}
     order by user_id, day
