@@ -184,16 +184,16 @@ export async function* exportChunks(
     pending = [];
     pendingBytes = 0;
     const data = encoder === null ? text : Buffer.concat([...encoder.push(text), ...(last ? encoder.end() : [])]);
-    for (let at = 0; at < data.length; at += CHUNK_BYTES) yield message(data.subarray(at, at + CHUNK_BYTES));
+    for (let at = 0; at < data.length; at += CHUNK_BYTES) {
+      stopIfAbandoned(ctx.signal);
+      yield message(data.subarray(at, at + CHUNK_BYTES));
+    }
     if (first) yield message(data); // an empty body is still one message: it carries the content type
   };
   for await (const piece of pieces) {
     pending.push(piece);
     pendingBytes += Buffer.byteLength(piece, "utf8");
-    if (pendingBytes >= CHUNK_BYTES) {
-      stopIfAbandoned(ctx.signal);
-      yield* flush(false);
-    }
+    if (pendingBytes >= CHUNK_BYTES) yield* flush(false);
   }
   yield* flush(true);
 }
