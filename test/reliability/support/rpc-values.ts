@@ -73,6 +73,12 @@ export function validPools(w: RpcWorld): Record<string, fc.Arbitrary<unknown>> {
     "GetTokensRequest.groupBy": fc.constantFrom("", "model"),
     "GetToolsRequest.groupBy": fc.constantFrom("", "tool_name"),
     "GetActivityRequest.groupBy": fc.constantFrom("", "client"),
+    // The JSON answer or an export (README "Exports"); with limit or cursor, /users exports are a 400.
+    ...Object.fromEntries(
+      ["GetTokensRequest", "GetToolsRequest", "GetActivityRequest", "GetProductivityRequest", "GetUsersRequest"].map(
+        (m) => [`${m}.format`, fc.constantFrom("", "json", "csv", "ndjson")],
+      ),
+    ),
 
     // Telemetry events (ANALYTICS.md "Events").
     "TelemetryEvent.type": fc.constantFrom(...EVENT_TYPES),
