@@ -104,10 +104,15 @@ export function csvRecord(fields: readonly string[]): string {
   return `${fields.map(csvField).join(",")}\r\n`;
 }
 
-/** A cell's text: strings as they are, null or absent empty, numbers and breakdowns as JSON. */
-function cellText(value: JsonValue | undefined): string {
+/**
+ * A cell as written: strings as they are, null or absent empty, numbers and breakdowns as JSON
+ * (a number's JSON is its String(), which never needs quotes).
+ */
+function csvCell(value: JsonValue | undefined): string {
+  if (typeof value === "number") return String(value);
+  if (typeof value === "string") return csvField(value);
   if (value === undefined || value === null) return "";
-  return typeof value === "string" ? value : JSON.stringify(value);
+  return csvField(JSON.stringify(value));
 }
 
 function valueAt(row: JsonObject, path: readonly string[]): JsonValue | undefined {
@@ -137,7 +142,14 @@ export class RowWriter {
 
   row(row: JsonObject): string {
     if (this.format === "ndjson") return `${JSON.stringify(row)}\n`;
-    return csvRecord(this.columns.map((c) => cellText(valueAt(row, c.path))));
+    // By hand rather than map/join: this runs for every row of a 10,000-user export.
+    let line = "";
+    for (let i = 0; i < this.columns.length; i++) {
+      const { name, path } = this.columns[i]!;
+      const cell = csvCell(path.length === 1 ? row[name] : valueAt(row, path));
+      line = i === 0 ? cell : `${line},${cell}`;
+    }
+    return `${line}\r\n`;
   }
 
   /**
