@@ -34,7 +34,7 @@ export async function buildService(root: string): Promise<string> {
     // Type errors (in work in progress elsewhere) do not stop tsc from emitting JavaScript.
     child.once("exit", () => resolve(text));
   });
-  for (const file of ["services/cli/main.js", "bench/bare-server.js", "bench/timed-gets.js"]) {
+  for (const file of ["services/cli/main.js", "bench/bare-server.js", "bench/timed-gets.js", "bench/stall-probe.js"]) {
     await access(join(outDir, file)).catch(() => {
       throw new Error(`the build did not produce ${file}:\n${output.slice(0, 2000)}`);
     });

@@ -23,6 +23,7 @@ import * as grpc from "@grpc/grpc-js";
 import { fromJson, toBinary, type DescService, type JsonValue } from "@bufbuild/protobuf";
 import { SessionService } from "../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import { OrganizationService } from "../gen/agentplane/organization/v1alpha1/organization_pb.js";
+import { startStallMonitor } from "./stalls.js";
 import { summarize, type LoadResult } from "./stats.js";
 
 export interface HttpLoad {
@@ -186,13 +187,14 @@ async function measure(
   if (spec.warmupSeconds > 0) await drive(spec, spec.warmupSeconds, call);
   rec.recording = true;
   announceStart();
+  const stalls = startStallMonitor();
   const cpu = process.cpuUsage();
   const started = performance.now();
   await drive(spec, spec.durationSeconds, call);
   const elapsedMs = performance.now() - started;
   const used = process.cpuUsage(cpu);
   close();
-  return summarize(rec.latencies, rec.errors, rec.statuses, elapsedMs, (used.user + used.system) / 1000);
+  return summarize(rec.latencies, rec.errors, rec.statuses, elapsedMs, (used.user + used.system) / 1000, stalls.take());
 }
 
 /**
@@ -233,6 +235,7 @@ async function runHttp(spec: LoadSpec, target: HttpLoad): Promise<LoadResult> {
   if (spec.warmupSeconds > 0) await runAutocannon(target, spec.connections, spec.warmupSeconds, rec);
   rec.recording = true;
   announceStart();
+  const stalls = startStallMonitor();
   const cpu = process.cpuUsage();
   const started = performance.now();
   const { errors } = await runAutocannon(target, spec.connections, spec.durationSeconds, rec);
@@ -241,7 +244,7 @@ async function runHttp(spec: LoadSpec, target: HttpLoad): Promise<LoadResult> {
   // Connection errors and timeouts never produce a response; count them as errors too.
   rec.errors += errors;
   if (errors > 0) rec.statuses["connection error or timeout"] = errors;
-  return summarize(rec.latencies, rec.errors, rec.statuses, elapsedMs, (used.user + used.system) / 1000);
+  return summarize(rec.latencies, rec.errors, rec.statuses, elapsedMs, (used.user + used.system) / 1000, stalls.take());
 }
 
 async function runGrpc(spec: LoadSpec, target: GrpcLoad): Promise<LoadResult> {

@@ -22,6 +22,9 @@ export interface Measurement extends LoadResult {
   otherBusyCores: number;
   /** The service's peak RSS (VmHWM) once this measurement ended: shows which case raised it. */
   peakRssMbAfter: number;
+  /** The longest event-loop delay and GC pause of any serving process in the period (stalls.ts). */
+  serverLoopMaxMs: number;
+  serverGcMaxMs: number;
 }
 
 /** A case at a fixed offered load: half of its saturated throughput. */
@@ -33,6 +36,10 @@ export interface FixedLoadFigures {
   errors: number;
   serverCpuUsPerReq: number;
   otherBusyCores: number;
+  /** Stalls in the period: the serving processes' longest event-loop delay and GC pause, the load generator's longest event-loop delay. */
+  serverLoopMaxMs: number;
+  serverGcMaxMs: number;
+  clientLoopMaxMs: number;
 }
 
 export interface CaseFigures {
@@ -118,6 +125,9 @@ export function aggregate(cases: BenchCase[], measurements: Measurement[]): Case
               errors: halves.reduce((s, m) => s + m.errors, 0),
               serverCpuUsPerReq: perRequestUs(halves, (m) => m.serverCpuMs),
               otherBusyCores: median(halves.map((m) => m.otherBusyCores)),
+              serverLoopMaxMs: median(halves.map((m) => m.serverLoopMaxMs)),
+              serverGcMaxMs: median(halves.map((m) => m.serverGcMaxMs)),
+              clientLoopMaxMs: median(halves.map((m) => m.clientLoopMaxMs)),
             },
           }
         : {}),
@@ -295,7 +305,19 @@ export function formatReport(report: Report, fixedRate?: number): string {
   if (halves.length)
     parts.push(
       `at a fixed load of 50% of each case's own saturated req/s (same round; medians over rounds):\n\n${table(
-        ["case", "offered req/s", "req/s", "p50 ms", "p99 ms", "errors", "server CPU µs/req", "others' cores"],
+        [
+          "case",
+          "offered req/s",
+          "req/s",
+          "p50 ms",
+          "p99 ms",
+          "errors",
+          "server CPU µs/req",
+          "server loop max ms",
+          "server GC max ms",
+          "client loop max ms",
+          "others' cores",
+        ],
         halves.map((f) => [
           f.label,
           fmt(f.half!.offeredRps, 0),
@@ -304,10 +326,13 @@ export function formatReport(report: Report, fixedRate?: number): string {
           fmt(f.half!.p99, 2),
           String(f.half!.errors),
           fmt(f.half!.serverCpuUsPerReq, 0),
+          fmt(f.half!.serverLoopMaxMs, 1),
+          fmt(f.half!.serverGcMaxMs, 1),
+          fmt(f.half!.clientLoopMaxMs, 1),
           fmt(f.half!.otherBusyCores, 2),
         ]),
-        [false, true, true, true, true, true, true, true],
-      )}`,
+        [false, true, true, true, true, true, true, true, true, true, true],
+      )}\n\n(loop max: the longest event-loop delay of the serving processes, or of the load generator, in the period;\nGC max: the longest garbage-collection pause. A p99 near them is the process not running, not a queue.)`,
     );
   // At a fixed rate (--rate) every case does that rate, or less when it saturates: only CPU compares.
   if (report.ratios.length && fixedRate !== undefined)

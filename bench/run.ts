@@ -17,10 +17,10 @@
 // Rounds interleave the cases so that a burst of load from other work on the shared machine
 // hits all of them alike rather than one; the spread of req/s over rounds is printed.
 import { spawn } from "node:child_process";
-import { mkdtemp, readdir, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { buildService } from "./build.js";
 import { CASES, type BenchCase, type CaseContext, type ServerRole } from "./cases.js";
 import type { LoadSpec } from "./load.js";
@@ -40,6 +40,7 @@ import { summarizeProfile, type ProfileWindow } from "./profile-summary.js";
 import { aggregate, buildReport, formatReport, type Measurement } from "./report.js";
 import { prepareStorage } from "./storage.js";
 import type { LoadResult } from "./stats.js";
+import { stallsWithin, type StallLine } from "./stalls.js";
 
 const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
@@ -53,6 +54,8 @@ function analyticsRange(days: number): { startDate: string; endDate: string } {
 interface Sample {
   /** performance.now() when taken. */
   at: number;
+  /** Date.now() when taken: the clock of the servers' stall files. */
+  wall: number;
   /** Each serving process of the case, in the case's order. */
   servers: Awaited<ReturnType<typeof sampleProcess>>[];
   machine: Awaited<ReturnType<typeof sampleMachine>>;
@@ -125,6 +128,15 @@ async function settle(pids: () => Promise<number[]>, maxMs = 120_000): Promise<n
   }
 }
 
+/** The lines a serving process's stall probe wrote so far (none when it has not written yet). */
+async function readStalls(file: string): Promise<StallLine[]> {
+  const text = await readFile(file, "utf8").catch(() => "");
+  return text
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as StallLine);
+}
+
 /** `rate`: offer that many requests per second; absent: closed loop (saturated). */
 async function measure(
   c: BenchCase,
@@ -135,6 +147,7 @@ async function measure(
   round: number,
   rate: number | undefined,
   load: Measurement["load"],
+  stallFileOf: (role: ServerRole) => string,
 ): Promise<Measurement & { window: { from: number; to: number } }> {
   const pids = c.servers.map((role) => servers[role]!.child.pid!);
   const spec: LoadSpec = {
@@ -146,13 +159,14 @@ async function measure(
   };
   const sample = async (): Promise<Sample> => {
     const at = performance.now();
+    const wall = Date.now();
     const [serverSamples, machine, postgres, redis] = await Promise.all([
       Promise.all(pids.map(sampleProcess)),
       sampleMachine(),
       backing.postgresPids().then(cpuOf),
       cpuOf(backing.redisPids),
     ]);
-    return { at, servers: serverSamples, machine, postgres, redis };
+    return { at, wall, servers: serverSamples, machine, postgres, redis };
   };
   const { result, from, to } = await runLoad(spec, sample);
   const wallMs = Math.max(to.at - from.at, 1);
@@ -164,6 +178,10 @@ async function measure(
   const postgresCpuMs = backing.postgres ? cpuDelta(from.postgres, to.postgres) : NaN;
   const redisCpuMs = cpuDelta(from.redis, to.redis);
   const machineBusyCores = ((to.machine?.busyMs ?? NaN) - (from.machine?.busyMs ?? NaN)) / wallMs;
+  // The worst stall of any serving process of the case within the window (stall-probe.ts).
+  const stalls = (await Promise.all(c.servers.map((role) => readStalls(stallFileOf(role)))))
+    .map((lines) => stallsWithin(lines, from.wall, to.wall))
+    .filter((s) => s !== undefined);
   // The load generator's CPU is over its own measured period, close to the sampled window.
   const ours = (serverCpuMs + (backing.postgres ? postgresCpuMs : 0) + redisCpuMs + result.clientCpuMs) / wallMs;
   return {
@@ -179,6 +197,8 @@ async function measure(
     machineBusyCores,
     otherBusyCores: Math.max(0, machineBusyCores - ours),
     peakRssMbAfter: (await sampleProcess(servers.service!.child.pid!))?.peakRssMb ?? NaN,
+    serverLoopMaxMs: stalls.length ? Math.max(...stalls.map((s) => s.loopMaxMs)) : NaN,
+    serverGcMaxMs: stalls.length ? Math.max(...stalls.map((s) => s.gcMaxMs)) : NaN,
     window: { from: from.at, to: to.at },
   };
 }
@@ -236,11 +256,17 @@ async function main() {
     await freePort(),
   ];
   const profileDir = join(workDir, "profile");
+  /** Each serving process appends its stalls to <its name>.stalls (a role's name is the role). */
+  const stallFileOf = (name: string) => join(workDir, `${name}.stalls`);
+  const stallProbe = buildDir
+    ? ["--import", pathToFileURL(join(buildDir, "bench/stall-probe.js")).href]
+    : ["--import", "tsx", "--import", pathToFileURL(join(ROOT, "bench/stall-probe.ts")).href];
   const serviceStarted = performance.now();
   /** `agentplane serve` as deployed, with these SERVICES and ports. */
   const serve = (name: string, env: Record<string, string>, profile: boolean) =>
     spawnNode(
       [
+        ...stallProbe,
         ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []),
         ...(buildDir ? [join(buildDir, "services/cli/main.js")] : ["bin/agentplane.js"]),
         "serve",
@@ -257,6 +283,7 @@ async function main() {
         // running through the first cases.
         WORKERS: "false",
         LOG_LEVEL: options.logLevel,
+        BENCH_STALL_FILE: stallFileOf(name),
         ...env,
       },
       join(workDir, `${name}.log`),
@@ -269,10 +296,14 @@ async function main() {
   );
   cleanups.push(() => service.stop());
   const bare = spawnNode(
-    buildDir ? [join(buildDir, "bench/bare-server.js")] : ["--import", "tsx", "bench/bare-server.ts"],
+    [
+      ...stallProbe,
+      ...(buildDir ? [join(buildDir, "bench/bare-server.js")] : ["--import", "tsx", "bench/bare-server.ts"]),
+    ],
     {
       ...process.env,
       ...storage.env,
+      BENCH_STALL_FILE: stallFileOf("bare"),
       BARE_PORT: String(barePort),
       BARE_H2_PORT: String(bareH2Port),
       BARE_ORG_ID: dataset.orgId,
@@ -346,7 +377,7 @@ async function main() {
   const run = async (c: BenchCase, round: number, rate: number | undefined, load: Measurement["load"]) => {
     const waited = await settle(allPids);
     if (waited > 2_000) log(`waited ${(waited / 1000).toFixed(1)} s for earlier work to finish before ${c.id}`);
-    const { window, ...m } = await measure(c, ctx, options, servers, backing, round, rate, load);
+    const { window, ...m } = await measure(c, ctx, options, servers, backing, round, rate, load, stallFileOf);
     measurements.push(m);
     // The profile is summarised over the saturated windows.
     if (load === "main")
@@ -361,7 +392,9 @@ async function main() {
         `p50 ${fixed(m.p50, 2)} ms, p99 ${fixed(m.p99, 2)} ms, ${m.errors} errors` +
         (m.errors ? ` ${JSON.stringify(m.statuses)}` : "") +
         `; server CPU ${fixed(cpuPerReq, 0)} µs/req; machine busy ${fixed(m.machineBusyCores, 2)} cores, ` +
-        `others ${fixed(m.otherBusyCores, 2)}; service peak RSS so far ${fixed(m.peakRssMbAfter, 0)} MB`,
+        `others ${fixed(m.otherBusyCores, 2)}; stalls: server loop ${fixed(m.serverLoopMaxMs, 1)} ms, ` +
+        `GC ${fixed(m.serverGcMaxMs, 1)} ms, client loop ${fixed(m.clientLoopMaxMs, 1)} ms; ` +
+        `service peak RSS so far ${fixed(m.peakRssMbAfter, 0)} MB`,
     );
     return m;
   };

@@ -1,4 +1,5 @@
 // Figures from raw per-response latencies, computed the same way for every case.
+import type { StallFigures } from "./stalls.js";
 
 export interface LoadResult {
   /** Successful responses per second over the measured period. */
@@ -14,6 +15,9 @@ export interface LoadResult {
   elapsedMs: number;
   /** CPU time the load generator itself used during the measured period. */
   clientCpuMs: number;
+  /** The load generator's own longest event-loop delay and GC pause in the period (stalls.ts), ms. */
+  clientLoopMaxMs: number;
+  clientGcMaxMs: number;
 }
 
 /** The nearest-rank percentile of an ascending array (p in 0..1). */
@@ -28,6 +32,7 @@ export function summarize(
   statuses: Record<string, number>,
   elapsedMs: number,
   clientCpuMs: number,
+  stalls: StallFigures,
 ): LoadResult {
   const sorted = Float64Array.from(latencies).sort();
   return {
@@ -41,6 +46,8 @@ export function summarize(
     max: sorted.length ? sorted[sorted.length - 1]! : NaN,
     elapsedMs,
     clientCpuMs,
+    clientLoopMaxMs: stalls.loopMaxMs,
+    clientGcMaxMs: stalls.gcMaxMs,
   };
 }
 

@@ -19,6 +19,9 @@ import * as analytics0015 from "./analytics/migrations/0015_analytics_events_mod
 import * as organization0016 from "./organization/migrations/0016_organization_service_accounts.js";
 import * as sessions0017 from "./sessions/migrations/0017_sessions_events.js";
 import * as organization0018 from "./organization/migrations/0018_organization_webhooks.js";
+import * as analytics0019 from "./analytics/migrations/0019_analytics_events_code_cost_source.js";
+import * as analytics0020 from "./analytics/migrations/0020_analytics_code_costs.js";
+import * as computers0022 from "./computers/migrations/0022_computers_list_order.js";
 
 export const migrations: Record<string, Migration> = {
   "0001_organization": organization0001,
@@ -39,4 +42,7 @@ export const migrations: Record<string, Migration> = {
   "0016_organization_service_accounts": organization0016,
   "0017_sessions_events": sessions0017,
   "0018_organization_webhooks": organization0018,
+  "0019_analytics_events_code_cost_source": analytics0019,
+  "0020_analytics_code_costs": analytics0020,
+  "0022_computers_list_order": computers0022,
 };

@@ -121,3 +121,50 @@ describe("agentplane multiplier", () => {
     await expect(run("multiplier set", ["gpt-5", "lots"])).rejects.toBeInstanceOf(UsageError);
   });
 });
+
+describe("agentplane price", () => {
+  const prices = { input: "3", output: "15", "cache-read": "0.3", "cache-write": "3.75" };
+
+  it("sets, lists, replaces and removes model prices", async () => {
+    expect(await run("price list", [])).toEqual({ prices: [] });
+    expect(await run("price set", ["claude-x"], prices)).toEqual({
+      modelId: "claude-x",
+      input_per_million: 3,
+      output_per_million: 15,
+      cache_read_per_million: 0.3,
+      cache_write_per_million: 3.75,
+    });
+    await run("price set", ["claude-x"], { ...prices, output: "12.5" });
+    await run("price set", ["a-model"], { input: "0", output: "0", "cache-read": "0", "cache-write": "0" });
+    expect((await run("price list", [])).prices).toEqual([
+      {
+        model_id: "a-model",
+        input_per_million: 0,
+        output_per_million: 0,
+        cache_read_per_million: 0,
+        cache_write_per_million: 0,
+      },
+      {
+        model_id: "claude-x",
+        input_per_million: 3,
+        output_per_million: 12.5,
+        cache_read_per_million: 0.3,
+        cache_write_per_million: 3.75,
+      },
+    ]);
+    expect(await run("price remove", ["claude-x"])).toEqual({ modelId: "claude-x", removed: true });
+    expect(await run("price remove", ["claude-x"])).toEqual({ modelId: "claude-x", removed: false });
+    expect((await run("price list", [])).prices.map((p: { model_id: string }) => p.model_id)).toEqual(["a-model"]);
+  });
+
+  it("refuses a missing or malformed price, naming the option", async () => {
+    await expect(run("price set", [], prices)).rejects.toBeInstanceOf(UsageError);
+    await expect(run("price set", ["m", "extra"], prices)).rejects.toBeInstanceOf(UsageError);
+    const { "cache-write": _, ...withoutCacheWrite } = prices;
+    await expect(run("price set", ["m"], withoutCacheWrite)).rejects.toThrow(/^--cache-write is required/);
+    for (const bad of ["-1", "abc", "1e3", "", "0x10", "NaN"])
+      await expect(run("price set", ["m"], { ...prices, input: bad })).rejects.toThrow(/^--input must be a number/);
+    await expect(run("price set", ["m"], { ...prices, output: true })).rejects.toThrow(/^--output is required/);
+    expect((await run("price list", [])).prices.map((p: { model_id: string }) => p.model_id)).not.toContain("m");
+  });
+});

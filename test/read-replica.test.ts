@@ -46,6 +46,8 @@ const PATHS = [
   `/activity?${RANGE}`,
   `/productivity?${RANGE}`,
   `/users?${RANGE}`,
+  `/code?${RANGE}`,
+  `/costs?${RANGE}&group_by=model`,
 ];
 /** The tables the analytics endpoints read (the rollup's output). */
 const READ_TABLES = ["analytics_daily", "analytics_user_daily", "analytics_user_model_daily"];
@@ -191,6 +193,11 @@ describe.skipIf(!SERVER_URL)("DATABASE_READ_URL: analytics reads from a replica"
     expect(fromPrimary.json.data.some((d: { billable_tokens: number }) => d.billable_tokens > 0)).toBe(true);
     const users = await get(server, `/users?${RANGE}`);
     expect(users.json.data).toEqual([]);
+    // /costs too (the events carry no cost and no model has a price: their tokens are unpriced).
+    const unpriced = (answer: { json: { data: Array<{ unpriced_tokens: number }> } }) =>
+      answer.json.data.reduce((sum, d) => sum + d.unpriced_tokens, 0);
+    expect(unpriced(await get(server, `/costs?${RANGE}`))).toBe(0);
+    expect(unpriced(await get(plain, `/costs?${RANGE}`))).toBeGreaterThan(0);
 
     replicate();
     for (const path of PATHS) {

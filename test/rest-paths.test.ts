@@ -16,6 +16,9 @@ const PATHS: Array<{ method: string; path: string; body?: unknown }> = [
   { method: "GET", path: `/api/v1/analytics/activity?${dates}` },
   { method: "GET", path: `/api/v1/analytics/productivity?${dates}` },
   { method: "GET", path: `/api/v1/analytics/users?${dates}` },
+  // Beyond the spec (docs/analytics.md).
+  { method: "GET", path: `/api/v1/analytics/code?${dates}` },
+  { method: "GET", path: `/api/v1/analytics/costs?${dates}` },
   { method: "GET", path: "/api/organization/maturity-level-reports" },
   { method: "GET", path: "/api/v0/sessions" },
   { method: "GET", path: `/api/v0/sessions/${someId}` },

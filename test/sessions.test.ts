@@ -75,9 +75,10 @@ describe("sessions end to end", () => {
     runner.call(SessionRunnerService.method.createSession, { orgId: user.orgId, userId: user.userId, ...init });
 
   it("runs a session through: post (pending) → claim (running) → reply with usage → finish (idle)", async () => {
+    const box1 = await computerOf(member);
     const parent = await create(member, {
       title: "Fix the flaky test",
-      computerId: "box-1",
+      computerId: box1,
       client: "web",
       autonomyMode: "auto-high",
     });
@@ -167,7 +168,7 @@ describe("sessions end to end", () => {
       status: "idle",
       messageCount: 3,
       title: "Fix the flaky test",
-      computerId: "box-1",
+      computerId: box1,
     });
     expect(s.completedAt).toBe(finished.completedAt);
     expect(s.updatedAt).toBeGreaterThanOrEqual(s.createdAt);
@@ -244,7 +245,8 @@ describe("sessions end to end", () => {
   });
 
   it("shows every §2.8 field with the spec's JSON name and type, and the list without status", async () => {
-    const s = await create(owner, { title: "Typed", computerId: "box-2" });
+    const box2 = await computerOf(owner);
+    const s = await create(owner, { title: "Typed", computerId: box2 });
     const patch = await api(server.restUrl, owner.key, `/api/v0/sessions/${s.sessionId}`, {
       method: "PATCH",
       body: {
@@ -304,7 +306,7 @@ describe("sessions end to end", () => {
       tags: [{ name: "infra" }],
     });
 
-    const list = await api(server.restUrl, owner.key, "/api/v0/sessions?computerId=box-2");
+    const list = await api(server.restUrl, owner.key, `/api/v0/sessions?computerId=${box2}`);
     expect(list.status).toBe(200);
     expect(list.json.sessions).toHaveLength(1);
     const item = list.json.sessions[0];
@@ -387,7 +389,8 @@ describe("sessions end to end", () => {
   }
 
   it("defaults a message's computer to the session's", async () => {
-    const s = await create(member, { computerId: "box-3" });
+    const box3 = await computerOf(member);
+    const s = await create(member, { computerId: box3 });
     const box4 = await computerOf(member);
     const a = await api(server.restUrl, member.key, `/api/v0/sessions/${s.sessionId}/messages`, {
       method: "POST",
@@ -398,7 +401,7 @@ describe("sessions end to end", () => {
       body: { text: "there", computerId: box4 },
     });
     expect(b.status).toBe(200);
-    const onBox3 = await api(server.restUrl, member.key, `/api/v0/sessions/${s.sessionId}/messages?computerId=box-3`);
+    const onBox3 = await api(server.restUrl, member.key, `/api/v0/sessions/${s.sessionId}/messages?computerId=${box3}`);
     expect(onBox3.json.messages.map((m: any) => m.id)).toEqual([a.json.messageId]);
     expect(
       (
@@ -414,7 +417,7 @@ describe("sessions end to end", () => {
         await api(
           server.restUrl,
           member.key,
-          `/api/v0/sessions/${s.sessionId}/messages/${b.json.messageId}?computerId=box-3`,
+          `/api/v0/sessions/${s.sessionId}/messages/${b.json.messageId}?computerId=${box3}`,
         )
       ).status,
     ).toBe(404);

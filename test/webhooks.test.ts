@@ -241,7 +241,8 @@ describe("webhooks", () => {
         .where("endpoint_id", "=", hook.json.id)
         .where("status", "=", "pending")
         .execute();
-      await sql`select pg_notify(${WEBHOOKS_CHANNEL}, '')`.execute(database.db);
+      // With a payload, as the trigger sends one (a notification without a payload is ignored).
+      await sql`select pg_notify(${WEBHOOKS_CHANNEL}, ${hook.json.id})`.execute(database.db);
       await new Promise((r) => setTimeout(r, 100));
       return (await deliveries(owner, hook.json.id))[0]?.status === "failed";
     }, "the failure");

@@ -50,7 +50,7 @@ export async function writeAnalyticsDemo(
   if (days.length === 0) return { events: 0, days: 0 };
   let batch: Parameters<typeof ingestEvents>[1][number][] = [];
   let stored = 0;
-  for (const userDay of generateTelemetry({ orgId, users, days, idPrefix: "demo" })) {
+  for (const userDay of generateTelemetry({ orgId, users, days, idPrefix: "demo", codeAndCost: true })) {
     batch.push(...userDay);
     if (batch.length >= BATCH) {
       stored += (await ingestEvents(db, batch, nowMs)).accepted;

@@ -1,7 +1,8 @@
 // Realistic synthetic telemetry (demo data and the benchmark): users with their own client,
 // autonomy habits, languages and models work in sessions of turns — messages, model usage, tool
 // calls (some from MCP servers, including a server name duplicated by letter case as real data
-// has), hooks, skills, slash commands, file operations, commits and pull requests. Deterministic
+// has), hooks, skills, slash commands, file operations, commits and pull requests; optionally
+// (codeAndCost) also edit decisions, lines changed and client-reported costs. Deterministic
 // for a seed, with stable event_ids, so generating twice and ingesting twice stores nothing new.
 import type { IncomingEvent } from "./ingest/events.js";
 
@@ -23,13 +24,15 @@ export function hashSeed(text: string): number {
   return h >>> 0;
 }
 
+// usd: the synthetic clients' price in US dollars per million input tokens (output 5x, cache
+// reads 0.1x, cache writes 1.25x), for the costs they report.
 const MODELS = [
-  { id: "claude-sonnet-4-5", tier: "standard", weight: 5 },
-  { id: "claude-opus-4-1", tier: "thinking", weight: 2 },
-  { id: "gpt-5", tier: "thinking", weight: 2 },
-  { id: "gpt-5-mini", tier: "standard", weight: 2 },
-  { id: "gemini-2.5-pro", tier: "thinking", weight: 1 },
-  { id: "glm-4.6", tier: "standard", weight: 1 },
+  { id: "claude-sonnet-4-5", tier: "standard", weight: 5, usd: 3 },
+  { id: "claude-opus-4-1", tier: "thinking", weight: 2, usd: 15 },
+  { id: "gpt-5", tier: "thinking", weight: 2, usd: 1.25 },
+  { id: "gpt-5-mini", tier: "standard", weight: 2, usd: 0.25 },
+  { id: "gemini-2.5-pro", tier: "thinking", weight: 1, usd: 1.25 },
+  { id: "glm-4.6", tier: "standard", weight: 1, usd: 0.6 },
 ] as const;
 
 const BUILTIN_TOOLS = [
@@ -97,6 +100,12 @@ export interface GenerateOptions {
   intensity?: number;
   /** Event ids are `${idPrefix}-...`; "" leaves events without ids. */
   idPrefix?: string;
+  /**
+   * Also an edit decision after each Edit or Write call, the lines an accepted one changed, and
+   * the cost of model usage as most users' clients report it (/code, /costs). Off by default:
+   * the added events shift the times of those after them, and the benchmark's data stays as it was.
+   */
+  codeAndCost?: boolean;
 }
 
 function pick<T>(rand: () => number, items: readonly T[]): T {
@@ -159,16 +168,24 @@ export function* generateTelemetry(options: GenerateOptions): Generator<Incoming
     const weekend = weekday === 0 || weekday === 6;
     for (const [u, user] of options.users.entries()) {
       const rand = prng(seed ^ hashSeed(`${day}/${u}`));
+      // The code and cost events draw from a stream of their own: the other events stay the same.
+      const extra = options.codeAndCost ? prng(seed ^ hashSeed(`${day}/${u}/code`)) : undefined;
+      // Clients of three users in four report costs; the others' usage is priced (or not) by the table.
+      const reportsCost = u % 4 !== 3;
       const profile = profiles[u]!;
       if (rand() > (weekend ? profile.weekdayActivity * 0.25 : profile.weekdayActivity)) continue;
       const events: IncomingEvent[] = [];
       let seq = 0;
+      // The code events' ids count apart, so the other events keep theirs (a demo written before
+      // them and written again adds only them).
+      let codeSeq = 0;
       let clock = Date.parse(`${day}T00:00:00Z`) + (7 + rand() * 4) * 3_600_000;
       const emit = (
         e: Omit<IncomingEvent, "orgId" | "userId" | "time" | "eventId" | "userEmail">,
         gapMs: number,
         client: string,
         sessionId: string,
+        code = false,
       ) => {
         clock = Math.min(clock + gapMs, Date.parse(`${day}T23:59:59Z`));
         events.push({
@@ -179,7 +196,9 @@ export function* generateTelemetry(options: GenerateOptions): Generator<Incoming
           time: new Date(clock).toISOString(),
           client,
           sessionId,
-          ...(prefix ? { eventId: `${prefix}-${u}-${day}-${seq++}` } : {}),
+          ...(prefix
+            ? { eventId: code ? `${prefix}-${u}-${day}-c${codeSeq++}` : `${prefix}-${u}-${day}-${seq++}` }
+            : {}),
         });
       };
       const sessions = 1 + Math.floor(rand() * 2.2);
@@ -197,15 +216,20 @@ export function* generateTelemetry(options: GenerateOptions): Generator<Incoming
           const calls = 1 + Math.floor(rand() * 4);
           for (let c = 0; c < calls; c++) {
             const input = 2_000 + Math.floor(rand() * 30_000);
+            const output = 100 + Math.floor(rand() * 3_000);
+            const cacheRead = Math.floor(input * rand() * 4);
+            const cacheWrite = Math.floor(input * rand() * 0.3);
+            const cost = (model.usd * (input + output * 5 + cacheRead * 0.1 + cacheWrite * 1.25)) / 1e6;
             emit(
               {
                 type: "model_usage",
                 modelId: model.id,
                 modelTier: model.tier,
                 inputTokens: input,
-                outputTokens: 100 + Math.floor(rand() * 3_000),
-                cacheReadTokens: Math.floor(input * rand() * 4),
-                cacheWriteTokens: Math.floor(input * rand() * 0.3),
+                outputTokens: output,
+                cacheReadTokens: cacheRead,
+                cacheWriteTokens: cacheWrite,
+                ...(extra && reportsCost ? { costUsd: Math.round(cost * 1e8) / 1e8 } : {}),
               },
               2_000 + rand() * 20_000,
               client,
@@ -234,6 +258,22 @@ export function* generateTelemetry(options: GenerateOptions): Generator<Incoming
                 client,
                 sessionId,
               );
+              if (extra) {
+                const accepted = extra() < 0.85;
+                const decision = accepted ? "accept" : "reject";
+                emit({ type: "edit_decision", decision, tool, language: lang.language }, 100, client, sessionId, true);
+                if (accepted) {
+                  const added = tool === "Write" ? 20 + Math.floor(extra() * 200) : Math.floor(extra() * 40);
+                  const removed = tool === "Write" ? 0 : 1 + Math.floor(extra() * 25);
+                  emit(
+                    { type: "lines_changed", linesAdded: added, linesRemoved: removed, path, language: lang.language },
+                    100,
+                    client,
+                    sessionId,
+                    true,
+                  );
+                }
+              }
               if (rand() < 0.6) emit({ type: "hook", ...HOOKS[0] }, 300, client, sessionId);
             } else if (tool === "Bash" && rand() < 0.5) {
               emit({ type: "hook", ...HOOKS[1] }, 300, client, sessionId);

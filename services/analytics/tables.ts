@@ -43,6 +43,15 @@ export interface EventsTable {
   extension: string | null;
   language: string | null;
   event_id: string | null;
+  /** lines_changed (migration 0019). */
+  lines_added: Count | null;
+  lines_removed: Count | null;
+  /** edit_decision: accept or reject. */
+  decision: string | null;
+  /** model_usage: client-reported cost in US dollars; null when not reported. */
+  cost_usd: number | null;
+  /** native, otlp_metric or otlp_log (ingest/events.ts EVENT_SOURCES); not part of the event format. */
+  source: ColumnType<string, string | undefined, string>;
 }
 
 /**
@@ -77,6 +86,19 @@ export interface CreditMultipliersTable {
   updated_at: Generated<Timestamp>;
 }
 
+/**
+ * Price per model_id, in US dollars per million tokens (migration 0020; docs/analytics.md "Costs"),
+ * applied by the rollup to usage without a client-reported cost. Set with `agentplane price set`.
+ */
+export interface ModelPricesTable {
+  model_id: string;
+  input_per_million: Count;
+  output_per_million: Count;
+  cache_read_per_million: Count;
+  cache_write_per_million: Count;
+  updated_at: Generated<Timestamp>;
+}
+
 /** Per organization, day, user and model: the model_usage sums (credits per user and model). */
 export interface UserModelDailyTable {
   org_id: string;
@@ -90,6 +112,12 @@ export interface UserModelDailyTable {
   cache_write_tokens: Count;
   /** Exact (numeric), unrounded. */
   billable_tokens: Count;
+  /** US dollars, exact (numeric): reported_cost_usd plus the priced tokens of usage without a reported cost. */
+  cost_usd: Count;
+  /** The part of cost_usd the client reported (model_usage.cost_usd). */
+  reported_cost_usd: Count;
+  /** Tokens of usage with neither a reported cost nor a price for the model: they cost 0. */
+  unpriced_tokens: Count;
 }
 
 /** One row per organization, user and day on which the user was active: the /users row. */
@@ -135,7 +163,25 @@ export type ModelEntry = {
 /** An entry of analytics_daily.by_tool: one tool's calls that day. (Types, not interfaces: JSON values.) */
 export type ToolEntry = { tool: string; invocations: number };
 
-/** One row per organization and day: every scalar and breakdown the four day endpoints print. */
+/** An entry of analytics_daily.code_by_language (user: code_by_user, with user_id and user_email instead). */
+export type CodeEntry = {
+  lines_added: number;
+  lines_removed: number;
+  edits_accepted: number;
+  edits_rejected: number;
+};
+export type LanguageCodeEntry = CodeEntry & { language: string };
+export type UserCodeEntry = CodeEntry & { user_id: string; user_email: string };
+/** An entry of analytics_daily.costs_by_model. */
+export type ModelCostEntry = {
+  model_id: string;
+  cost_usd: number;
+  reported_cost_usd: number;
+  unpriced_tokens: number;
+};
+export type UserCostEntry = Omit<ModelCostEntry, "model_id"> & { user_id: string; user_email: string };
+
+/** One row per organization and day: every scalar and breakdown the day endpoints print. */
 export interface DailyTable {
   org_id: string;
   day: Day;
@@ -191,6 +237,19 @@ export interface DailyTable {
   by_language: Json<unknown[]>;
   git_commits: Count;
   git_prs_created: Count;
+  /** /code (migration 0020): lines_changed sums and edit_decision counts, by language and user. */
+  lines_added: Count;
+  lines_removed: Count;
+  edits_accepted: Count;
+  edits_rejected: Count;
+  code_by_language: Json<LanguageCodeEntry[]>;
+  code_by_user: Json<UserCodeEntry[]>;
+  /** /costs (migration 0020): US dollars, rounded to millionths by the rollup. */
+  cost_usd: Count;
+  reported_cost_usd: Count;
+  unpriced_tokens: Count;
+  costs_by_model: Json<ModelCostEntry[]>;
+  costs_by_user: Json<UserCostEntry[]>;
 }
 
 export interface AnalyticsTables {
@@ -199,6 +258,7 @@ export interface AnalyticsTables {
   analytics_pending_days: PendingDaysTable;
   analytics_rollup_runs: RollupRunsTable;
   analytics_credit_multipliers: CreditMultipliersTable;
+  analytics_model_prices: ModelPricesTable;
   analytics_user_model_daily: UserModelDailyTable;
   analytics_user_daily: UserDailyTable;
   analytics_daily: DailyTable;

@@ -1,5 +1,6 @@
-// `agentplane ingest FILE.jsonl|-`, `agentplane rollup [--date D | --from D --to D] [--org ID]`
-// and `agentplane multiplier set|unset|list`: the same validation, storage and rollup as the
+// `agentplane ingest FILE.jsonl|-`, `agentplane rollup [--date D | --from D --to D] [--org ID]`,
+// `agentplane multiplier set|unset|list` and `agentplane price set|list|remove`: the same
+// validation, storage and rollup as the
 // TelemetryService RPCs, straight against the database (DESIGN.md §5, ANALYTICS.md).
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
@@ -8,7 +9,15 @@ import { TelemetryEventSchema } from "../../gen/agentplane/analytics/v1/analytic
 import { addDays, dayOf } from "../analytics/dates.js";
 import type { IncomingEvent } from "../analytics/ingest/events.js";
 import { ingestEvents } from "../analytics/ingest/ingest.js";
-import { listCreditMultipliers, removeCreditMultiplier, setCreditMultiplier } from "../analytics/rollup/days.js";
+import {
+  listCreditMultipliers,
+  listModelPrices,
+  type ModelPrice,
+  removeCreditMultiplier,
+  removeModelPrice,
+  setCreditMultiplier,
+  setModelPrice,
+} from "../analytics/rollup/days.js";
 import { parseRollupRange, rollupRange } from "../analytics/rollup/rollup.js";
 import { DomainError } from "../platform/errors.js";
 import type { Command, CommandContext } from "./commands.js";
@@ -189,10 +198,91 @@ const multiplierList: Command = {
     }),
 };
 
+/** The options of `price set`, each the price field it sets (US dollars per million tokens). */
+const PRICE_OPTIONS = [
+  ["input", "input_per_million"],
+  ["output", "output_per_million"],
+  ["cache-read", "cache_read_per_million"],
+  ["cache-write", "cache_write_per_million"],
+] as const;
+
+const PRICE_SET_USAGE =
+  "usage: agentplane price set MODEL_ID --input USD --output USD --cache-read USD --cache-write USD (per million tokens)";
+
+const priceSet: Command = {
+  words: 2,
+  quiet: true,
+  run: async (ctx) => {
+    const [modelId, ...extra] = ctx.args;
+    if (!modelId || extra.length > 0) throw new UsageError(PRICE_SET_USAGE);
+    if (modelId.length > 256) throw new UsageError("MODEL_ID must be at most 256 characters");
+    const price = { model_id: modelId } as ModelPrice;
+    for (const [option, field] of PRICE_OPTIONS) {
+      const value = ctx.options[option];
+      if (typeof value !== "string") throw new UsageError(`--${option} is required; ${PRICE_SET_USAGE}`);
+      // Plain decimals only (no exponent, sign or hex): a price is typed by a person.
+      if (!/^\d+(\.\d+)?$/.test(value.trim()))
+        throw new UsageError(`--${option} must be a number of US dollars per million tokens >= 0, got "${value}"`);
+      price[field] = Number(value);
+    }
+    await withDatabase(ctx.config, ctx.logger, async ({ db }) => {
+      await setModelPrice(db, price);
+      ctx.out.result(
+        { modelId, ...Object.fromEntries(PRICE_OPTIONS.map(([, f]) => [f, price[f]])) },
+        `price of ${modelId} set (per million tokens: input $${price.input_per_million}, output $${price.output_per_million}, ` +
+          `cache read $${price.cache_read_per_million}, cache write $${price.cache_write_per_million}); ` +
+          "applies to days rolled up from now on (agentplane rollup --from D --to D for past days)",
+      );
+    });
+  },
+};
+
+const priceRemove: Command = {
+  words: 2,
+  quiet: true,
+  run: async (ctx) => {
+    const [modelId, ...extra] = ctx.args;
+    if (!modelId || extra.length > 0) throw new UsageError("usage: agentplane price remove MODEL_ID");
+    await withDatabase(ctx.config, ctx.logger, async ({ db }) => {
+      const removed = await removeModelPrice(db, modelId);
+      ctx.out.result(
+        { modelId, removed },
+        removed
+          ? `price of ${modelId} removed (its usage without a reported cost is unpriced from the next rollup)`
+          : `${modelId} had no price`,
+      );
+    });
+  },
+};
+
+const priceList: Command = {
+  words: 2,
+  quiet: true,
+  run: (ctx) =>
+    withDatabase(ctx.config, ctx.logger, async ({ db }) => {
+      const rows = await listModelPrices(db);
+      ctx.out.result(
+        { prices: rows },
+        rows.length === 0
+          ? "no model prices (usage without a client-reported cost is unpriced)"
+          : [
+              "model\tinput\toutput\tcache_read\tcache_write (USD per million tokens)",
+              ...rows.map(
+                (r) =>
+                  `${r.model_id}\t${r.input_per_million}\t${r.output_per_million}\t${r.cache_read_per_million}\t${r.cache_write_per_million}`,
+              ),
+            ].join("\n"),
+      );
+    }),
+};
+
 export const ANALYTICS_COMMANDS: Record<string, Command> = {
   ingest,
   rollup,
   "multiplier set": multiplierSet,
   "multiplier unset": multiplierUnset,
   "multiplier list": multiplierList,
+  "price set": priceSet,
+  "price remove": priceRemove,
+  "price list": priceList,
 };

@@ -31,6 +31,10 @@ commands:
                                               recompute daily analytics (default: yesterday)
   multiplier set MODEL_ID M | unset MODEL_ID | list
                                               credit multipliers per model (default 1)
+  price set MODEL_ID --input USD --output USD --cache-read USD --cache-write USD
+                                              price per million tokens of a model (for
+                                              /costs; applied at the next rollup of a day)
+  price list | price remove MODEL_ID          list or remove model prices
   runner [--exec CMD] [--url URL] [--org ID] [--name N]
                                               claim and answer pending sessions over the
                                               internal gRPC port, with the token in
@@ -60,6 +64,10 @@ const OPTIONS = [
   "scopes",
   "url",
   "exec",
+  "input",
+  "output",
+  "cache-read",
+  "cache-write",
 ] as const;
 
 async function main(argv: string[]): Promise<void> {

@@ -5,11 +5,9 @@
 // input the user messages, its standard output the reply), or, without --exec, with the demo
 // runner's reply. It stops on SIGINT or SIGTERM once the run in hand is finished.
 import { randomBytes } from "node:crypto";
-import { createClient } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
-import { SessionRunnerService } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import { commandAnswer, demoAnswer } from "../sessions/runner/answers.js";
 import { runSessions } from "../sessions/runner/run-loop.js";
+import { runnerClient } from "../sessions/runner/runner-client.js";
 import type { Command, CommandContext } from "./commands.js";
 import { UsageError } from "./output.js";
 
@@ -30,18 +28,7 @@ async function runner(ctx: CommandContext): Promise<void> {
   if (!/^https?:\/\//.test(url)) throw new UsageError(`--url must be an http:// or https:// URL, got "${url}"`);
   const exec = option(ctx, "exec");
   const name = option(ctx, "name") ?? `runner-${randomBytes(3).toString("hex")}`;
-  const client = createClient(
-    SessionRunnerService,
-    createGrpcTransport({
-      baseUrl: url,
-      interceptors: [
-        (next) => (req) => {
-          req.header.set("authorization", `Bearer ${token}`);
-          return next(req);
-        },
-      ],
-    }),
-  );
+  const client = runnerClient(url, token);
   const stop = new AbortController();
   process.once("SIGTERM", () => stop.abort());
   process.once("SIGINT", () => stop.abort());

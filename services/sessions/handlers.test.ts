@@ -27,6 +27,7 @@ interface Caller {
 describe("session handlers", () => {
   let database: TestDatabase<Database>;
   let orgId: string;
+  let otherOrg: string;
   let owner: Caller;
   let member: Caller;
   let otherMember: Caller;
@@ -53,7 +54,7 @@ describe("session handlers", () => {
       return { userId: user.id, api: createClient(SessionService, transport) };
     };
     orgId = (await createOrganization(db, { name: "Sessions A" })).id;
-    const otherOrg = (await createOrganization(db, { name: "Sessions B" })).id;
+    otherOrg = (await createOrganization(db, { name: "Sessions B" })).id;
     owner = await caller(orgId, "owner");
     member = await caller(orgId, "member");
     otherMember = await caller(orgId, "member");
@@ -65,6 +66,22 @@ describe("session handlers", () => {
     );
   });
   afterAll(() => database?.drop());
+
+  /** A computer of the organization (sessions may name only their own organization's). */
+  async function computerIn(org: string, name: string): Promise<string> {
+    const input = {
+      name,
+      provider: "byom" as const,
+      hostId: null,
+      remoteUser: "dev",
+      repos: [],
+      autoInstallDeps: false,
+    };
+    const inserted = await database.db
+      .transaction()
+      .execute((trx) => insertComputer(trx, org, input, planSteps("byom", [], false)));
+    return inserted.computer.id;
+  }
 
   const newSession = (
     userId: string,
@@ -112,10 +129,11 @@ describe("session handlers", () => {
     });
 
     it("answers 404 for a message of a session the caller cannot see, or on another computer", async () => {
-      const s = await newSession(member.userId, { computerId: "box-1" });
+      const box1 = await computerIn(orgId, "box-1");
+      const s = await newSession(member.userId, { computerId: box1 });
       const { messageId } = await member.api.postMessage({ sessionId: s.sessionId, text: "hello" });
       await expect(
-        member.api.getMessage({ sessionId: s.sessionId, messageId, computerId: "box-1" }),
+        member.api.getMessage({ sessionId: s.sessionId, messageId, computerId: box1 }),
       ).resolves.toMatchObject({ id: messageId, role: "user" });
       expect(
         (await rejection(member.api.getMessage({ sessionId: s.sessionId, messageId, computerId: "box-2" }))).code,
@@ -431,6 +449,12 @@ describe("session handlers", () => {
         runner.createSession({ orgId, userId: member.userId, parentSessionId: "missing" }),
         /^parentSessionId: /,
       );
+      // A computer that does not exist, and one of another organization, get the same answer.
+      await bad(runner.createSession({ orgId, userId: member.userId, computerId: "no-such-box" }), /^computerId: /);
+      await bad(
+        runner.createSession({ orgId, userId: member.userId, computerId: await computerIn(otherOrg, "theirs") }),
+        /^computerId: no computer with ID/,
+      );
       await bad(runner.claimSession({ runnerId: "r", leaseSeconds: 1 }), /^leaseSeconds: /);
       await bad(runner.claimSession({ runnerId: "" }), /^runnerId: /);
       await bad(
@@ -522,13 +546,8 @@ describe("session handlers", () => {
 
     it("lists messages oldest first with role and computer filters, and a cursor bound to them", async () => {
       const { orgId, member } = await freshOrg();
-      const s = await newSession(member.userId, { orgId, computerId: "box-9" });
-      const box10Input = { name: "box-10", provider: "byom" as const, hostId: null, remoteUser: "dev", repos: [] };
-      const steps = planSteps("byom", [], false);
-      const inserted = await database.db
-        .transaction()
-        .execute((trx) => insertComputer(trx, orgId, { ...box10Input, autoInstallDeps: false }, steps));
-      const box10 = inserted.computer.id;
+      const s = await newSession(member.userId, { orgId, computerId: await computerIn(orgId, "box-9") });
+      const box10 = await computerIn(orgId, "box-10");
       await member.api.postMessage({ sessionId: s.sessionId, text: "one" });
       await member.api.postMessage({ sessionId: s.sessionId, text: "two", computerId: box10 });
       const claim = await runner.claimSession({ runnerId: "r", orgId });

@@ -34,6 +34,7 @@ import { checkModelUsage, checkNewMessages } from "./runner-input.js";
 import { parseSettingsUpdate } from "./settings.js";
 import { messageEvents, modelUsageEvents } from "./telemetry-events.js";
 import { startSession } from "./session-start.js";
+import { requireOrgComputer } from "./user-message.js";
 import { treeOf } from "./tree-queries.js";
 import { sessionView, toAttachment, toMessage } from "./views.js";
 
@@ -74,6 +75,7 @@ export function createSessionRunnerService(deps: RunnerDeps): Partial<ServiceImp
         if (parentSessionId !== undefined && !(await findSession(trx, orgId, parentSessionId))) {
           throw invalidArgument("parentSessionId", "is not a session of this organization");
         }
+        await requireOrgComputer(trx, orgId, computerId);
         return startSession(trx, telemetry, {
           orgId,
           userId,

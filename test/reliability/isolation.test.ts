@@ -141,7 +141,7 @@ describe("isolation matrix", () => {
     const analyticsRange = `startDate=${day(Date.now() - 3 * DAY_MS)}&endDate=${day(Date.now() - DAY_MS)}`;
     const denied = (c: Caller) => INVALID.includes(c);
 
-    for (const path of ["tokens", "tools", "activity", "productivity", "users"]) {
+    for (const path of ["tokens", "tools", "activity", "productivity", "users", "code", "costs"]) {
       rows.push({
         endpoint: `GET /api/v1/analytics/${path}`,
         target: "org",

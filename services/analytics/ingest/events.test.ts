@@ -117,6 +117,92 @@ describe("validateEvent", () => {
   });
 });
 
+describe("validateEvent: lines, edit decisions, cost and source", () => {
+  it("stores lines_changed with a missing count as 0, path and language optional", () => {
+    const v = validateEvent(
+      { ...common, type: "lines_changed", linesAdded: 12, path: "src/Main.KT", language: "kotlin" },
+      NOW,
+    );
+    expect(v.ok && [v.row.linesAdded, v.row.linesRemoved, v.row.extension, v.row.language]).toEqual([
+      12,
+      0,
+      "kt",
+      "kotlin",
+    ]);
+    const bare = validateEvent({ ...common, type: "lines_changed", linesRemoved: 3 }, NOW);
+    expect(bare.ok && [bare.row.linesAdded, bare.row.linesRemoved, bare.row.path, bare.row.extension]).toEqual([
+      0,
+      3,
+      null,
+      null,
+    ]);
+  });
+
+  it("stores edit_decision's decision and tool, and no line counts", () => {
+    const v = validateEvent(
+      { ...common, type: "edit_decision", decision: "reject", tool: "Write", linesAdded: 5 },
+      NOW,
+    );
+    expect(v.ok && [v.row.decision, v.row.tool, v.row.language, v.row.linesAdded]).toEqual([
+      "reject",
+      "Write",
+      null,
+      null,
+    ]);
+  });
+
+  it("keeps model_usage's cost_usd when given, null when not", () => {
+    const usage: IncomingEvent = {
+      ...common,
+      type: "model_usage",
+      modelId: "m",
+      modelTier: "standard",
+      inputTokens: 1,
+      outputTokens: 1,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+    };
+    const priced = validateEvent({ ...usage, costUsd: 0.0125 }, NOW);
+    expect(priced.ok && priced.row.costUsd).toBe(0.0125);
+    const free = validateEvent({ ...usage, costUsd: 0 }, NOW);
+    expect(free.ok && free.row.costUsd).toBe(0);
+    const unreported = validateEvent(usage, NOW);
+    expect(unreported.ok && unreported.row.costUsd).toBeNull();
+    // Cost on another type is not stored.
+    const commit = validateEvent({ ...common, costUsd: 3 }, NOW);
+    expect(commit.ok && commit.row.costUsd).toBeNull();
+    expect(reason({ ...usage, costUsd: -0.01 })).toMatch(/^cost_usd: must be a number of US dollars from 0/);
+    expect(reason({ ...usage, costUsd: Number.NaN })).toMatch(/^cost_usd: /);
+    expect(reason({ ...usage, costUsd: Number.POSITIVE_INFINITY })).toMatch(/^cost_usd: /);
+  });
+
+  it("rejects bad line counts and decisions naming the field", () => {
+    expect(reason({ ...common, type: "lines_changed" })).toBe("lines_added: or lines_removed must be more than 0");
+    expect(reason({ ...common, type: "lines_changed", linesAdded: 0, linesRemoved: 0 })).toMatch(/^lines_added: /);
+    expect(reason({ ...common, type: "lines_changed", linesAdded: 1.5 })).toMatch(/^lines_added: must be an integer/);
+    expect(reason({ ...common, type: "lines_changed", linesRemoved: -2 })).toMatch(
+      /^lines_removed: must be an integer/,
+    );
+    expect(reason({ ...common, type: "lines_changed", linesAdded: 1, path: "p".repeat(4097) })).toMatch(
+      /^path: must be at most 4096/,
+    );
+    expect(reason({ ...common, type: "edit_decision", tool: "Edit" })).toMatch(
+      /^decision: is required \(one of accept, reject\)/,
+    );
+    expect(reason({ ...common, type: "edit_decision", tool: "Edit", decision: "maybe" })).toMatch(
+      /^decision: must be one of accept, reject/,
+    );
+    expect(reason({ ...common, type: "edit_decision", decision: "accept" })).toBe("tool: is required");
+  });
+
+  it("marks rows native unless told the source", () => {
+    const native = validateEvent(common, NOW);
+    expect(native.ok && native.row.source).toBe("native");
+    const log = validateEvent(common, NOW, { source: "otlp_log" });
+    expect(log.ok && log.row.source).toBe("otlp_log");
+  });
+});
+
 describe("parseTimestamp", () => {
   it("reads RFC 3339 with offsets and fractions into the instant", () => {
     expect(parseTimestamp("2026-03-02T01:30:00+02:00")?.toISOString()).toBe("2026-03-01T23:30:00.000Z");

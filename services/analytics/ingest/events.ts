@@ -16,6 +16,8 @@ export const EVENT_TYPES = [
   "file_op",
   "git_commit",
   "pr_created",
+  "lines_changed",
+  "edit_decision",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -25,6 +27,16 @@ export const AUTONOMY_LEVELS = ["auto-high", "auto-medium", "auto-low", "manual"
 export const ROLES = ["user", "assistant"] as const;
 export const MODEL_TIERS = ["standard", "thinking"] as const;
 export const FILE_OPS = ["created", "edited"] as const;
+export const EDIT_DECISIONS = ["accept", "reject"] as const;
+
+/**
+ * Where a stored event came from (analytics_events.source; not a field of the event itself):
+ * our own format (TelemetryService.Ingest, `agentplane ingest`, the platform's TelemetrySink),
+ * or an OpenTelemetry metric data point or log record mapped onto our format by the OTLP
+ * receiver. The rollup uses it to count tokens reported both ways once (rollup/plan.ts).
+ */
+export const EVENT_SOURCES = ["native", "otlp_metric", "otlp_log"] as const;
+export type EventSource = (typeof EVENT_SOURCES)[number];
 
 /**
  * An event as it arrives: the generated TelemetryEvent message's fields (camelCase), all optional,
@@ -61,6 +73,14 @@ export interface EventRow {
   extension: string | null;
   language: string | null;
   eventId: string | null;
+  /** lines_changed: both set (0 when the event left one out). */
+  linesAdded: number | null;
+  linesRemoved: number | null;
+  /** edit_decision: accept or reject. */
+  decision: string | null;
+  /** model_usage: the cost the client reported for this usage, in US dollars (null: not reported). */
+  costUsd: number | null;
+  source: EventSource;
 }
 
 export type Validation = { ok: true; row: EventRow } | { ok: false; reason: string };
@@ -72,6 +92,10 @@ const MAX_TEXT = 1024;
 const MAX_PATH = 4096;
 /** Largest token count an event may carry (and so a model usage report, which becomes one). */
 export const MAX_TOKENS = 1e15;
+/** Largest line count a lines_changed event may carry. */
+export const MAX_LINES = 1e12;
+/** Largest cost one model_usage event may report, in US dollars. */
+export const MAX_COST_USD = 1e9;
 
 // RFC 3339 date-time (with the lower-case t/z and space separator RFC 3339 §5.6 allows).
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
@@ -115,6 +139,22 @@ function tokenCount(value: number | undefined, field: string): number {
   if (value === undefined) fail(field, "is required");
   if (!Number.isInteger(value) || value < 0 || value > MAX_TOKENS)
     fail(field, `must be an integer from 0 to ${MAX_TOKENS}, got ${value}`);
+  return value;
+}
+
+/** An optional line count: absent means 0 (a client reports added and removed lines apart). */
+function lineCount(value: number | undefined, field: string): number {
+  if (value === undefined) return 0;
+  if (!Number.isInteger(value) || value < 0 || value > MAX_LINES)
+    fail(field, `must be an integer from 0 to ${MAX_LINES}, got ${value}`);
+  return value;
+}
+
+/** An optional amount of US dollars: finite, >= 0; null when absent. */
+function optionalCost(value: number | undefined, field: string): number | null {
+  if (value === undefined) return null;
+  if (!Number.isFinite(value) || value < 0 || value > MAX_COST_USD)
+    fail(field, `must be a number of US dollars from 0 to ${MAX_COST_USD}, got ${value}`);
   return value;
 }
 
@@ -206,6 +246,7 @@ function emptyRow(
   sessionId: string | null,
   client: string,
   eventId: string | null,
+  source: EventSource,
 ): EventRow {
   return {
     orgId,
@@ -234,10 +275,15 @@ function emptyRow(
     extension: null,
     language: null,
     eventId,
+    linesAdded: null,
+    linesRemoved: null,
+    decision: null,
+    costUsd: null,
+    source,
   };
 }
 
-function toRow(e: IncomingEvent, nowMs: number): EventRow {
+function toRow(e: IncomingEvent, nowMs: number, source: EventSource): EventRow {
   const type = oneOf(e.type, "type", EVENT_TYPES);
   const timeText = requiredText(e.time, "time", 64);
   const occurredAt = parseTimestamp(timeText);
@@ -254,6 +300,7 @@ function toRow(e: IncomingEvent, nowMs: number): EventRow {
     optionalText(e.sessionId, "session_id", MAX_ID),
     oneOf(e.client, "client", CLIENTS),
     optionalText(e.eventId, "event_id", MAX_ID),
+    source,
   );
   switch (type) {
     case "session_start":
@@ -269,6 +316,7 @@ function toRow(e: IncomingEvent, nowMs: number): EventRow {
       row.outputTokens = tokenCount(e.outputTokens, "output_tokens");
       row.cacheReadTokens = tokenCount(e.cacheReadTokens, "cache_read_tokens");
       row.cacheWriteTokens = tokenCount(e.cacheWriteTokens, "cache_write_tokens");
+      row.costUsd = optionalCost(e.costUsd, "cost_usd");
       break;
     case "tool_call":
       row.tool = requiredText(e.tool, "tool");
@@ -294,14 +342,34 @@ function toRow(e: IncomingEvent, nowMs: number): EventRow {
     case "git_commit":
     case "pr_created":
       break;
+    case "lines_changed":
+      // Either count may be left out (0): OpenTelemetry clients report added and removed lines
+      // as separate data points. An event that changes nothing is a mistake, not a zero.
+      row.linesAdded = lineCount(e.linesAdded, "lines_added");
+      row.linesRemoved = lineCount(e.linesRemoved, "lines_removed");
+      if (row.linesAdded === 0 && row.linesRemoved === 0) fail("lines_added", "or lines_removed must be more than 0");
+      row.path = optionalText(e.path, "path", MAX_PATH);
+      row.extension = row.path === null ? null : extensionOf(row.path);
+      row.language = optionalText(e.language, "language");
+      break;
+    case "edit_decision":
+      row.decision = oneOf(e.decision, "decision", EDIT_DECISIONS);
+      row.tool = requiredText(e.tool, "tool");
+      row.language = optionalText(e.language, "language");
+      break;
   }
   return row;
 }
 
+export interface ValidateOptions {
+  /** Where the event came from; native unless the OTLP receiver says otherwise. */
+  source?: EventSource;
+}
+
 /** Validates one event; the reason names the field first ("time: must be ..."). */
-export function validateEvent(event: IncomingEvent, nowMs = Date.now()): Validation {
+export function validateEvent(event: IncomingEvent, nowMs = Date.now(), options: ValidateOptions = {}): Validation {
   try {
-    return { ok: true, row: toRow(event, nowMs) };
+    return { ok: true, row: toRow(event, nowMs, options.source ?? "native") };
   } catch (err) {
     if (err instanceof Invalid) return { ok: false, reason: err.message };
     throw err;

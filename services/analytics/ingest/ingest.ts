@@ -5,7 +5,7 @@
 import type { Kysely } from "kysely";
 import type { Database, Executor } from "../../database.js";
 import { dayOf } from "../dates.js";
-import { validateEvent, type EventRow, type IncomingEvent } from "./events.js";
+import { validateEvent, type EventRow, type IncomingEvent, type ValidateOptions } from "./events.js";
 import { ensurePartitions, monthsOf } from "./partitions.js";
 import { supportsCopy } from "./pg-copy.js";
 import { findMemberships, membershipKey, storeEvents } from "./store.js";
@@ -32,11 +32,12 @@ export async function checkEvents(
   db: Executor,
   events: readonly IncomingEvent[],
   nowMs: number,
+  options: ValidateOptions = {},
 ): Promise<{ rows: EventRow[]; rejected: Rejection[] }> {
   const rejected: Rejection[] = [];
   const candidates: Array<{ index: number; row: EventRow }> = [];
   events.forEach((event, index) => {
-    const v = validateEvent(event, nowMs);
+    const v = validateEvent(event, nowMs, options);
     if (v.ok) candidates.push({ index, row: v.row });
     else rejected.push({ index, reason: v.reason });
   });
@@ -67,12 +68,14 @@ export async function checkEvents(
   return { rows, rejected };
 }
 
+/** Validates, member-checks and stores a batch; `options.source` marks where it came from (native by default). */
 export async function ingestEvents(
   db: Kysely<Database>,
   events: readonly IncomingEvent[],
   nowMs = Date.now(),
+  options: ValidateOptions = {},
 ): Promise<IngestResult> {
-  const { rows, rejected } = await checkEvents(db, events, nowMs);
+  const { rows, rejected } = await checkEvents(db, events, nowMs, options);
   if (rows.length === 0) return { accepted: 0, duplicates: 0, rejected };
   await ensurePartitions(db, monthsOf(rows));
   const today = dayOf(nowMs);

@@ -33,3 +33,9 @@ export function integerArray(values: ReadonlyArray<number | null>): string {
   }
   return `${out}}`;
 }
+
+/**
+ * A float8[] literal of finite numbers (already validated); null elements become NULL. String()
+ * prints the shortest digits that read back as the same double, which float8's input does.
+ */
+export const doubleArray: (values: ReadonlyArray<number | null>) => string = integerArray;

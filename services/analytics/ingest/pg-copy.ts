@@ -115,6 +115,19 @@ export class BinaryCopyWriter {
     this.int64(value);
   }
 
+  /** A float8 field (a finite double), or NULL. */
+  float8(value: number | null): void {
+    if (value === null) {
+      this.nullField();
+      return;
+    }
+    this.field++;
+    this.ensure(12);
+    this.int32(8);
+    this.buf.writeDoubleBE(value, this.pos);
+    this.pos += 8;
+  }
+
   /** A timestamptz field from Unix milliseconds. */
   timestamptz(unixMs: number): void {
     this.field++;

@@ -122,7 +122,23 @@ describe("storing events", () => {
         outputTokens: i,
         cacheReadTokens: 0,
         cacheWriteTokens: 2 ** 40 + i,
+        // Doubles that print with many digits (and one that needs an exponent) must come back exact.
+        ...(i % 3 === 2 ? {} : { costUsd: i === 0 ? 1e-7 : i * 0.1 + 1 / 3 }),
         eventId: `${path}-usage-${i}`,
+      },
+      {
+        ...base(),
+        type: "lines_changed",
+        linesAdded: 1e12 - i,
+        ...(i % 2 ? { path: `dir/g${text}.Rs`, language: text || "rust" } : {}),
+        eventId: `${path}-lines-${i}`,
+      },
+      {
+        ...base(),
+        type: "edit_decision",
+        decision: i % 2 ? "accept" : "reject",
+        tool: text || "Edit",
+        eventId: `${path}-decision-${i}`,
       },
       ...Array.from(
         { length: 6 },
@@ -134,10 +150,21 @@ describe("storing events", () => {
       ),
     ]);
     expect(events.length).toBeGreaterThanOrEqual(100);
-    expect(await store(events.map(row), path)).toBe(events.length);
+    // The OTLP receiver's rows carry their source; ours are native.
+    const rowOf = (e: IncomingEvent, i: number) => {
+      const v = validateEvent(e, NOW, i % 4 === 3 ? { source: i % 8 === 3 ? "otlp_log" : "otlp_metric" } : {});
+      if (!v.ok) throw new Error(v.reason);
+      return v.row;
+    };
+    expect(await store(events.map(rowOf), path)).toBe(events.length);
+    const sourceOf = (eventId: string) => {
+      const i = events.findIndex((e) => e.eventId === eventId);
+      return i % 4 === 3 ? (i % 8 === 3 ? "otlp_log" : "otlp_metric") : "native";
+    };
     const rows = await sql<Record<string, unknown> & { event_id: string; occurred_at: Date }>`
       select event_id, occurred_at, hook_event, hook_matcher, hook_command, session_id, tool, mcp_server, path, extension, language, user_email,
-        model_id, model_tier, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, autonomy, role, name, op, type, client
+        model_id, model_tier, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, autonomy, role, name, op, type, client,
+        lines_added, lines_removed, decision, cost_usd, source
       from analytics_events where org_id = ${orgId} and event_id like ${`${path}-%`}`.execute(database.db);
     const byId = new Map(rows.rows.map((r) => [r.event_id, r]));
     expect(byId.size).toBe(events.length);
@@ -173,7 +200,30 @@ describe("storing events", () => {
         output_tokens: i,
         cache_read_tokens: 0,
         cache_write_tokens: 2 ** 40 + i,
+        cost_usd: i % 3 === 2 ? null : i === 0 ? 1e-7 : i * 0.1 + 1 / 3,
+        lines_added: null,
+        decision: null,
       });
+      expect(byId.get(`${path}-lines-${i}`)).toMatchObject({
+        type: "lines_changed",
+        lines_added: 1e12 - i,
+        lines_removed: 0,
+        path: i % 2 ? `dir/g${text}.Rs` : null,
+        extension: i % 2 ? "rs" : null,
+        language: i % 2 ? text || "rust" : null,
+        cost_usd: null,
+      });
+      expect(byId.get(`${path}-decision-${i}`)).toMatchObject({
+        type: "edit_decision",
+        decision: i % 2 ? "accept" : "reject",
+        tool: text || "Edit",
+        lines_added: null,
+        lines_removed: null,
+      });
+      for (const kind of ["hook", "tool", "file", "usage", "lines", "decision"]) {
+        const id = `${path}-${kind}-${i}`;
+        expect(byId.get(id)?.source, id).toBe(sourceOf(id));
+      }
       for (let j = 0; j < 6; j++) {
         expect(byId.get(`${path}-commit-${i}-${j}`)?.occurred_at.toISOString()).toBe(
           `2026-03-02T10:00:0${j}.${String(i).padStart(3, "0")}Z`,

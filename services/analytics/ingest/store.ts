@@ -12,7 +12,7 @@ import { sql, type Selectable, type Transaction } from "kysely";
 import type { Database, Executor } from "../../database.js";
 import { violatedConstraint } from "../../platform/errors.js";
 import { dayOf } from "../dates.js";
-import { integerArray, textArray } from "./pg-arrays.js";
+import { doubleArray, integerArray, textArray } from "./pg-arrays.js";
 import { BinaryCopyWriter, copyInto, startCopy } from "./pg-copy.js";
 import type { EventIdsTable } from "../tables.js";
 import type { EventRow } from "./events.js";
@@ -42,6 +42,7 @@ export async function findMemberships(
 
 const text = (values: ReadonlyArray<string | null>) => sql`${textArray(values)}::text[]`;
 const ints = (values: ReadonlyArray<number | null>) => sql`${integerArray(values)}::bigint[]`;
+const doubles = (values: ReadonlyArray<number | null>) => sql`${doubleArray(values)}::float8[]`;
 
 /** The order of claims (claimsOf): by event_id, then org_id, as plain UTF-16 strings. */
 function byClaim(a: EventRow, b: EventRow): number {
@@ -135,14 +136,15 @@ async function claimIds(
 const EVENT_COLUMNS =
   "org_id, occurred_at, user_id, user_email, session_id, client, type, event_id, " +
   "autonomy, role, model_id, model_tier, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, " +
-  "tool, mcp_server, name, hook_event, hook_matcher, hook_command, op, path, extension, language";
+  "tool, mcp_server, name, hook_event, hook_matcher, hook_command, op, path, extension, language, " +
+  "lines_added, lines_removed, decision, cost_usd, source";
 
 /** The rows as binary COPY data, in EVENT_COLUMNS order. */
 function eventsCopyData(rows: readonly EventRow[]): Buffer {
-  // About 300 bytes a row (26 length words, ids, times, a few type fields): room without regrowing.
-  const w = new BinaryCopyWriter(rows.length * 384);
+  // About 330 bytes a row (31 length words, ids, times, a few type fields): room without regrowing.
+  const w = new BinaryCopyWriter(rows.length * 416);
   for (const r of rows) {
-    w.row(26);
+    w.row(31);
     w.text(r.orgId);
     w.timestamptz(r.occurredAt.getTime());
     w.text(r.userId);
@@ -169,6 +171,11 @@ function eventsCopyData(rows: readonly EventRow[]): Buffer {
     w.text(r.path);
     w.text(r.extension);
     w.text(r.language);
+    w.int8(r.linesAdded);
+    w.int8(r.linesRemoved);
+    w.text(r.decision);
+    w.float8(r.costUsd);
+    w.text(r.source);
   }
   return w.finish();
 }
@@ -186,7 +193,9 @@ async function insertEventArrays(db: Executor, rows: readonly EventRow[]): Promi
       ${t((r) => r.autonomy)}, ${t((r) => r.role)}, ${t((r) => r.modelId)}, ${t((r) => r.modelTier)},
       ${n((r) => r.inputTokens)}, ${n((r) => r.outputTokens)}, ${n((r) => r.cacheReadTokens)}, ${n((r) => r.cacheWriteTokens)},
       ${t((r) => r.tool)}, ${t((r) => r.mcpServer)}, ${t((r) => r.name)}, ${t((r) => r.hookEvent)}, ${t((r) => r.hookMatcher)}, ${t((r) => r.hookCommand)},
-      ${t((r) => r.op)}, ${t((r) => r.path)}, ${t((r) => r.extension)}, ${t((r) => r.language)})`.execute(db);
+      ${t((r) => r.op)}, ${t((r) => r.path)}, ${t((r) => r.extension)}, ${t((r) => r.language)},
+      ${n((r) => r.linesAdded)}, ${n((r) => r.linesRemoved)}, ${t((r) => r.decision)}, ${doubles(rows.map((r) => r.costUsd))},
+      ${t((r) => r.source)})`.execute(db);
 }
 
 const DAY_MS = 86_400_000;

@@ -1,4 +1,4 @@
-// AnalyticsService (the five public endpoints), built from its dependencies. (TelemetryService,
+// AnalyticsService (the five public endpoints, and /code and /costs), built from its dependencies. (TelemetryService,
 // internal ingest and rollup: telemetry-handlers.ts.) Each request reads on one pooled connection;
 // an abandoned call (platform/abandoned.ts) stops once one is free and before its largest read.
 import { gzipSync, constants as zlibConstants } from "node:zlib";
@@ -9,6 +9,10 @@ import {
   ActivityGroupRowSchema,
   ActivityRowSchema,
   AnalyticsResponseSchema,
+  CodeGroupRowSchema,
+  CodeRowSchema,
+  CostsGroupRowSchema,
+  CostsRowSchema,
   ProductivityRowSchema,
   TokensGroupRowSchema,
   TokensRowSchema,
@@ -18,6 +22,8 @@ import {
   UsersResponseSchema,
   type AnalyticsService,
   type GetActivityRequest,
+  type GetCodeRequest,
+  type GetCostsRequest,
   type GetProductivityRequest,
   type GetTokensRequest,
   type GetToolsRequest,
@@ -66,6 +72,8 @@ import {
   type AnswerFormat,
   type ExportFormat,
 } from "./export.js";
+import { CODE_COLUMNS, codeGroupBy, codeRows } from "./code.js";
+import { COSTS_COLUMNS, costsGroupBy, costsRows } from "./costs.js";
 import {
   activityGroupRows,
   activityRows,
@@ -393,7 +401,7 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
     return { meta, body: exportChunks(ctx, text, format, coding) };
   };
 
-  /** /tools, /activity and /productivity: their rows (see RowsAnswer). */
+  /** /tools, /activity, /productivity, /code and /costs: their rows (see RowsAnswer). */
   const toolsAnswer = async (ctx: HandlerContext, req: GetToolsRequest): Promise<RowsAnswer> => {
     const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
     const grouped = groupBy(req.groupBy, "tool_name");
@@ -417,6 +425,23 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
     const format = answerFormat(ctx, req.format);
     const rows = productivityRows(range, await daysOf(ctx, principal, range, PRODUCTIVITY_COLUMNS));
     return { principal, range, format, endpoint: "productivity", groupBy: "", rowSchema: ProductivityRowSchema, rows };
+  };
+
+  const codeAnswer = async (ctx: HandlerContext, req: GetCodeRequest): Promise<RowsAnswer> => {
+    const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
+    const grouping = codeGroupBy(req.groupBy);
+    const format = answerFormat(ctx, req.format);
+    const rows = codeRows(range, await daysOf(ctx, principal, range, CODE_COLUMNS), grouping);
+    const rowSchema = grouping === null ? CodeRowSchema : CodeGroupRowSchema;
+    return { principal, range, format, endpoint: "code", groupBy: req.groupBy, rowSchema, rows };
+  };
+  const costsAnswer = async (ctx: HandlerContext, req: GetCostsRequest): Promise<RowsAnswer> => {
+    const { principal, range } = begin(ctx, req.startDate, req.endDate, now);
+    const grouping = costsGroupBy(req.groupBy);
+    const format = answerFormat(ctx, req.format);
+    const rows = costsRows(range, await daysOf(ctx, principal, range, COSTS_COLUMNS), grouping);
+    const rowSchema = grouping === null ? CostsRowSchema : CostsGroupRowSchema;
+    return { principal, range, format, endpoint: "costs", groupBy: req.groupBy, rowSchema, rows };
   };
 
   /** GetUsers and StreamUsers. `coding`: see notModified. */
@@ -507,7 +532,8 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
       return envelopeOf(ctx, await productivityAnswer(ctx, req));
     },
 
-    // The REST routes of the three (StreamTokens and StreamUsers: see tokens and users).
+    // The REST routes of the endpoints with a RowsAnswer (StreamTokens and StreamUsers: see
+    // tokens and users).
     async *streamTools(req, ctx) {
       yield* rowsBody(ctx, await toolsAnswer(ctx, req));
     },
@@ -518,6 +544,22 @@ export function createAnalyticsService(deps: AnalyticsDeps): Partial<ServiceImpl
 
     async *streamProductivity(req, ctx) {
       yield* rowsBody(ctx, await productivityAnswer(ctx, req));
+    },
+
+    async getCode(req, ctx) {
+      return envelopeOf(ctx, await codeAnswer(ctx, req));
+    },
+
+    async getCosts(req, ctx) {
+      return envelopeOf(ctx, await costsAnswer(ctx, req));
+    },
+
+    async *streamCode(req, ctx) {
+      yield* rowsBody(ctx, await codeAnswer(ctx, req));
+    },
+
+    async *streamCosts(req, ctx) {
+      yield* rowsBody(ctx, await costsAnswer(ctx, req));
     },
 
     async getUsers(req, ctx) {

@@ -9,12 +9,12 @@
 //    /activity and /productivity (plus the rendered /tokens row).
 // Runs inside the caller's transaction (rollup.ts: repeatable read, so every statement sees one
 // snapshot). Weekly and monthly active users are filled in afterwards by active-windows.ts.
-// The credit multipliers pass 3 applies are set and listed here too.
+// The credit multipliers and model prices pass 3 applies are set and listed here too.
 import { sql, type RawBuilder, type Selectable, type Transaction } from "kysely";
 import type { Database, Executor } from "../../database.js";
 import { AUTONOMY_MODES } from "../ingest/events.js";
 import type { CreditMultipliersTable } from "../tables.js";
-import { rawEventsOfDay } from "./plan.js";
+import { countedEvent, rawEventsOfDay } from "./plan.js";
 import { deflatePart } from "../../platform/deflate-parts.js";
 
 /** Bits of analytics_user_daily.clients. */
@@ -38,8 +38,13 @@ function chunkOf(orgId: string, days: readonly string[]): Chunk {
  */
 const eachDayOf = (c: Chunk) => sql`unnest(${c.days}::date[]) as d(day)`;
 
-/** The raw events of the organization on day `d.day` (one key of the (org_id, UTC day) index). */
-const eventsOfDay = (c: Chunk) => rawEventsOfDay("e", c.orgId, sql.raw("d.day"));
+/**
+ * The raw events of the organization on day `d.day` (one key of the (org_id, UTC day) index)
+ * that count: model_usage reported both as an OpenTelemetry metric and as log events counts once
+ * (plan.ts countedEvent).
+ */
+const eventsOfDay = (c: Chunk) =>
+  sql`${rawEventsOfDay("e", c.orgId, sql.raw("d.day"))} and ${countedEvent("e", c.orgId, sql.raw("d.day"))}`;
 
 async function clearDays(db: Executor, c: Chunk): Promise<void> {
   for (const table of ["analytics_user_model_daily", "analytics_user_daily", "analytics_daily"] as const) {
@@ -68,24 +73,36 @@ async function collectGroups(db: Executor, c: Chunk): Promise<void> {
     from ${eachDayOf(c)}
     cross join lateral (
       select type, mu_user, model_id, tool, mcp_server, autonomy, name, hook_event, hook_matcher, hook_command,
-        extension, language, session_id,
+        extension, language, code_user, decision, session_id,
         count(*) as n,
         -- A model reported under both tiers on one day counts as thinking.
         max(model_tier) as model_tier,
         sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens,
         sum(cache_read_tokens) as cache_read_tokens, sum(cache_write_tokens) as cache_write_tokens,
+        -- Costs: what clients reported, and the tokens of the usage they reported no cost for
+        -- (priced by insertUserModelRows). numeric: an exact sum, whatever the order.
+        sum(cost_usd::numeric) as reported_cost_usd,
+        sum(input_tokens) filter (where cost_usd is null) as unreported_input,
+        sum(output_tokens) filter (where cost_usd is null) as unreported_output,
+        sum(cache_read_tokens) filter (where cost_usd is null) as unreported_cache_read,
+        sum(cache_write_tokens) filter (where cost_usd is null) as unreported_cache_write,
+        sum(lines_added) as lines_added, sum(lines_removed) as lines_removed,
         grouping(session_id) as g
       from (
         select e.type, case when e.type = 'model_usage' then e.user_id collate "C" end as mu_user, e.model_id collate "C" as model_id,
           e.tool collate "C" as tool, e.mcp_server collate "C" as mcp_server, e.autonomy, e.name collate "C" as name,
           e.hook_event collate "C" as hook_event, e.hook_matcher collate "C" as hook_matcher, e.hook_command collate "C" as hook_command,
           e.extension collate "C" as extension, e.language collate "C" as language, e.session_id,
-          e.model_tier, e.input_tokens, e.output_tokens, e.cache_read_tokens, e.cache_write_tokens
+          -- The user of the code events (/code by_user), like mu_user for model usage.
+          case when e.type in ('lines_changed', 'edit_decision') then e.user_id collate "C" end as code_user, e.decision,
+          e.model_tier, e.input_tokens, e.output_tokens, e.cache_read_tokens, e.cache_write_tokens,
+          e.cost_usd, e.lines_added, e.lines_removed
         from analytics_events e
         where ${eventsOfDay(c)}
       ) e
       group by grouping sets (
-        (type, mu_user, model_id, tool, mcp_server, autonomy, name, hook_event, hook_matcher, hook_command, extension, language),
+        (type, mu_user, model_id, tool, mcp_server, autonomy, name, hook_event, hook_matcher, hook_command, extension, language,
+          code_user, decision),
         (session_id))
     ) x`.execute(db);
 }
@@ -113,23 +130,84 @@ export async function listCreditMultipliers(db: Executor): Promise<CreditMultipl
   return db.selectFrom("analytics_credit_multipliers").select(["model_id", "multiplier"]).orderBy("model_id").execute();
 }
 
-/** Per day, user and model: token sums and credits, exact (numeric), multiplier applied per model. */
+// Prices per model_id in US dollars per million tokens (docs/analytics.md "Costs"), stored in
+// analytics_model_prices and set with `agentplane price set`. Like the multipliers, the rollup
+// applies them: a change counts for days rolled up afterwards (re-run `agentplane rollup` for
+// past days). They price only usage without a client-reported cost.
+export interface ModelPrice {
+  model_id: string;
+  input_per_million: number;
+  output_per_million: number;
+  cache_read_per_million: number;
+  cache_write_per_million: number;
+}
+
+/** The price fields (per million tokens) in the order of the CLI's options. */
+export const PRICE_FIELDS = [
+  "input_per_million",
+  "output_per_million",
+  "cache_read_per_million",
+  "cache_write_per_million",
+] as const;
+
+export async function setModelPrice(db: Executor, price: ModelPrice): Promise<void> {
+  if (!price.model_id || price.model_id.length > 256) throw new Error("model_id must be 1 to 256 characters");
+  for (const field of PRICE_FIELDS)
+    if (!Number.isFinite(price[field]) || price[field] < 0) throw new Error(`${field} must be a number >= 0`);
+  const [input, output, cacheRead, cacheWrite] = PRICE_FIELDS.map((f) => String(price[f]));
+  await sql`
+    insert into analytics_model_prices (model_id, input_per_million, output_per_million, cache_read_per_million, cache_write_per_million)
+    values (${price.model_id}, ${input}::numeric, ${output}::numeric, ${cacheRead}::numeric, ${cacheWrite}::numeric)
+    on conflict (model_id) do update set input_per_million = excluded.input_per_million,
+      output_per_million = excluded.output_per_million, cache_read_per_million = excluded.cache_read_per_million,
+      cache_write_per_million = excluded.cache_write_per_million, updated_at = now()`.execute(db);
+}
+
+export async function removeModelPrice(db: Executor, modelId: string): Promise<boolean> {
+  const res = await db.deleteFrom("analytics_model_prices").where("model_id", "=", modelId).executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
+}
+
+export async function listModelPrices(db: Executor): Promise<ModelPrice[]> {
+  return db
+    .selectFrom("analytics_model_prices")
+    .select(["model_id", ...PRICE_FIELDS])
+    .orderBy("model_id")
+    .execute();
+}
+
+/**
+ * Per day, user and model: token sums and credits, exact (numeric), multiplier applied per model;
+ * and the cost: what the client reported, plus the tokens of the usage it reported no cost for
+ * at the model's price, or, for a model without a price, nothing (those tokens are unpriced).
+ */
 async function insertUserModelRows(db: Executor, c: Chunk): Promise<void> {
   await sql`
     insert into analytics_user_model_daily (org_id, day, user_id, model_id, model_tier,
-      input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, billable_tokens)
+      input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, billable_tokens,
+      cost_usd, reported_cost_usd, unpriced_tokens)
     select ${c.orgId}, g.day, g.mu_user, g.model_id, g.model_tier,
       g.input_tokens, g.output_tokens, g.cache_read_tokens, g.cache_write_tokens,
-      (g.input_tokens + g.output_tokens + g.cache_write_tokens + g.cache_read_tokens * 0.1) * coalesce(m.multiplier, 1)
+      (g.input_tokens + g.output_tokens + g.cache_write_tokens + g.cache_read_tokens * 0.1) * coalesce(m.multiplier, 1),
+      g.reported_cost_usd + coalesce((g.unreported_input * p.input_per_million + g.unreported_output * p.output_per_million
+        + g.unreported_cache_read * p.cache_read_per_million + g.unreported_cache_write * p.cache_write_per_million) / 1000000, 0),
+      g.reported_cost_usd,
+      case when p.model_id is null
+        then g.unreported_input + g.unreported_output + g.unreported_cache_read + g.unreported_cache_write else 0 end
     from (
       select day, mu_user, model_id, max(model_tier) as model_tier,
         sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens,
-        sum(cache_read_tokens) as cache_read_tokens, sum(cache_write_tokens) as cache_write_tokens
+        sum(cache_read_tokens) as cache_read_tokens, sum(cache_write_tokens) as cache_write_tokens,
+        coalesce(sum(reported_cost_usd), 0) as reported_cost_usd,
+        coalesce(sum(unreported_input), 0) as unreported_input, coalesce(sum(unreported_output), 0) as unreported_output,
+        coalesce(sum(unreported_cache_read), 0) as unreported_cache_read,
+        coalesce(sum(unreported_cache_write), 0) as unreported_cache_write
       from ${GROUPS}
       where g = ${EVENT_ROWS} and mu_user is not null
       group by day, mu_user, model_id
     ) g
-    left join analytics_credit_multipliers m on m.model_id = g.model_id`.execute(db);
+    left join analytics_credit_multipliers m on m.model_id = g.model_id
+    left join analytics_model_prices p on p.model_id = g.model_id`.execute(db);
 }
 
 /** Count of the day's session starts in one autonomy mode (a column of the user scan). */
@@ -345,6 +423,65 @@ async function insertDayRows(db: Executor, c: Chunk): Promise<number> {
     ), ss as (
       -- Distinct session_ids seen on the day (any event type): the per-session averages' divisor.
       select day, count(*) as n from ${GROUPS} where g = ${SESSION_ROWS} and session_id is not null group by day
+    ), cx as (
+      -- /code: lines and edit decisions per day, user and language ('' for events without one).
+      select day, code_user, coalesce(language, '') as language,
+        coalesce(sum(lines_added), 0) as lines_added, coalesce(sum(lines_removed), 0) as lines_removed,
+        coalesce(sum(n) filter (where type = 'edit_decision' and decision = 'accept'), 0) as edits_accepted,
+        coalesce(sum(n) filter (where type = 'edit_decision' and decision = 'reject'), 0) as edits_rejected
+      from ${GROUPS}
+      where g = ${EVENT_ROWS} and code_user is not null
+      group by day, code_user, coalesce(language, '')
+    ), code as (
+      select day, sum(lines_added) as lines_added, sum(lines_removed) as lines_removed,
+        sum(edits_accepted) as edits_accepted, sum(edits_rejected) as edits_rejected
+      from cx group by day
+    ), cl as (
+      select day, jsonb_agg(jsonb_build_object('language', language, 'lines_added', lines_added, 'lines_removed', lines_removed,
+          'edits_accepted', edits_accepted, 'edits_rejected', edits_rejected) order by language) as by_language
+      from (
+        select day, language, sum(lines_added) as lines_added, sum(lines_removed) as lines_removed,
+          sum(edits_accepted) as edits_accepted, sum(edits_rejected) as edits_rejected
+        from cx group by day, language
+      ) l
+      group by day
+    ), cu as (
+      select x.day, jsonb_agg(jsonb_build_object('user_id', x.code_user, 'user_email', coalesce(u.user_email, ''),
+          'lines_added', x.lines_added, 'lines_removed', x.lines_removed,
+          'edits_accepted', x.edits_accepted, 'edits_rejected', x.edits_rejected) order by x.code_user) as by_user
+      from (
+        select day, code_user, sum(lines_added) as lines_added, sum(lines_removed) as lines_removed,
+          sum(edits_accepted) as edits_accepted, sum(edits_rejected) as edits_rejected
+        from cx group by day, code_user
+      ) x
+      left join analytics_user_daily u on u.org_id = ${c.orgId} and u.day = x.day and u.user_id = x.code_user
+      group by x.day
+    ), cost as (
+      -- /costs: in US dollars, rounded to millionths (each entry and each total on its own).
+      select day, round(sum(cost_usd), 6) as cost_usd, round(sum(reported_cost_usd), 6) as reported_cost_usd,
+        sum(unpriced_tokens) as unpriced_tokens
+      from analytics_user_model_daily where org_id = ${c.orgId} and day = any(${days})
+      group by day
+    ), costm as (
+      select day, jsonb_agg(jsonb_build_object('model_id', model_id, 'cost_usd', round(cost_usd, 6)::float8,
+          'reported_cost_usd', round(reported_cost_usd, 6)::float8, 'unpriced_tokens', unpriced_tokens) order by model_id) as by_model
+      from (
+        select day, model_id, sum(cost_usd) as cost_usd, sum(reported_cost_usd) as reported_cost_usd, sum(unpriced_tokens) as unpriced_tokens
+        from analytics_user_model_daily where org_id = ${c.orgId} and day = any(${days})
+        group by day, model_id
+      ) m
+      group by day
+    ), costu as (
+      select m.day, jsonb_agg(jsonb_build_object('user_id', m.user_id, 'user_email', coalesce(u.user_email, ''),
+          'cost_usd', round(m.cost_usd, 6)::float8, 'reported_cost_usd', round(m.reported_cost_usd, 6)::float8,
+          'unpriced_tokens', m.unpriced_tokens) order by m.user_id) as by_user
+      from (
+        select day, user_id, sum(cost_usd) as cost_usd, sum(reported_cost_usd) as reported_cost_usd, sum(unpriced_tokens) as unpriced_tokens
+        from analytics_user_model_daily where org_id = ${c.orgId} and day = any(${days})
+        group by day, user_id
+      ) m
+      left join analytics_user_daily u on u.org_id = ${c.orgId} and u.day = m.day and u.user_id = m.user_id
+      group by m.day
     )
     insert into analytics_daily (org_id, day, events,
       billable_tokens, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, by_model,
@@ -353,7 +490,9 @@ async function insertDayRows(db: Executor, c: Chunk): Promise<number> {
       autonomy_ratio_avg, autonomy_ratio_p50, autonomy_ratio_p90, distinct_sessions,
       tool_calls_auto_high, tool_calls_auto_medium, tool_calls_auto_low, tool_calls_manual,
       daily_active_users, daily_active_users_by_client, sessions, messages, user_messages,
-      files_created, files_edited, by_extension, by_language, git_commits, git_prs_created, tokens_json, tokens_md5, users_md5)
+      files_created, files_edited, by_extension, by_language, git_commits, git_prs_created, tokens_json, tokens_md5, users_md5,
+      lines_added, lines_removed, edits_accepted, edits_rejected, code_by_language, code_by_user,
+      cost_usd, reported_cost_usd, unpriced_tokens, costs_by_model, costs_by_user)
     select ${c.orgId}, t.day, t.events,
       t.billable_tokens, t.input_tokens, t.output_tokens, t.cache_read_tokens, t.cache_write_tokens, t.by_model::jsonb,
       t.tool_calls, coalesce(b.by_tool, '[]'), t.mcp_users, coalesce(b.mcp_by_server, '[]'), t.skills, coalesce(b.skills_by_name, '[]'),
@@ -364,7 +503,11 @@ async function insertDayRows(db: Executor, c: Chunk): Promise<number> {
         'non-interactive-cli', nullif(t.cli_users, 0))),
       t.sessions, t.messages, t.user_messages,
       t.files_created, t.files_edited, coalesce(b.by_extension, '[]'), coalesce(b.by_language, '[]'), t.git_commits, t.git_prs_created,
-      t.tokens_json, md5(t.tokens_json), t.users_md5
+      t.tokens_json, md5(t.tokens_json), t.users_md5,
+      coalesce(code.lines_added, 0), coalesce(code.lines_removed, 0), coalesce(code.edits_accepted, 0), coalesce(code.edits_rejected, 0),
+      coalesce(cl.by_language, '[]'), coalesce(cu.by_user, '[]'),
+      coalesce(cost.cost_usd, 0), coalesce(cost.reported_cost_usd, 0), coalesce(cost.unpriced_tokens, 0),
+      coalesce(costm.by_model, '[]'), coalesce(costu.by_user, '[]')
     from (
       select ut.*, coalesce(mt.billable_tokens, 0) as billable_tokens, coalesce(mt.input_tokens, 0) as input_tokens,
         coalesce(mt.output_tokens, 0) as output_tokens, coalesce(mt.cache_read_tokens, 0) as cache_read_tokens,
@@ -381,6 +524,12 @@ async function insertDayRows(db: Executor, c: Chunk): Promise<number> {
     ) t
     left join b on b.day = t.day
     left join ss on ss.day = t.day
+    left join code on code.day = t.day
+    left join cl on cl.day = t.day
+    left join cu on cu.day = t.day
+    left join cost on cost.day = t.day
+    left join costm on costm.day = t.day
+    left join costu on costu.day = t.day
     returning events`.execute(db);
   return result.rows.reduce((sum, r) => sum + Number(r.events), 0);
 }

@@ -19,6 +19,23 @@ export function rawEventsOfDay(alias: string, orgId: string, day: RawBuilder<unk
     and ${e}.occurred_at >= (${day}::timestamp at time zone 'UTC') and ${e}.occurred_at < ((${day} + 1)::timestamp at time zone 'UTC')`;
 }
 
+/**
+ * Whether `alias`'s row of the organization's `day` counts (the double-count rule): a client that
+ * exports both the token-usage metric and the api_request log events reports the same tokens
+ * twice, so a model_usage row from an OpenTelemetry metric (source otlp_metric) counts only when
+ * the same session (session_id; rows without one form one group) has no model_usage row from a
+ * log record (otlp_log) that day: the events win, being per request and carrying the model.
+ * Every other row counts. The session ids of the day's log usage are read once per day into a
+ * hash table, and only when an otlp_metric row asks (the left operands short-circuit): native
+ * rows never run the subquery.
+ */
+export function countedEvent(alias: string, orgId: string, day: RawBuilder<unknown>): RawBuilder<unknown> {
+  const e = sql.raw(alias);
+  return sql`not (${e}.type = 'model_usage' and ${e}.source = 'otlp_metric' and coalesce(${e}.session_id, '') in (
+    select coalesce(l.session_id, '') from analytics_events l
+    where ${rawEventsOfDay("l", orgId, day)} and l.type = 'model_usage' and l.source = 'otlp_log'))`;
+}
+
 /** A day's activity counts in the monthly window of the 29 days after it. */
 export function activeWindowsThrough(lastDay: string, through: string): string {
   const end = addDays(lastDay, 29);

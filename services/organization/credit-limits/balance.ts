@@ -5,7 +5,7 @@
 // same formula, so the figure is current and nothing counts twice. One statement: one snapshot,
 // consistent even while a rollup commits.
 import { sql } from "kysely";
-import { rawEventsOfDay } from "../../analytics/rollup/plan.js";
+import { countedEvent, rawEventsOfDay } from "../../analytics/rollup/plan.js";
 import type { Executor } from "../../database.js";
 
 /** First day of `now`'s UTC month and of the next one, YYYY-MM-DD. */
@@ -56,6 +56,7 @@ export async function creditsUsedThisMonthByUser(
         from analytics_events e
         left join analytics_credit_multipliers m on m.model_id = e.model_id
         where ${rawEventsOfDay("e", orgId, sql.raw("u.day"))} and e.user_id = any(${ids}) and e.type = 'model_usage'
+          and ${countedEvent("e", orgId, sql.raw("u.day"))}
         group by e.user_id
       ) day_credits
       group by day_credits.user_id

@@ -1,7 +1,9 @@
 // The webhook dispatcher (a worker of the organization module): sends the outbox's due
 // deliveries, and records each attempt. It is woken by the notification the outbox's triggers
-// send at commit (on any replica) and looks for due deliveries every POLL_MS anyway: retries
-// come due by the clock, and a notification may be lost. Several dispatchers (replicas) share
+// send at commit (on any replica); between notifications it sleeps until the earliest pending
+// delivery comes due (retries come due by the clock), at most IDLE_MAX_MS in case a
+// notification was lost. On the embedded database, which has no LISTEN, it polls every POLL_MS
+// instead. Several dispatchers (replicas) share
 // the outbox without sending a delivery twice at once (queries.ts, claimDueDeliveries); a
 // delivery whose dispatcher stopped mid-send is sent again after its lease: at least once.
 import type { Executor } from "../../database.js";
@@ -9,11 +11,13 @@ import type { Logger } from "../../platform/logger.js";
 import type { Worker } from "../../platform/module.js";
 import { type ChannelListener, listenToChannel } from "../../platform/pg-listen.js";
 import type { WebhookConfig } from "./config.js";
-import { claimDueDeliveries, recordAttempt, type ClaimedDelivery } from "./queries.js";
+import { claimDueDeliveries, msUntilNextDue, recordAttempt, type ClaimedDelivery } from "./queries.js";
 import { SEND_TIMEOUT_MS, sendWebhook } from "./send.js";
 
 export const WEBHOOKS_CHANNEL = "agentplane_webhooks";
 const POLL_MS = 1_000;
+/** The longest sleep while listening: bounds the delay of a delivery whose notification was lost. */
+const IDLE_MAX_MS = 30_000;
 /** Deliveries claimed (and sent side by side) at once. */
 const BATCH = 16;
 /** Longer than an attempt can take: a claimed delivery is not claimed again before it. */
@@ -89,8 +93,13 @@ export function startWebhookDispatcher(options: DispatcherOptions): Worker {
       }
       // A full batch: more may be due at once.
       if (stopped || claimed.length === BATCH || rerun) continue;
+      const sleepMs =
+        listener === undefined
+          ? POLL_MS
+          : Math.min(IDLE_MAX_MS, (await msUntilNextDue(options.db).catch(() => POLL_MS)) ?? IDLE_MAX_MS);
+      if (stopped || rerun) continue;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, POLL_MS);
+        const timer = setTimeout(done, sleepMs);
         function done() {
           clearTimeout(timer);
           wake = undefined;

@@ -129,6 +129,15 @@ export async function claimDueDeliveries(db: Executor, limit: number, leaseMs: n
   return rows;
 }
 
+/** Milliseconds until the earliest pending delivery is due (0 when one is due now); undefined when none is pending. */
+export async function msUntilNextDue(db: Executor): Promise<number | undefined> {
+  const { rows } = await sql<{ ms: number | null }>`
+    select greatest(0, extract(epoch from (min(next_attempt_at) - clock_timestamp())) * 1000)::float8 as ms
+    from webhook_deliveries where status = 'pending'`.execute(db);
+  const ms = rows[0]?.ms;
+  return ms === null || ms === undefined ? undefined : Number(ms);
+}
+
 export interface AttemptResult {
   /** The HTTP status, when an answer came. */
   httpStatus: number | null;

@@ -4,10 +4,7 @@
 // from the demo runner. It is a client like any runner: it calls SessionRunnerService on the
 // internal gRPC port with a service-account token of its own (scope sessions.runner), made at
 // start and revoked at stop; an account a crashed process left is revoked at the next start.
-import { createClient } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
 import type { Kysely } from "kysely";
-import { SessionRunnerService } from "../../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import type { Database } from "../../database.js";
 import {
   createServiceAccount,
@@ -18,6 +15,7 @@ import type { Logger } from "../../platform/logger.js";
 import type { Worker } from "../../platform/module.js";
 import { demoAnswer } from "./answers.js";
 import { runSessions } from "./run-loop.js";
+import { runnerClient } from "./runner-client.js";
 
 export const DEMO_RUNNER_ACCOUNT = "demo runner";
 
@@ -34,18 +32,7 @@ export async function startDemoRunner(options: {
     scopes: ["sessions.runner"],
     orgId: null,
   });
-  const client = createClient(
-    SessionRunnerService,
-    createGrpcTransport({
-      baseUrl: options.internalGrpcUrl,
-      interceptors: [
-        (next) => (req) => {
-          req.header.set("authorization", `Bearer ${token}`);
-          return next(req);
-        },
-      ],
-    }),
-  );
+  const client = runnerClient(options.internalGrpcUrl, token);
   const stop = new AbortController();
   const loop = runSessions({
     client,

@@ -141,7 +141,7 @@ const optionalIdParam = (name: string, place: Place): Param => ({
 
 function analytics(
   path: string,
-  groupBy: string | undefined,
+  groupBy: string | readonly string[] | undefined,
   org: Org,
   extra: Param[] = [],
   shape = envelope,
@@ -165,13 +165,17 @@ function analytics(
       invalid: fc.constantFrom("today", "2026-02-30", "2025-01-01", "x").map((v) => (v === "today" ? today() : v)),
     },
   ];
-  if (groupBy)
+  if (groupBy) {
+    const groups = typeof groupBy === "string" ? [groupBy] : groupBy;
     params.push({
       name: "group_by",
       in: "query",
-      valid: fc.constant(groupBy),
-      invalid: fc.constantFrom(groupBy.toUpperCase(), `${groupBy}s`, "user", "date"),
+      valid: fc.constantFrom(...groups),
+      invalid: fc.constantFrom(
+        ...[...groups.flatMap((g) => [g.toUpperCase(), `${g}s`]), "user", "date"].filter((g) => !groups.includes(g)),
+      ),
     });
+  }
   void org;
   return { method: "GET", template: `/api/v1/analytics/${path}`, params: [...params, ...extra], ok: 200, shape };
 }
@@ -270,6 +274,8 @@ export function endpoints(org: Org, resources: Resources): Endpoint[] {
     analytics("tools", "tool_name", org),
     analytics("activity", "client", org),
     analytics("productivity", undefined, org),
+    analytics("code", ["language", "user"], org),
+    analytics("costs", ["model", "user"], org),
     analytics(
       "users",
       undefined,

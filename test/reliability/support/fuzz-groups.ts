@@ -6,6 +6,8 @@ export const FUZZ_GROUPS = {
     "GET /api/v1/analytics/activity",
     "GET /api/v1/analytics/productivity",
     "GET /api/v1/analytics/users",
+    "GET /api/v1/analytics/code",
+    "GET /api/v1/analytics/costs",
   ],
   sessions: [
     "GET /api/v0/sessions",

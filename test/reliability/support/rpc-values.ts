@@ -9,6 +9,7 @@ import {
   AUTONOMY_LEVELS,
   AUTONOMY_MODES,
   CLIENTS,
+  EDIT_DECISIONS,
   EVENT_TYPES,
   FILE_OPS,
   MODEL_TIERS,
@@ -73,11 +74,19 @@ export function validPools(w: RpcWorld): Record<string, fc.Arbitrary<unknown>> {
     "GetTokensRequest.groupBy": fc.constantFrom("", "model"),
     "GetToolsRequest.groupBy": fc.constantFrom("", "tool_name"),
     "GetActivityRequest.groupBy": fc.constantFrom("", "client"),
+    "GetCodeRequest.groupBy": fc.constantFrom("", "language", "user"),
+    "GetCostsRequest.groupBy": fc.constantFrom("", "model", "user"),
     // The JSON answer or an export (README "Exports"); with limit or cursor, /users exports are a 400.
     ...Object.fromEntries(
-      ["GetTokensRequest", "GetToolsRequest", "GetActivityRequest", "GetProductivityRequest", "GetUsersRequest"].map(
-        (m) => [`${m}.format`, fc.constantFrom("", "json", "csv", "ndjson")],
-      ),
+      [
+        "GetTokensRequest",
+        "GetToolsRequest",
+        "GetActivityRequest",
+        "GetProductivityRequest",
+        "GetCodeRequest",
+        "GetCostsRequest",
+        "GetUsersRequest",
+      ].map((m) => [`${m}.format`, fc.constantFrom("", "json", "csv", "ndjson")]),
     ),
 
     // Telemetry events (ANALYTICS.md "Events").
@@ -98,6 +107,10 @@ export function validPools(w: RpcWorld): Record<string, fc.Arbitrary<unknown>> {
     outputTokens: fc.integer({ min: 0, max: 1_000_000 }),
     cacheReadTokens: fc.integer({ min: 0, max: 1_000_000 }),
     cacheWriteTokens: fc.integer({ min: 0, max: 1_000_000 }),
+    costUsd: fc.double({ min: 0, max: 100, noNaN: true }),
+    linesAdded: fc.integer({ min: 0, max: 5_000 }),
+    linesRemoved: fc.integer({ min: 0, max: 5_000 }),
+    "TelemetryEvent.decision": fc.constantFrom(...EDIT_DECISIONS),
     modelId: fc.constantFrom("claude-sonnet-4", "gpt-5", "gemini-2.5-pro"),
     modelTier: fc.constantFrom(...MODEL_TIERS),
 

@@ -28,7 +28,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file agentplane/analytics/v1/analytics.proto.
  */
 export const file_agentplane_analytics_v1_analytics: GenFile = /*@__PURE__*/
-  fileDesc("CidhZ2VudHBsYW5lL2FuYWx5dGljcy92MS9hbmFseXRpY3MucHJvdG8SF2FnZW50cGxhbmUuYW5hbHl0aWNzLnYxIloKEEdldFRva2Vuc1JlcXVlc3QSEgoKc3RhcnRfZGF0ZRgBIAEoCRIQCghlbmRfZGF0ZRgCIAEoCRIQCghncm91cF9ieRgDIAEoCRIOCgZmb3JtYXQYBCABKAkiWQoPR2V0VG9vbHNSZXF1ZXN0EhIKCnN0YXJ0X2RhdGUYASABKAkSEAoIZW5kX2RhdGUYAiABKAkSEAoIZ3JvdXBfYnkYAyABKAkSDgoGZm9ybWF0GAQgASgJIlwKEkdldEFjdGl2aXR5UmVxdWVzdBISCgpzdGFydF9kYXRlGAEgASgJEhAKCGVuZF9kYXRlGAIgASgJEhAKCGdyb3VwX2J5GAMgASgJEg4KBmZvcm1hdBgEIAEoCSJOChZHZXRQcm9kdWN0aXZpdHlSZXF1ZXN0EhIKCnN0YXJ0X2RhdGUYASABKAkSEAoIZW5kX2RhdGUYAiABKAkSDgoGZm9ybWF0GAMgASgJInUKD0dldFVzZXJzUmVxdWVzdBISCgpzdGFydF9kYXRlGAEgASgJEhAKCGVuZF9kYXRlGAIgASgJEhIKBWxpbWl0GAMgASgFSACIAQESDgoGY3Vyc29yGAQgASgJEg4KBmZvcm1hdBgFIAEoCUIICgZfbGltaXQiWgoETWV0YRIWCgZvcmdfaWQYASABKAlSBm9yZ19pZBIeCgpzdGFydF9kYXRlGAIgASgJUgpzdGFydF9kYXRlEhoKCGVuZF9kYXRlGAMgASgJUghlbmRfZGF0ZSJnChFBbmFseXRpY3NSZXNwb25zZRIlCgRkYXRhGAEgAygLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIrCgRtZXRhGAIgASgLMh0uYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuTWV0YSKdAQoJVXNlcnNNZXRhEhYKBm9yZ19pZBgBIAEoCVIGb3JnX2lkEh4KCnN0YXJ0X2RhdGUYAiABKAlSCnN0YXJ0X2RhdGUSGgoIZW5kX2RhdGUYAyABKAlSCGVuZF9kYXRlEhoKCGhhc19tb3JlGAQgASgIUghoYXNfbW9yZRIgCgtuZXh0X2N1cnNvchgFIAEoCVILbmV4dF9jdXJzb3IidAoNVXNlcnNSZXNwb25zZRIxCgRkYXRhGAEgAygLMiMuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuVXNlckRheVJvdxIwCgRtZXRhGAIgASgLMiIuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuVXNlcnNNZXRhIr0BCgtNb2RlbFRva2VucxIaCghtb2RlbF9pZBgBIAEoCVIIbW9kZWxfaWQSHgoKbW9kZWxfdGllchgCIAEoCVIKbW9kZWxfdGllchIoCg9iaWxsYWJsZV90b2tlbnMYAyABKAFSD2JpbGxhYmxlX3Rva2VucxIiCgxpbnB1dF90b2tlbnMYBCABKAFSDGlucHV0X3Rva2VucxIkCg1vdXRwdXRfdG9rZW5zGAUgASgBUg1vdXRwdXRfdG9rZW5zIrIBCgpVc2VyVG9rZW5zEhgKB3VzZXJfaWQYASABKAlSB3VzZXJfaWQSHgoKdXNlcl9lbWFpbBgCIAEoCVIKdXNlcl9lbWFpbBIoCg9iaWxsYWJsZV90b2tlbnMYAyABKAFSD2JpbGxhYmxlX3Rva2VucxJACghieV9tb2RlbBgEIAMoCzIkLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLk1vZGVsVG9rZW5zUghieV9tb2RlbCLsAgoJVG9rZW5zUm93EgwKBGRhdGUYASABKAkSKAoPYmlsbGFibGVfdG9rZW5zGAIgASgBUg9iaWxsYWJsZV90b2tlbnMSIgoMaW5wdXRfdG9rZW5zGAMgASgBUgxpbnB1dF90b2tlbnMSJAoNb3V0cHV0X3Rva2VucxgEIAEoAVINb3V0cHV0X3Rva2VucxIsChFjYWNoZV9yZWFkX3Rva2VucxgFIAEoAVIRY2FjaGVfcmVhZF90b2tlbnMSLgoSY2FjaGVfd3JpdGVfdG9rZW5zGAYgASgBUhJjYWNoZV93cml0ZV90b2tlbnMSQAoIYnlfbW9kZWwYByADKAsyJC5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5Nb2RlbFRva2Vuc1IIYnlfbW9kZWwSPQoHYnlfdXNlchgIIAMoCzIjLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLlVzZXJUb2tlbnNSB2J5X3VzZXIisAEKDlRva2Vuc0dyb3VwUm93EgwKBGRhdGUYASABKAkSHAoJZ3JvdXBfa2V5GAIgASgJUglncm91cF9rZXkSKAoPYmlsbGFibGVfdG9rZW5zGAMgASgBUg9iaWxsYWJsZV90b2tlbnMSIgoMaW5wdXRfdG9rZW5zGAQgASgBUgxpbnB1dF90b2tlbnMSJAoNb3V0cHV0X3Rva2VucxgFIAEoAVINb3V0cHV0X3Rva2VucyIuCglUb29sQ291bnQSDAoEdG9vbBgBIAEoCRITCgtpbnZvY2F0aW9ucxgCIAEoASIyCgtTZXJ2ZXJDb3VudBIOCgZzZXJ2ZXIYASABKAkSEwoLaW52b2NhdGlvbnMYAiABKAEiKAoJTmFtZUNvdW50EgwKBG5hbWUYASABKAkSDQoFY291bnQYAiABKAEiSwoJSG9va0NvdW50Eg0KBWV2ZW50GAEgASgJEg8KB21hdGNoZXIYAiABKAkSDwoHY29tbWFuZBgDIAEoCRINCgVjb3VudBgEIAEoASKAAQoSQXV0b25vbXlMZXZlbFJhdGlvEhwKCWF1dG9faGlnaBgBIAEoAVIJYXV0b19oaWdoEiAKC2F1dG9fbWVkaXVtGAIgASgBUgthdXRvX21lZGl1bRIaCghhdXRvX2xvdxgDIAEoAVIIYXV0b19sb3cSDgoGbWFudWFsGAQgASgBIp0ICghUb29sc1JvdxIMCgRkYXRlGAEgASgJEh4KCnRvb2xfY2FsbHMYAiABKAFSCnRvb2xfY2FsbHMSPAoHYnlfdG9vbBgDIAMoCzIiLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLlRvb2xDb3VudFIHYnlfdG9vbBIuChJtY3BfdXNlcnNfd2l0aF9tY3AYBCABKAFSEm1jcF91c2Vyc193aXRoX21jcBJKCg1tY3BfYnlfc2VydmVyGAUgAygLMiQuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuU2VydmVyQ291bnRSDW1jcF9ieV9zZXJ2ZXISLgoSc2tpbGxzX2ludm9jYXRpb25zGAYgASgBUhJza2lsbHNfaW52b2NhdGlvbnMSSgoOc2tpbGxzX2J5X25hbWUYByADKAsyIi5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5OYW1lQ291bnRSDnNraWxsc19ieV9uYW1lEj4KGnNsYXNoX2NvbW1hbmRzX2ludm9jYXRpb25zGAggASgBUhpzbGFzaF9jb21tYW5kc19pbnZvY2F0aW9ucxJaChZzbGFzaF9jb21tYW5kc19ieV9uYW1lGAkgAygLMiIuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuTmFtZUNvdW50UhZzbGFzaF9jb21tYW5kc19ieV9uYW1lEiwKEWhvb2tzX2ludm9jYXRpb25zGAogASgBUhFob29rc19pbnZvY2F0aW9ucxJKCg5ob29rc19ieV9ldmVudBgLIAMoCzIiLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkhvb2tDb3VudFIOaG9va3NfYnlfZXZlbnQSHAoJd2ViX3VzZXJzGAwgASgBUgl3ZWJfdXNlcnMSLgoSYXV0b25vbXlfcmF0aW9fYXZnGA0gASgBUhJhdXRvbm9teV9yYXRpb19hdmcSLgoSYXV0b25vbXlfcmF0aW9fcDUwGA4gASgBUhJhdXRvbm9teV9yYXRpb19wNTASLgoSYXV0b25vbXlfcmF0aW9fcDkwGA8gASgBUhJhdXRvbm9teV9yYXRpb19wOTASPgoadG9vbF9jYWxsc19wZXJfc2Vzc2lvbl9hdmcYECABKAFSGnRvb2xfY2FsbHNfcGVyX3Nlc3Npb25fYXZnEj4KGnVzZXJfdHVybnNfcGVyX3Nlc3Npb25fYXZnGBEgASgBUhp1c2VyX3R1cm5zX3Blcl9zZXNzaW9uX2F2ZxJpChl0b29sX2F1dG9ub215X2xldmVsX3JhdGlvGBIgASgLMisuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuQXV0b25vbXlMZXZlbFJhdGlvUhl0b29sX2F1dG9ub215X2xldmVsX3JhdGlvIlsKDVRvb2xzR3JvdXBSb3cSDAoEZGF0ZRgBIAEoCRIcCglncm91cF9rZXkYAiABKAlSCWdyb3VwX2tleRIeCgp0b29sX2NhbGxzGAMgASgBUgp0b29sX2NhbGxzIsUDCgtBY3Rpdml0eVJvdxIMCgRkYXRlGAEgASgJEi4KEmRhaWx5X2FjdGl2ZV91c2VycxgCIAEoAVISZGFpbHlfYWN0aXZlX3VzZXJzEjAKE3dlZWtseV9hY3RpdmVfdXNlcnMYAyABKAFSE3dlZWtseV9hY3RpdmVfdXNlcnMSMgoUbW9udGhseV9hY3RpdmVfdXNlcnMYBCABKAFSFG1vbnRobHlfYWN0aXZlX3VzZXJzEoYBChxkYWlseV9hY3RpdmVfdXNlcnNfYnlfY2xpZW50GAUgAygLMkIuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuQWN0aXZpdHlSb3cuRGFpbHlBY3RpdmVVc2Vyc0J5Q2xpZW50RW50cnlSHGRhaWx5X2FjdGl2ZV91c2Vyc19ieV9jbGllbnQSEAoIc2Vzc2lvbnMYBiABKAESEAoIbWVzc2FnZXMYByABKAESJAoNdXNlcl9tZXNzYWdlcxgIIAEoAVINdXNlcl9tZXNzYWdlcxo/Ch1EYWlseUFjdGl2ZVVzZXJzQnlDbGllbnRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBIm4KEEFjdGl2aXR5R3JvdXBSb3cSDAoEZGF0ZRgBIAEoCRIcCglncm91cF9rZXkYAiABKAlSCWdyb3VwX2tleRIuChJkYWlseV9hY3RpdmVfdXNlcnMYAyABKAFSEmRhaWx5X2FjdGl2ZV91c2VycyIyCg5FeHRlbnNpb25Db3VudBIRCglleHRlbnNpb24YASABKAkSDQoFY291bnQYAiABKAEiMAoNTGFuZ3VhZ2VDb3VudBIQCghsYW5ndWFnZRgBIAEoCRINCgVjb3VudBgCIAEoASLMAgoPUHJvZHVjdGl2aXR5Um93EgwKBGRhdGUYASABKAkSJAoNZmlsZXNfY3JlYXRlZBgCIAEoAVINZmlsZXNfY3JlYXRlZBIiCgxmaWxlc19lZGl0ZWQYAyABKAFSDGZpbGVzX2VkaXRlZBJLCgxieV9leHRlbnNpb24YBCADKAsyJy5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5FeHRlbnNpb25Db3VudFIMYnlfZXh0ZW5zaW9uEkgKC2J5X2xhbmd1YWdlGAUgAygLMiYuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuTGFuZ3VhZ2VDb3VudFILYnlfbGFuZ3VhZ2USIAoLZ2l0X2NvbW1pdHMYBiABKAFSC2dpdF9jb21taXRzEigKD2dpdF9wcnNfY3JlYXRlZBgHIAEoAVIPZ2l0X3Byc19jcmVhdGVkIvoFCgpVc2VyRGF5Um93EhgKB3VzZXJfaWQYASABKAlSB3VzZXJfaWQSNgoKdXNlcl9lbWFpbBgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZVIKdXNlcl9lbWFpbBIMCgRkYXRlGAMgASgJEh4KCnRvb2xfY2FsbHMYBCABKAFSCnRvb2xfY2FsbHMSKAoPYmlsbGFibGVfdG9rZW5zGAUgASgBUg9iaWxsYWJsZV90b2tlbnMSJAoNcHJpbWFyeV9tb2RlbBgGIAEoCVINcHJpbWFyeV9tb2RlbBIuChJwcmltYXJ5X21vZGVsX3RpZXIYByABKAlSEnByaW1hcnlfbW9kZWxfdGllchIkCg1maWxlc19jcmVhdGVkGAggASgBUg1maWxlc19jcmVhdGVkEiIKDGZpbGVzX2VkaXRlZBgJIAEoAVIMZmlsZXNfZWRpdGVkEiAKC2dpdF9jb21taXRzGAogASgBUgtnaXRfY29tbWl0cxIoCg9naXRfcHJzX2NyZWF0ZWQYCyABKAFSD2dpdF9wcnNfY3JlYXRlZBIcCgltY3BfY2FsbHMYDCABKAFSCW1jcF9jYWxscxIgCgtza2lsbF9jYWxscxgNIAEoAVILc2tpbGxfY2FsbHMSJgoOc2xhc2hfY29tbWFuZHMYDiABKAFSDnNsYXNoX2NvbW1hbmRzEg0KBWhvb2tzGA8gASgBEhAKCHNlc3Npb25zGBAgASgBEhAKCG1lc3NhZ2VzGBEgASgBEiQKDXVzZXJfbWVzc2FnZXMYEiABKAFSDXVzZXJfbWVzc2FnZXMSLgoSYXNzaXN0YW50X21lc3NhZ2VzGBMgASgBUhJhc3Npc3RhbnRfbWVzc2FnZXMSJgoOYXV0b25vbXlfcmF0aW8YFCABKAFSDmF1dG9ub215X3JhdGlvEioKEGRlbGVnYXRpb25fbGV2ZWwYFSABKAlSEGRlbGVnYXRpb25fbGV2ZWwSEQoJbGFuZ3VhZ2VzGBYgAygJIvkGCg5UZWxlbWV0cnlFdmVudBIMCgR0eXBlGAEgASgJEgwKBHRpbWUYAiABKAkSDgoGb3JnX2lkGAMgASgJEg8KB3VzZXJfaWQYBCABKAkSFwoKdXNlcl9lbWFpbBgFIAEoCUgAiAEBEhcKCnNlc3Npb25faWQYBiABKAlIAYgBARIOCgZjbGllbnQYByABKAkSFQoIZXZlbnRfaWQYCCABKAlIAogBARIaCg1hdXRvbm9teV9tb2RlGAkgASgJSAOIAQESEQoEcm9sZRgKIAEoCUgEiAEBEhUKCG1vZGVsX2lkGAsgASgJSAWIAQESFwoKbW9kZWxfdGllchgMIAEoCUgGiAEBEhkKDGlucHV0X3Rva2VucxgNIAEoAUgHiAEBEhoKDW91dHB1dF90b2tlbnMYDiABKAFICIgBARIeChFjYWNoZV9yZWFkX3Rva2VucxgPIAEoAUgJiAEBEh8KEmNhY2hlX3dyaXRlX3Rva2VucxgQIAEoAUgKiAEBEhEKBHRvb2wYESABKAlIC4gBARIbCg5hdXRvbm9teV9sZXZlbBgSIAEoCUgMiAEBEhcKCm1jcF9zZXJ2ZXIYEyABKAlIDYgBARIRCgRuYW1lGBQgASgJSA6IAQESEgoFZXZlbnQYFSABKAlID4gBARIUCgdtYXRjaGVyGBYgASgJSBCIAQESFAoHY29tbWFuZBgXIAEoCUgRiAEBEg8KAm9wGBggASgJSBKIAQESEQoEcGF0aBgZIAEoCUgTiAEBEhUKCGxhbmd1YWdlGBogASgJSBSIAQFCDQoLX3VzZXJfZW1haWxCDQoLX3Nlc3Npb25faWRCCwoJX2V2ZW50X2lkQhAKDl9hdXRvbm9teV9tb2RlQgcKBV9yb2xlQgsKCV9tb2RlbF9pZEINCgtfbW9kZWxfdGllckIPCg1faW5wdXRfdG9rZW5zQhAKDl9vdXRwdXRfdG9rZW5zQhQKEl9jYWNoZV9yZWFkX3Rva2Vuc0IVChNfY2FjaGVfd3JpdGVfdG9rZW5zQgcKBV90b29sQhEKD19hdXRvbm9teV9sZXZlbEINCgtfbWNwX3NlcnZlckIHCgVfbmFtZUIICgZfZXZlbnRCCgoIX21hdGNoZXJCCgoIX2NvbW1hbmRCBQoDX29wQgcKBV9wYXRoQgsKCV9sYW5ndWFnZSJICg1Jbmdlc3RSZXF1ZXN0EjcKBmV2ZW50cxgBIAMoCzInLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLlRlbGVtZXRyeUV2ZW50Ii4KDVJlamVjdGVkRXZlbnQSDQoFaW5kZXgYASABKAUSDgoGcmVhc29uGAIgASgJInAKDkluZ2VzdFJlc3BvbnNlEhAKCGFjY2VwdGVkGAEgASgFEhIKCmR1cGxpY2F0ZXMYAiABKAUSOAoIcmVqZWN0ZWQYAyADKAsyJi5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5SZWplY3RlZEV2ZW50IkMKDVJvbGx1cFJlcXVlc3QSEQoJZnJvbV9kYXRlGAEgASgJEg8KB3RvX2RhdGUYAiABKAkSDgoGb3JnX2lkGAMgASgJIi4KDlJvbGx1cFJlc3BvbnNlEgwKBGRheXMYASABKAUSDgoGZXZlbnRzGAIgASgBMuoIChBBbmFseXRpY3NTZXJ2aWNlEmIKCUdldFRva2VucxIpLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkdldFRva2Vuc1JlcXVlc3QaKi5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5BbmFseXRpY3NSZXNwb25zZRJgCghHZXRUb29scxIoLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkdldFRvb2xzUmVxdWVzdBoqLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkFuYWx5dGljc1Jlc3BvbnNlEmYKC0dldEFjdGl2aXR5EisuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuR2V0QWN0aXZpdHlSZXF1ZXN0GiouYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuQW5hbHl0aWNzUmVzcG9uc2USbgoPR2V0UHJvZHVjdGl2aXR5Ei8uYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuR2V0UHJvZHVjdGl2aXR5UmVxdWVzdBoqLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkFuYWx5dGljc1Jlc3BvbnNlElwKCEdldFVzZXJzEiguYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuR2V0VXNlcnNSZXF1ZXN0GiYuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuVXNlcnNSZXNwb25zZRJzCgxTdHJlYW1Ub2tlbnMSKS5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5HZXRUb2tlbnNSZXF1ZXN0GhQuZ29vZ2xlLmFwaS5IdHRwQm9keSIggtPkkwIaEhgvYXBpL3YxL2FuYWx5dGljcy90b2tlbnMwARJwCgtTdHJlYW1Vc2VycxIoLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkdldFVzZXJzUmVxdWVzdBoULmdvb2dsZS5hcGkuSHR0cEJvZHkiH4LT5JMCGRIXL2FwaS92MS9hbmFseXRpY3MvdXNlcnMwARJwCgtTdHJlYW1Ub29scxIoLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkdldFRvb2xzUmVxdWVzdBoULmdvb2dsZS5hcGkuSHR0cEJvZHkiH4LT5JMCGRIXL2FwaS92MS9hbmFseXRpY3MvdG9vbHMwARJ5Cg5TdHJlYW1BY3Rpdml0eRIrLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkdldEFjdGl2aXR5UmVxdWVzdBoULmdvb2dsZS5hcGkuSHR0cEJvZHkiIoLT5JMCHBIaL2FwaS92MS9hbmFseXRpY3MvYWN0aXZpdHkwARKFAQoSU3RyZWFtUHJvZHVjdGl2aXR5Ei8uYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuR2V0UHJvZHVjdGl2aXR5UmVxdWVzdBoULmdvb2dsZS5hcGkuSHR0cEJvZHkiJoLT5JMCIBIeL2FwaS92MS9hbmFseXRpY3MvcHJvZHVjdGl2aXR5MAEyyAEKEFRlbGVtZXRyeVNlcnZpY2USWQoGSW5nZXN0EiYuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuSW5nZXN0UmVxdWVzdBonLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkluZ2VzdFJlc3BvbnNlElkKBlJvbGx1cBImLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLlJvbGx1cFJlcXVlc3QaJy5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5Sb2xsdXBSZXNwb25zZWIGcHJvdG8z", [file_google_api_annotations, file_google_api_httpbody, file_google_protobuf_struct]);
+  fileDesc("CidhZ2VudHBsYW5lL2FuYWx5dGljcy92MS9hbmFseXRpY3MucHJvdG8SF2FnZW50cGxhbmUuYW5hbHl0aWNzLnYxIloKEEdldFRva2Vuc1JlcXVlc3QSEgoKc3RhcnRfZGF0ZRgBIAEoCRIQCghlbmRfZGF0ZRgCIAEoCRIQCghncm91cF9ieRgDIAEoCRIOCgZmb3JtYXQYBCABKAkiWQoPR2V0VG9vbHNSZXF1ZXN0EhIKCnN0YXJ0X2RhdGUYASABKAkSEAoIZW5kX2RhdGUYAiABKAkSEAoIZ3JvdXBfYnkYAyABKAkSDgoGZm9ybWF0GAQgASgJIlwKEkdldEFjdGl2aXR5UmVxdWVzdBISCgpzdGFydF9kYXRlGAEgASgJEhAKCGVuZF9kYXRlGAIgASgJEhAKCGdyb3VwX2J5GAMgASgJEg4KBmZvcm1hdBgEIAEoCSJOChZHZXRQcm9kdWN0aXZpdHlSZXF1ZXN0EhIKCnN0YXJ0X2RhdGUYASABKAkSEAoIZW5kX2RhdGUYAiABKAkSDgoGZm9ybWF0GAMgASgJIlgKDkdldENvZGVSZXF1ZXN0EhIKCnN0YXJ0X2RhdGUYASABKAkSEAoIZW5kX2RhdGUYAiABKAkSEAoIZ3JvdXBfYnkYAyABKAkSDgoGZm9ybWF0GAQgASgJIlkKD0dldENvc3RzUmVxdWVzdBISCgpzdGFydF9kYXRlGAEgASgJEhAKCGVuZF9kYXRlGAIgASgJEhAKCGdyb3VwX2J5GAMgASgJEg4KBmZvcm1hdBgEIAEoCSJ1Cg9HZXRVc2Vyc1JlcXVlc3QSEgoKc3RhcnRfZGF0ZRgBIAEoCRIQCghlbmRfZGF0ZRgCIAEoCRISCgVsaW1pdBgDIAEoBUgAiAEBEg4KBmN1cnNvchgEIAEoCRIOCgZmb3JtYXQYBSABKAlCCAoGX2xpbWl0IloKBE1ldGESFgoGb3JnX2lkGAEgASgJUgZvcmdfaWQSHgoKc3RhcnRfZGF0ZRgCIAEoCVIKc3RhcnRfZGF0ZRIaCghlbmRfZGF0ZRgDIAEoCVIIZW5kX2RhdGUiZwoRQW5hbHl0aWNzUmVzcG9uc2USJQoEZGF0YRgBIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSKwoEbWV0YRgCIAEoCzIdLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLk1ldGEinQEKCVVzZXJzTWV0YRIWCgZvcmdfaWQYASABKAlSBm9yZ19pZBIeCgpzdGFydF9kYXRlGAIgASgJUgpzdGFydF9kYXRlEhoKCGVuZF9kYXRlGAMgASgJUghlbmRfZGF0ZRIaCghoYXNfbW9yZRgEIAEoCFIIaGFzX21vcmUSIAoLbmV4dF9jdXJzb3IYBSABKAlSC25leHRfY3Vyc29yInQKDVVzZXJzUmVzcG9uc2USMQoEZGF0YRgBIAMoCzIjLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLlVzZXJEYXlSb3cSMAoEbWV0YRgCIAEoCzIiLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLlVzZXJzTWV0YSK9AQoLTW9kZWxUb2tlbnMSGgoIbW9kZWxfaWQYASABKAlSCG1vZGVsX2lkEh4KCm1vZGVsX3RpZXIYAiABKAlSCm1vZGVsX3RpZXISKAoPYmlsbGFibGVfdG9rZW5zGAMgASgBUg9iaWxsYWJsZV90b2tlbnMSIgoMaW5wdXRfdG9rZW5zGAQgASgBUgxpbnB1dF90b2tlbnMSJAoNb3V0cHV0X3Rva2VucxgFIAEoAVINb3V0cHV0X3Rva2VucyKyAQoKVXNlclRva2VucxIYCgd1c2VyX2lkGAEgASgJUgd1c2VyX2lkEh4KCnVzZXJfZW1haWwYAiABKAlSCnVzZXJfZW1haWwSKAoPYmlsbGFibGVfdG9rZW5zGAMgASgBUg9iaWxsYWJsZV90b2tlbnMSQAoIYnlfbW9kZWwYBCADKAsyJC5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5Nb2RlbFRva2Vuc1IIYnlfbW9kZWwi7AIKCVRva2Vuc1JvdxIMCgRkYXRlGAEgASgJEigKD2JpbGxhYmxlX3Rva2VucxgCIAEoAVIPYmlsbGFibGVfdG9rZW5zEiIKDGlucHV0X3Rva2VucxgDIAEoAVIMaW5wdXRfdG9rZW5zEiQKDW91dHB1dF90b2tlbnMYBCABKAFSDW91dHB1dF90b2tlbnMSLAoRY2FjaGVfcmVhZF90b2tlbnMYBSABKAFSEWNhY2hlX3JlYWRfdG9rZW5zEi4KEmNhY2hlX3dyaXRlX3Rva2VucxgGIAEoAVISY2FjaGVfd3JpdGVfdG9rZW5zEkAKCGJ5X21vZGVsGAcgAygLMiQuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuTW9kZWxUb2tlbnNSCGJ5X21vZGVsEj0KB2J5X3VzZXIYCCADKAsyIy5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5Vc2VyVG9rZW5zUgdieV91c2VyIrABCg5Ub2tlbnNHcm91cFJvdxIMCgRkYXRlGAEgASgJEhwKCWdyb3VwX2tleRgCIAEoCVIJZ3JvdXBfa2V5EigKD2JpbGxhYmxlX3Rva2VucxgDIAEoAVIPYmlsbGFibGVfdG9rZW5zEiIKDGlucHV0X3Rva2VucxgEIAEoAVIMaW5wdXRfdG9rZW5zEiQKDW91dHB1dF90b2tlbnMYBSABKAFSDW91dHB1dF90b2tlbnMiLgoJVG9vbENvdW50EgwKBHRvb2wYASABKAkSEwoLaW52b2NhdGlvbnMYAiABKAEiMgoLU2VydmVyQ291bnQSDgoGc2VydmVyGAEgASgJEhMKC2ludm9jYXRpb25zGAIgASgBIigKCU5hbWVDb3VudBIMCgRuYW1lGAEgASgJEg0KBWNvdW50GAIgASgBIksKCUhvb2tDb3VudBINCgVldmVudBgBIAEoCRIPCgdtYXRjaGVyGAIgASgJEg8KB2NvbW1hbmQYAyABKAkSDQoFY291bnQYBCABKAEigAEKEkF1dG9ub215TGV2ZWxSYXRpbxIcCglhdXRvX2hpZ2gYASABKAFSCWF1dG9faGlnaBIgCgthdXRvX21lZGl1bRgCIAEoAVILYXV0b19tZWRpdW0SGgoIYXV0b19sb3cYAyABKAFSCGF1dG9fbG93Eg4KBm1hbnVhbBgEIAEoASKdCAoIVG9vbHNSb3cSDAoEZGF0ZRgBIAEoCRIeCgp0b29sX2NhbGxzGAIgASgBUgp0b29sX2NhbGxzEjwKB2J5X3Rvb2wYAyADKAsyIi5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5Ub29sQ291bnRSB2J5X3Rvb2wSLgoSbWNwX3VzZXJzX3dpdGhfbWNwGAQgASgBUhJtY3BfdXNlcnNfd2l0aF9tY3ASSgoNbWNwX2J5X3NlcnZlchgFIAMoCzIkLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLlNlcnZlckNvdW50Ug1tY3BfYnlfc2VydmVyEi4KEnNraWxsc19pbnZvY2F0aW9ucxgGIAEoAVISc2tpbGxzX2ludm9jYXRpb25zEkoKDnNraWxsc19ieV9uYW1lGAcgAygLMiIuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuTmFtZUNvdW50Ug5za2lsbHNfYnlfbmFtZRI+ChpzbGFzaF9jb21tYW5kc19pbnZvY2F0aW9ucxgIIAEoAVIac2xhc2hfY29tbWFuZHNfaW52b2NhdGlvbnMSWgoWc2xhc2hfY29tbWFuZHNfYnlfbmFtZRgJIAMoCzIiLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLk5hbWVDb3VudFIWc2xhc2hfY29tbWFuZHNfYnlfbmFtZRIsChFob29rc19pbnZvY2F0aW9ucxgKIAEoAVIRaG9va3NfaW52b2NhdGlvbnMSSgoOaG9va3NfYnlfZXZlbnQYCyADKAsyIi5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5Ib29rQ291bnRSDmhvb2tzX2J5X2V2ZW50EhwKCXdlYl91c2VycxgMIAEoAVIJd2ViX3VzZXJzEi4KEmF1dG9ub215X3JhdGlvX2F2ZxgNIAEoAVISYXV0b25vbXlfcmF0aW9fYXZnEi4KEmF1dG9ub215X3JhdGlvX3A1MBgOIAEoAVISYXV0b25vbXlfcmF0aW9fcDUwEi4KEmF1dG9ub215X3JhdGlvX3A5MBgPIAEoAVISYXV0b25vbXlfcmF0aW9fcDkwEj4KGnRvb2xfY2FsbHNfcGVyX3Nlc3Npb25fYXZnGBAgASgBUhp0b29sX2NhbGxzX3Blcl9zZXNzaW9uX2F2ZxI+Chp1c2VyX3R1cm5zX3Blcl9zZXNzaW9uX2F2ZxgRIAEoAVIadXNlcl90dXJuc19wZXJfc2Vzc2lvbl9hdmcSaQoZdG9vbF9hdXRvbm9teV9sZXZlbF9yYXRpbxgSIAEoCzIrLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkF1dG9ub215TGV2ZWxSYXRpb1IZdG9vbF9hdXRvbm9teV9sZXZlbF9yYXRpbyJbCg1Ub29sc0dyb3VwUm93EgwKBGRhdGUYASABKAkSHAoJZ3JvdXBfa2V5GAIgASgJUglncm91cF9rZXkSHgoKdG9vbF9jYWxscxgDIAEoAVIKdG9vbF9jYWxscyLFAwoLQWN0aXZpdHlSb3cSDAoEZGF0ZRgBIAEoCRIuChJkYWlseV9hY3RpdmVfdXNlcnMYAiABKAFSEmRhaWx5X2FjdGl2ZV91c2VycxIwChN3ZWVrbHlfYWN0aXZlX3VzZXJzGAMgASgBUhN3ZWVrbHlfYWN0aXZlX3VzZXJzEjIKFG1vbnRobHlfYWN0aXZlX3VzZXJzGAQgASgBUhRtb250aGx5X2FjdGl2ZV91c2VycxKGAQocZGFpbHlfYWN0aXZlX3VzZXJzX2J5X2NsaWVudBgFIAMoCzJCLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkFjdGl2aXR5Um93LkRhaWx5QWN0aXZlVXNlcnNCeUNsaWVudEVudHJ5UhxkYWlseV9hY3RpdmVfdXNlcnNfYnlfY2xpZW50EhAKCHNlc3Npb25zGAYgASgBEhAKCG1lc3NhZ2VzGAcgASgBEiQKDXVzZXJfbWVzc2FnZXMYCCABKAFSDXVzZXJfbWVzc2FnZXMaPwodRGFpbHlBY3RpdmVVc2Vyc0J5Q2xpZW50RW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgBOgI4ASJuChBBY3Rpdml0eUdyb3VwUm93EgwKBGRhdGUYASABKAkSHAoJZ3JvdXBfa2V5GAIgASgJUglncm91cF9rZXkSLgoSZGFpbHlfYWN0aXZlX3VzZXJzGAMgASgBUhJkYWlseV9hY3RpdmVfdXNlcnMiMgoORXh0ZW5zaW9uQ291bnQSEQoJZXh0ZW5zaW9uGAEgASgJEg0KBWNvdW50GAIgASgBIjAKDUxhbmd1YWdlQ291bnQSEAoIbGFuZ3VhZ2UYASABKAkSDQoFY291bnQYAiABKAEizAIKD1Byb2R1Y3Rpdml0eVJvdxIMCgRkYXRlGAEgASgJEiQKDWZpbGVzX2NyZWF0ZWQYAiABKAFSDWZpbGVzX2NyZWF0ZWQSIgoMZmlsZXNfZWRpdGVkGAMgASgBUgxmaWxlc19lZGl0ZWQSSwoMYnlfZXh0ZW5zaW9uGAQgAygLMicuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuRXh0ZW5zaW9uQ291bnRSDGJ5X2V4dGVuc2lvbhJICgtieV9sYW5ndWFnZRgFIAMoCzImLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkxhbmd1YWdlQ291bnRSC2J5X2xhbmd1YWdlEiAKC2dpdF9jb21taXRzGAYgASgBUgtnaXRfY29tbWl0cxIoCg9naXRfcHJzX2NyZWF0ZWQYByABKAFSD2dpdF9wcnNfY3JlYXRlZCK4AQoMTGFuZ3VhZ2VDb2RlEhAKCGxhbmd1YWdlGAEgASgJEiAKC2xpbmVzX2FkZGVkGAIgASgBUgtsaW5lc19hZGRlZBIkCg1saW5lc19yZW1vdmVkGAMgASgBUg1saW5lc19yZW1vdmVkEiYKDmVkaXRzX2FjY2VwdGVkGAQgASgBUg5lZGl0c19hY2NlcHRlZBImCg5lZGl0c19yZWplY3RlZBgFIAEoAVIOZWRpdHNfcmVqZWN0ZWQi3AEKCFVzZXJDb2RlEhgKB3VzZXJfaWQYASABKAlSB3VzZXJfaWQSHgoKdXNlcl9lbWFpbBgCIAEoCVIKdXNlcl9lbWFpbBIgCgtsaW5lc19hZGRlZBgDIAEoAVILbGluZXNfYWRkZWQSJAoNbGluZXNfcmVtb3ZlZBgEIAEoAVINbGluZXNfcmVtb3ZlZBImCg5lZGl0c19hY2NlcHRlZBgFIAEoAVIOZWRpdHNfYWNjZXB0ZWQSJgoOZWRpdHNfcmVqZWN0ZWQYBiABKAFSDmVkaXRzX3JlamVjdGVkIukCCgdDb2RlUm93EgwKBGRhdGUYASABKAkSIAoLbGluZXNfYWRkZWQYAiABKAFSC2xpbmVzX2FkZGVkEiQKDWxpbmVzX3JlbW92ZWQYAyABKAFSDWxpbmVzX3JlbW92ZWQSJgoOZWRpdHNfYWNjZXB0ZWQYBCABKAFSDmVkaXRzX2FjY2VwdGVkEiYKDmVkaXRzX3JlamVjdGVkGAUgASgBUg5lZGl0c19yZWplY3RlZBIyChRlZGl0X2FjY2VwdGFuY2VfcmF0ZRgGIAEoAVIUZWRpdF9hY2NlcHRhbmNlX3JhdGUSRwoLYnlfbGFuZ3VhZ2UYByADKAsyJS5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5MYW5ndWFnZUNvZGVSC2J5X2xhbmd1YWdlEjsKB2J5X3VzZXIYCCADKAsyIS5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5Vc2VyQ29kZVIHYnlfdXNlciKGAgoMQ29kZUdyb3VwUm93EgwKBGRhdGUYASABKAkSHAoJZ3JvdXBfa2V5GAIgASgJUglncm91cF9rZXkSIAoLbGluZXNfYWRkZWQYAyABKAFSC2xpbmVzX2FkZGVkEiQKDWxpbmVzX3JlbW92ZWQYBCABKAFSDWxpbmVzX3JlbW92ZWQSJgoOZWRpdHNfYWNjZXB0ZWQYBSABKAFSDmVkaXRzX2FjY2VwdGVkEiYKDmVkaXRzX3JlamVjdGVkGAYgASgBUg5lZGl0c19yZWplY3RlZBIyChRlZGl0X2FjY2VwdGFuY2VfcmF0ZRgHIAEoAVIUZWRpdF9hY2NlcHRhbmNlX3JhdGUimwEKCU1vZGVsQ29zdBIaCghtb2RlbF9pZBgBIAEoCVIIbW9kZWxfaWQSGgoIY29zdF91c2QYAiABKAFSCGNvc3RfdXNkEiwKEXJlcG9ydGVkX2Nvc3RfdXNkGAMgASgBUhFyZXBvcnRlZF9jb3N0X3VzZBIoCg91bnByaWNlZF90b2tlbnMYBCABKAFSD3VucHJpY2VkX3Rva2VucyK4AQoIVXNlckNvc3QSGAoHdXNlcl9pZBgBIAEoCVIHdXNlcl9pZBIeCgp1c2VyX2VtYWlsGAIgASgJUgp1c2VyX2VtYWlsEhoKCGNvc3RfdXNkGAMgASgBUghjb3N0X3VzZBIsChFyZXBvcnRlZF9jb3N0X3VzZBgEIAEoAVIRcmVwb3J0ZWRfY29zdF91c2QSKAoPdW5wcmljZWRfdG9rZW5zGAUgASgBUg91bnByaWNlZF90b2tlbnMiiQIKCENvc3RzUm93EgwKBGRhdGUYASABKAkSGgoIY29zdF91c2QYAiABKAFSCGNvc3RfdXNkEiwKEXJlcG9ydGVkX2Nvc3RfdXNkGAMgASgBUhFyZXBvcnRlZF9jb3N0X3VzZBIoCg91bnByaWNlZF90b2tlbnMYBCABKAFSD3VucHJpY2VkX3Rva2VucxI+CghieV9tb2RlbBgFIAMoCzIiLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLk1vZGVsQ29zdFIIYnlfbW9kZWwSOwoHYnlfdXNlchgGIAMoCzIhLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLlVzZXJDb3N0UgdieV91c2VyIq8BCg1Db3N0c0dyb3VwUm93EgwKBGRhdGUYASABKAkSHAoJZ3JvdXBfa2V5GAIgASgJUglncm91cF9rZXkSGgoIY29zdF91c2QYAyABKAFSCGNvc3RfdXNkEiwKEXJlcG9ydGVkX2Nvc3RfdXNkGAQgASgBUhFyZXBvcnRlZF9jb3N0X3VzZBIoCg91bnByaWNlZF90b2tlbnMYBSABKAFSD3VucHJpY2VkX3Rva2VucyL6BQoKVXNlckRheVJvdxIYCgd1c2VyX2lkGAEgASgJUgd1c2VyX2lkEjYKCnVzZXJfZW1haWwYAiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWVSCnVzZXJfZW1haWwSDAoEZGF0ZRgDIAEoCRIeCgp0b29sX2NhbGxzGAQgASgBUgp0b29sX2NhbGxzEigKD2JpbGxhYmxlX3Rva2VucxgFIAEoAVIPYmlsbGFibGVfdG9rZW5zEiQKDXByaW1hcnlfbW9kZWwYBiABKAlSDXByaW1hcnlfbW9kZWwSLgoScHJpbWFyeV9tb2RlbF90aWVyGAcgASgJUhJwcmltYXJ5X21vZGVsX3RpZXISJAoNZmlsZXNfY3JlYXRlZBgIIAEoAVINZmlsZXNfY3JlYXRlZBIiCgxmaWxlc19lZGl0ZWQYCSABKAFSDGZpbGVzX2VkaXRlZBIgCgtnaXRfY29tbWl0cxgKIAEoAVILZ2l0X2NvbW1pdHMSKAoPZ2l0X3Byc19jcmVhdGVkGAsgASgBUg9naXRfcHJzX2NyZWF0ZWQSHAoJbWNwX2NhbGxzGAwgASgBUgltY3BfY2FsbHMSIAoLc2tpbGxfY2FsbHMYDSABKAFSC3NraWxsX2NhbGxzEiYKDnNsYXNoX2NvbW1hbmRzGA4gASgBUg5zbGFzaF9jb21tYW5kcxINCgVob29rcxgPIAEoARIQCghzZXNzaW9ucxgQIAEoARIQCghtZXNzYWdlcxgRIAEoARIkCg11c2VyX21lc3NhZ2VzGBIgASgBUg11c2VyX21lc3NhZ2VzEi4KEmFzc2lzdGFudF9tZXNzYWdlcxgTIAEoAVISYXNzaXN0YW50X21lc3NhZ2VzEiYKDmF1dG9ub215X3JhdGlvGBQgASgBUg5hdXRvbm9teV9yYXRpbxIqChBkZWxlZ2F0aW9uX2xldmVsGBUgASgJUhBkZWxlZ2F0aW9uX2xldmVsEhEKCWxhbmd1YWdlcxgWIAMoCSKZCAoOVGVsZW1ldHJ5RXZlbnQSDAoEdHlwZRgBIAEoCRIMCgR0aW1lGAIgASgJEg4KBm9yZ19pZBgDIAEoCRIPCgd1c2VyX2lkGAQgASgJEhcKCnVzZXJfZW1haWwYBSABKAlIAIgBARIXCgpzZXNzaW9uX2lkGAYgASgJSAGIAQESDgoGY2xpZW50GAcgASgJEhUKCGV2ZW50X2lkGAggASgJSAKIAQESGgoNYXV0b25vbXlfbW9kZRgJIAEoCUgDiAEBEhEKBHJvbGUYCiABKAlIBIgBARIVCghtb2RlbF9pZBgLIAEoCUgFiAEBEhcKCm1vZGVsX3RpZXIYDCABKAlIBogBARIZCgxpbnB1dF90b2tlbnMYDSABKAFIB4gBARIaCg1vdXRwdXRfdG9rZW5zGA4gASgBSAiIAQESHgoRY2FjaGVfcmVhZF90b2tlbnMYDyABKAFICYgBARIfChJjYWNoZV93cml0ZV90b2tlbnMYECABKAFICogBARIVCghjb3N0X3VzZBgeIAEoAUgLiAEBEhEKBHRvb2wYESABKAlIDIgBARIbCg5hdXRvbm9teV9sZXZlbBgSIAEoCUgNiAEBEhcKCm1jcF9zZXJ2ZXIYEyABKAlIDogBARIRCgRuYW1lGBQgASgJSA+IAQESEgoFZXZlbnQYFSABKAlIEIgBARIUCgdtYXRjaGVyGBYgASgJSBGIAQESFAoHY29tbWFuZBgXIAEoCUgSiAEBEg8KAm9wGBggASgJSBOIAQESEQoEcGF0aBgZIAEoCUgUiAEBEhUKCGxhbmd1YWdlGBogASgJSBWIAQESGAoLbGluZXNfYWRkZWQYGyABKAFIFogBARIaCg1saW5lc19yZW1vdmVkGBwgASgBSBeIAQESFQoIZGVjaXNpb24YHSABKAlIGIgBAUINCgtfdXNlcl9lbWFpbEINCgtfc2Vzc2lvbl9pZEILCglfZXZlbnRfaWRCEAoOX2F1dG9ub215X21vZGVCBwoFX3JvbGVCCwoJX21vZGVsX2lkQg0KC19tb2RlbF90aWVyQg8KDV9pbnB1dF90b2tlbnNCEAoOX291dHB1dF90b2tlbnNCFAoSX2NhY2hlX3JlYWRfdG9rZW5zQhUKE19jYWNoZV93cml0ZV90b2tlbnNCCwoJX2Nvc3RfdXNkQgcKBV90b29sQhEKD19hdXRvbm9teV9sZXZlbEINCgtfbWNwX3NlcnZlckIHCgVfbmFtZUIICgZfZXZlbnRCCgoIX21hdGNoZXJCCgoIX2NvbW1hbmRCBQoDX29wQgcKBV9wYXRoQgsKCV9sYW5ndWFnZUIOCgxfbGluZXNfYWRkZWRCEAoOX2xpbmVzX3JlbW92ZWRCCwoJX2RlY2lzaW9uIkgKDUluZ2VzdFJlcXVlc3QSNwoGZXZlbnRzGAEgAygLMicuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuVGVsZW1ldHJ5RXZlbnQiLgoNUmVqZWN0ZWRFdmVudBINCgVpbmRleBgBIAEoBRIOCgZyZWFzb24YAiABKAkicAoOSW5nZXN0UmVzcG9uc2USEAoIYWNjZXB0ZWQYASABKAUSEgoKZHVwbGljYXRlcxgCIAEoBRI4CghyZWplY3RlZBgDIAMoCzImLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLlJlamVjdGVkRXZlbnQiQwoNUm9sbHVwUmVxdWVzdBIRCglmcm9tX2RhdGUYASABKAkSDwoHdG9fZGF0ZRgCIAEoCRIOCgZvcmdfaWQYAyABKAkiLgoOUm9sbHVwUmVzcG9uc2USDAoEZGF5cxgBIAEoBRIOCgZldmVudHMYAiABKAEyjQwKEEFuYWx5dGljc1NlcnZpY2USYgoJR2V0VG9rZW5zEikuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuR2V0VG9rZW5zUmVxdWVzdBoqLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkFuYWx5dGljc1Jlc3BvbnNlEmAKCEdldFRvb2xzEiguYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuR2V0VG9vbHNSZXF1ZXN0GiouYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuQW5hbHl0aWNzUmVzcG9uc2USZgoLR2V0QWN0aXZpdHkSKy5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5HZXRBY3Rpdml0eVJlcXVlc3QaKi5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5BbmFseXRpY3NSZXNwb25zZRJuCg9HZXRQcm9kdWN0aXZpdHkSLy5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5HZXRQcm9kdWN0aXZpdHlSZXF1ZXN0GiouYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuQW5hbHl0aWNzUmVzcG9uc2USXgoHR2V0Q29kZRInLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkdldENvZGVSZXF1ZXN0GiouYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuQW5hbHl0aWNzUmVzcG9uc2USYAoIR2V0Q29zdHMSKC5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5HZXRDb3N0c1JlcXVlc3QaKi5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5BbmFseXRpY3NSZXNwb25zZRJcCghHZXRVc2VycxIoLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkdldFVzZXJzUmVxdWVzdBomLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLlVzZXJzUmVzcG9uc2UScwoMU3RyZWFtVG9rZW5zEikuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuR2V0VG9rZW5zUmVxdWVzdBoULmdvb2dsZS5hcGkuSHR0cEJvZHkiIILT5JMCGhIYL2FwaS92MS9hbmFseXRpY3MvdG9rZW5zMAEScAoLU3RyZWFtVXNlcnMSKC5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5HZXRVc2Vyc1JlcXVlc3QaFC5nb29nbGUuYXBpLkh0dHBCb2R5Ih+C0+STAhkSFy9hcGkvdjEvYW5hbHl0aWNzL3VzZXJzMAEScAoLU3RyZWFtVG9vbHMSKC5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5HZXRUb29sc1JlcXVlc3QaFC5nb29nbGUuYXBpLkh0dHBCb2R5Ih+C0+STAhkSFy9hcGkvdjEvYW5hbHl0aWNzL3Rvb2xzMAESeQoOU3RyZWFtQWN0aXZpdHkSKy5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5HZXRBY3Rpdml0eVJlcXVlc3QaFC5nb29nbGUuYXBpLkh0dHBCb2R5IiKC0+STAhwSGi9hcGkvdjEvYW5hbHl0aWNzL2FjdGl2aXR5MAEShQEKElN0cmVhbVByb2R1Y3Rpdml0eRIvLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkdldFByb2R1Y3Rpdml0eVJlcXVlc3QaFC5nb29nbGUuYXBpLkh0dHBCb2R5IiaC0+STAiASHi9hcGkvdjEvYW5hbHl0aWNzL3Byb2R1Y3Rpdml0eTABEm0KClN0cmVhbUNvZGUSJy5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5HZXRDb2RlUmVxdWVzdBoULmdvb2dsZS5hcGkuSHR0cEJvZHkiHoLT5JMCGBIWL2FwaS92MS9hbmFseXRpY3MvY29kZTABEnAKC1N0cmVhbUNvc3RzEiguYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuR2V0Q29zdHNSZXF1ZXN0GhQuZ29vZ2xlLmFwaS5IdHRwQm9keSIfgtPkkwIZEhcvYXBpL3YxL2FuYWx5dGljcy9jb3N0czABMsgBChBUZWxlbWV0cnlTZXJ2aWNlElkKBkluZ2VzdBImLmFnZW50cGxhbmUuYW5hbHl0aWNzLnYxLkluZ2VzdFJlcXVlc3QaJy5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5Jbmdlc3RSZXNwb25zZRJZCgZSb2xsdXASJi5hZ2VudHBsYW5lLmFuYWx5dGljcy52MS5Sb2xsdXBSZXF1ZXN0GicuYWdlbnRwbGFuZS5hbmFseXRpY3MudjEuUm9sbHVwUmVzcG9uc2ViBnByb3RvMw", [file_google_api_annotations, file_google_api_httpbody, file_google_protobuf_struct]);
 
 /**
  * @generated from message agentplane.analytics.v1.GetTokensRequest
@@ -168,6 +168,78 @@ export const GetProductivityRequestSchema: GenMessage<GetProductivityRequest> = 
   messageDesc(file_agentplane_analytics_v1_analytics, 3);
 
 /**
+ * @generated from message agentplane.analytics.v1.GetCodeRequest
+ */
+export type GetCodeRequest = Message<"agentplane.analytics.v1.GetCodeRequest"> & {
+  /**
+   * @generated from field: string start_date = 1;
+   */
+  startDate: string;
+
+  /**
+   * @generated from field: string end_date = 2;
+   */
+  endDate: string;
+
+  /**
+   * Empty, "language" or "user".
+   *
+   * @generated from field: string group_by = 3;
+   */
+  groupBy: string;
+
+  /**
+   * The REST answer's form: empty or "json" (the envelope), "csv" or "ndjson" (an export).
+   *
+   * @generated from field: string format = 4;
+   */
+  format: string;
+};
+
+/**
+ * Describes the message agentplane.analytics.v1.GetCodeRequest.
+ * Use `create(GetCodeRequestSchema)` to create a new message.
+ */
+export const GetCodeRequestSchema: GenMessage<GetCodeRequest> = /*@__PURE__*/
+  messageDesc(file_agentplane_analytics_v1_analytics, 4);
+
+/**
+ * @generated from message agentplane.analytics.v1.GetCostsRequest
+ */
+export type GetCostsRequest = Message<"agentplane.analytics.v1.GetCostsRequest"> & {
+  /**
+   * @generated from field: string start_date = 1;
+   */
+  startDate: string;
+
+  /**
+   * @generated from field: string end_date = 2;
+   */
+  endDate: string;
+
+  /**
+   * Empty, "model" or "user".
+   *
+   * @generated from field: string group_by = 3;
+   */
+  groupBy: string;
+
+  /**
+   * The REST answer's form: empty or "json" (the envelope), "csv" or "ndjson" (an export).
+   *
+   * @generated from field: string format = 4;
+   */
+  format: string;
+};
+
+/**
+ * Describes the message agentplane.analytics.v1.GetCostsRequest.
+ * Use `create(GetCostsRequestSchema)` to create a new message.
+ */
+export const GetCostsRequestSchema: GenMessage<GetCostsRequest> = /*@__PURE__*/
+  messageDesc(file_agentplane_analytics_v1_analytics, 5);
+
+/**
  * @generated from message agentplane.analytics.v1.GetUsersRequest
  */
 export type GetUsersRequest = Message<"agentplane.analytics.v1.GetUsersRequest"> & {
@@ -208,7 +280,7 @@ export type GetUsersRequest = Message<"agentplane.analytics.v1.GetUsersRequest">
  * Use `create(GetUsersRequestSchema)` to create a new message.
  */
 export const GetUsersRequestSchema: GenMessage<GetUsersRequest> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 4);
+  messageDesc(file_agentplane_analytics_v1_analytics, 6);
 
 /**
  * @generated from message agentplane.analytics.v1.Meta
@@ -235,10 +307,10 @@ export type Meta = Message<"agentplane.analytics.v1.Meta"> & {
  * Use `create(MetaSchema)` to create a new message.
  */
 export const MetaSchema: GenMessage<Meta> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 5);
+  messageDesc(file_agentplane_analytics_v1_analytics, 7);
 
 /**
- * Envelope of /tokens, /tools, /activity and /productivity (spec §2.1).
+ * Envelope of /tokens, /tools, /activity and /productivity (spec §2.1), and of /code and /costs.
  *
  * @generated from message agentplane.analytics.v1.AnalyticsResponse
  */
@@ -261,7 +333,7 @@ export type AnalyticsResponse = Message<"agentplane.analytics.v1.AnalyticsRespon
  * Use `create(AnalyticsResponseSchema)` to create a new message.
  */
 export const AnalyticsResponseSchema: GenMessage<AnalyticsResponse> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 6);
+  messageDesc(file_agentplane_analytics_v1_analytics, 8);
 
 /**
  * @generated from message agentplane.analytics.v1.UsersMeta
@@ -300,7 +372,7 @@ export type UsersMeta = Message<"agentplane.analytics.v1.UsersMeta"> & {
  * Use `create(UsersMetaSchema)` to create a new message.
  */
 export const UsersMetaSchema: GenMessage<UsersMeta> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 7);
+  messageDesc(file_agentplane_analytics_v1_analytics, 9);
 
 /**
  * @generated from message agentplane.analytics.v1.UsersResponse
@@ -322,7 +394,7 @@ export type UsersResponse = Message<"agentplane.analytics.v1.UsersResponse"> & {
  * Use `create(UsersResponseSchema)` to create a new message.
  */
 export const UsersResponseSchema: GenMessage<UsersResponse> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 8);
+  messageDesc(file_agentplane_analytics_v1_analytics, 10);
 
 /**
  * @generated from message agentplane.analytics.v1.ModelTokens
@@ -359,7 +431,7 @@ export type ModelTokens = Message<"agentplane.analytics.v1.ModelTokens"> & {
  * Use `create(ModelTokensSchema)` to create a new message.
  */
 export const ModelTokensSchema: GenMessage<ModelTokens> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 9);
+  messageDesc(file_agentplane_analytics_v1_analytics, 11);
 
 /**
  * @generated from message agentplane.analytics.v1.UserTokens
@@ -391,7 +463,7 @@ export type UserTokens = Message<"agentplane.analytics.v1.UserTokens"> & {
  * Use `create(UserTokensSchema)` to create a new message.
  */
 export const UserTokensSchema: GenMessage<UserTokens> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 10);
+  messageDesc(file_agentplane_analytics_v1_analytics, 12);
 
 /**
  * @generated from message agentplane.analytics.v1.TokensRow
@@ -445,7 +517,7 @@ export type TokensRow = Message<"agentplane.analytics.v1.TokensRow"> & {
  * Use `create(TokensRowSchema)` to create a new message.
  */
 export const TokensRowSchema: GenMessage<TokensRow> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 11);
+  messageDesc(file_agentplane_analytics_v1_analytics, 13);
 
 /**
  * group_by=model.
@@ -486,7 +558,7 @@ export type TokensGroupRow = Message<"agentplane.analytics.v1.TokensGroupRow"> &
  * Use `create(TokensGroupRowSchema)` to create a new message.
  */
 export const TokensGroupRowSchema: GenMessage<TokensGroupRow> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 12);
+  messageDesc(file_agentplane_analytics_v1_analytics, 14);
 
 /**
  * @generated from message agentplane.analytics.v1.ToolCount
@@ -508,7 +580,7 @@ export type ToolCount = Message<"agentplane.analytics.v1.ToolCount"> & {
  * Use `create(ToolCountSchema)` to create a new message.
  */
 export const ToolCountSchema: GenMessage<ToolCount> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 13);
+  messageDesc(file_agentplane_analytics_v1_analytics, 15);
 
 /**
  * @generated from message agentplane.analytics.v1.ServerCount
@@ -530,7 +602,7 @@ export type ServerCount = Message<"agentplane.analytics.v1.ServerCount"> & {
  * Use `create(ServerCountSchema)` to create a new message.
  */
 export const ServerCountSchema: GenMessage<ServerCount> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 14);
+  messageDesc(file_agentplane_analytics_v1_analytics, 16);
 
 /**
  * @generated from message agentplane.analytics.v1.NameCount
@@ -552,7 +624,7 @@ export type NameCount = Message<"agentplane.analytics.v1.NameCount"> & {
  * Use `create(NameCountSchema)` to create a new message.
  */
 export const NameCountSchema: GenMessage<NameCount> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 15);
+  messageDesc(file_agentplane_analytics_v1_analytics, 17);
 
 /**
  * @generated from message agentplane.analytics.v1.HookCount
@@ -584,7 +656,7 @@ export type HookCount = Message<"agentplane.analytics.v1.HookCount"> & {
  * Use `create(HookCountSchema)` to create a new message.
  */
 export const HookCountSchema: GenMessage<HookCount> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 16);
+  messageDesc(file_agentplane_analytics_v1_analytics, 18);
 
 /**
  * @generated from message agentplane.analytics.v1.AutonomyLevelRatio
@@ -616,7 +688,7 @@ export type AutonomyLevelRatio = Message<"agentplane.analytics.v1.AutonomyLevelR
  * Use `create(AutonomyLevelRatioSchema)` to create a new message.
  */
 export const AutonomyLevelRatioSchema: GenMessage<AutonomyLevelRatio> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 17);
+  messageDesc(file_agentplane_analytics_v1_analytics, 19);
 
 /**
  * @generated from message agentplane.analytics.v1.ToolsRow
@@ -718,7 +790,7 @@ export type ToolsRow = Message<"agentplane.analytics.v1.ToolsRow"> & {
  * Use `create(ToolsRowSchema)` to create a new message.
  */
 export const ToolsRowSchema: GenMessage<ToolsRow> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 18);
+  messageDesc(file_agentplane_analytics_v1_analytics, 20);
 
 /**
  * group_by=tool_name.
@@ -749,7 +821,7 @@ export type ToolsGroupRow = Message<"agentplane.analytics.v1.ToolsGroupRow"> & {
  * Use `create(ToolsGroupRowSchema)` to create a new message.
  */
 export const ToolsGroupRowSchema: GenMessage<ToolsGroupRow> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 19);
+  messageDesc(file_agentplane_analytics_v1_analytics, 21);
 
 /**
  * @generated from message agentplane.analytics.v1.ActivityRow
@@ -804,7 +876,7 @@ export type ActivityRow = Message<"agentplane.analytics.v1.ActivityRow"> & {
  * Use `create(ActivityRowSchema)` to create a new message.
  */
 export const ActivityRowSchema: GenMessage<ActivityRow> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 20);
+  messageDesc(file_agentplane_analytics_v1_analytics, 22);
 
 /**
  * group_by=client.
@@ -835,7 +907,7 @@ export type ActivityGroupRow = Message<"agentplane.analytics.v1.ActivityGroupRow
  * Use `create(ActivityGroupRowSchema)` to create a new message.
  */
 export const ActivityGroupRowSchema: GenMessage<ActivityGroupRow> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 21);
+  messageDesc(file_agentplane_analytics_v1_analytics, 23);
 
 /**
  * @generated from message agentplane.analytics.v1.ExtensionCount
@@ -857,7 +929,7 @@ export type ExtensionCount = Message<"agentplane.analytics.v1.ExtensionCount"> &
  * Use `create(ExtensionCountSchema)` to create a new message.
  */
 export const ExtensionCountSchema: GenMessage<ExtensionCount> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 22);
+  messageDesc(file_agentplane_analytics_v1_analytics, 24);
 
 /**
  * @generated from message agentplane.analytics.v1.LanguageCount
@@ -879,7 +951,7 @@ export type LanguageCount = Message<"agentplane.analytics.v1.LanguageCount"> & {
  * Use `create(LanguageCountSchema)` to create a new message.
  */
 export const LanguageCountSchema: GenMessage<LanguageCount> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 23);
+  messageDesc(file_agentplane_analytics_v1_analytics, 25);
 
 /**
  * @generated from message agentplane.analytics.v1.ProductivityRow
@@ -926,7 +998,359 @@ export type ProductivityRow = Message<"agentplane.analytics.v1.ProductivityRow">
  * Use `create(ProductivityRowSchema)` to create a new message.
  */
 export const ProductivityRowSchema: GenMessage<ProductivityRow> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 24);
+  messageDesc(file_agentplane_analytics_v1_analytics, 26);
+
+/**
+ * @generated from message agentplane.analytics.v1.LanguageCode
+ */
+export type LanguageCode = Message<"agentplane.analytics.v1.LanguageCode"> & {
+  /**
+   * The language the events named; "" for events without one.
+   *
+   * @generated from field: string language = 1;
+   */
+  language: string;
+
+  /**
+   * @generated from field: double lines_added = 2 [json_name = "lines_added"];
+   */
+  linesAdded: number;
+
+  /**
+   * @generated from field: double lines_removed = 3 [json_name = "lines_removed"];
+   */
+  linesRemoved: number;
+
+  /**
+   * @generated from field: double edits_accepted = 4 [json_name = "edits_accepted"];
+   */
+  editsAccepted: number;
+
+  /**
+   * @generated from field: double edits_rejected = 5 [json_name = "edits_rejected"];
+   */
+  editsRejected: number;
+};
+
+/**
+ * Describes the message agentplane.analytics.v1.LanguageCode.
+ * Use `create(LanguageCodeSchema)` to create a new message.
+ */
+export const LanguageCodeSchema: GenMessage<LanguageCode> = /*@__PURE__*/
+  messageDesc(file_agentplane_analytics_v1_analytics, 27);
+
+/**
+ * @generated from message agentplane.analytics.v1.UserCode
+ */
+export type UserCode = Message<"agentplane.analytics.v1.UserCode"> & {
+  /**
+   * @generated from field: string user_id = 1 [json_name = "user_id"];
+   */
+  userId: string;
+
+  /**
+   * @generated from field: string user_email = 2 [json_name = "user_email"];
+   */
+  userEmail: string;
+
+  /**
+   * @generated from field: double lines_added = 3 [json_name = "lines_added"];
+   */
+  linesAdded: number;
+
+  /**
+   * @generated from field: double lines_removed = 4 [json_name = "lines_removed"];
+   */
+  linesRemoved: number;
+
+  /**
+   * @generated from field: double edits_accepted = 5 [json_name = "edits_accepted"];
+   */
+  editsAccepted: number;
+
+  /**
+   * @generated from field: double edits_rejected = 6 [json_name = "edits_rejected"];
+   */
+  editsRejected: number;
+};
+
+/**
+ * Describes the message agentplane.analytics.v1.UserCode.
+ * Use `create(UserCodeSchema)` to create a new message.
+ */
+export const UserCodeSchema: GenMessage<UserCode> = /*@__PURE__*/
+  messageDesc(file_agentplane_analytics_v1_analytics, 28);
+
+/**
+ * @generated from message agentplane.analytics.v1.CodeRow
+ */
+export type CodeRow = Message<"agentplane.analytics.v1.CodeRow"> & {
+  /**
+   * @generated from field: string date = 1;
+   */
+  date: string;
+
+  /**
+   * @generated from field: double lines_added = 2 [json_name = "lines_added"];
+   */
+  linesAdded: number;
+
+  /**
+   * @generated from field: double lines_removed = 3 [json_name = "lines_removed"];
+   */
+  linesRemoved: number;
+
+  /**
+   * @generated from field: double edits_accepted = 4 [json_name = "edits_accepted"];
+   */
+  editsAccepted: number;
+
+  /**
+   * @generated from field: double edits_rejected = 5 [json_name = "edits_rejected"];
+   */
+  editsRejected: number;
+
+  /**
+   * edits_accepted / (edits_accepted + edits_rejected); 0 on a day without edit decisions.
+   *
+   * @generated from field: double edit_acceptance_rate = 6 [json_name = "edit_acceptance_rate"];
+   */
+  editAcceptanceRate: number;
+
+  /**
+   * Ordered by language.
+   *
+   * @generated from field: repeated agentplane.analytics.v1.LanguageCode by_language = 7 [json_name = "by_language"];
+   */
+  byLanguage: LanguageCode[];
+
+  /**
+   * One entry per user with code events that day, ordered by user ID.
+   *
+   * @generated from field: repeated agentplane.analytics.v1.UserCode by_user = 8 [json_name = "by_user"];
+   */
+  byUser: UserCode[];
+};
+
+/**
+ * Describes the message agentplane.analytics.v1.CodeRow.
+ * Use `create(CodeRowSchema)` to create a new message.
+ */
+export const CodeRowSchema: GenMessage<CodeRow> = /*@__PURE__*/
+  messageDesc(file_agentplane_analytics_v1_analytics, 29);
+
+/**
+ * group_by=language or group_by=user.
+ *
+ * @generated from message agentplane.analytics.v1.CodeGroupRow
+ */
+export type CodeGroupRow = Message<"agentplane.analytics.v1.CodeGroupRow"> & {
+  /**
+   * @generated from field: string date = 1;
+   */
+  date: string;
+
+  /**
+   * The language ("" for events without one), or the user ID.
+   *
+   * @generated from field: string group_key = 2 [json_name = "group_key"];
+   */
+  groupKey: string;
+
+  /**
+   * @generated from field: double lines_added = 3 [json_name = "lines_added"];
+   */
+  linesAdded: number;
+
+  /**
+   * @generated from field: double lines_removed = 4 [json_name = "lines_removed"];
+   */
+  linesRemoved: number;
+
+  /**
+   * @generated from field: double edits_accepted = 5 [json_name = "edits_accepted"];
+   */
+  editsAccepted: number;
+
+  /**
+   * @generated from field: double edits_rejected = 6 [json_name = "edits_rejected"];
+   */
+  editsRejected: number;
+
+  /**
+   * @generated from field: double edit_acceptance_rate = 7 [json_name = "edit_acceptance_rate"];
+   */
+  editAcceptanceRate: number;
+};
+
+/**
+ * Describes the message agentplane.analytics.v1.CodeGroupRow.
+ * Use `create(CodeGroupRowSchema)` to create a new message.
+ */
+export const CodeGroupRowSchema: GenMessage<CodeGroupRow> = /*@__PURE__*/
+  messageDesc(file_agentplane_analytics_v1_analytics, 30);
+
+/**
+ * @generated from message agentplane.analytics.v1.ModelCost
+ */
+export type ModelCost = Message<"agentplane.analytics.v1.ModelCost"> & {
+  /**
+   * @generated from field: string model_id = 1 [json_name = "model_id"];
+   */
+  modelId: string;
+
+  /**
+   * US dollars: the client-reported cost plus the priced tokens of usage reported without one.
+   *
+   * @generated from field: double cost_usd = 2 [json_name = "cost_usd"];
+   */
+  costUsd: number;
+
+  /**
+   * The part of cost_usd the clients reported.
+   *
+   * @generated from field: double reported_cost_usd = 3 [json_name = "reported_cost_usd"];
+   */
+  reportedCostUsd: number;
+
+  /**
+   * Tokens of usage with neither a reported cost nor a price for the model (counted as 0 USD).
+   *
+   * @generated from field: double unpriced_tokens = 4 [json_name = "unpriced_tokens"];
+   */
+  unpricedTokens: number;
+};
+
+/**
+ * Describes the message agentplane.analytics.v1.ModelCost.
+ * Use `create(ModelCostSchema)` to create a new message.
+ */
+export const ModelCostSchema: GenMessage<ModelCost> = /*@__PURE__*/
+  messageDesc(file_agentplane_analytics_v1_analytics, 31);
+
+/**
+ * @generated from message agentplane.analytics.v1.UserCost
+ */
+export type UserCost = Message<"agentplane.analytics.v1.UserCost"> & {
+  /**
+   * @generated from field: string user_id = 1 [json_name = "user_id"];
+   */
+  userId: string;
+
+  /**
+   * @generated from field: string user_email = 2 [json_name = "user_email"];
+   */
+  userEmail: string;
+
+  /**
+   * @generated from field: double cost_usd = 3 [json_name = "cost_usd"];
+   */
+  costUsd: number;
+
+  /**
+   * @generated from field: double reported_cost_usd = 4 [json_name = "reported_cost_usd"];
+   */
+  reportedCostUsd: number;
+
+  /**
+   * @generated from field: double unpriced_tokens = 5 [json_name = "unpriced_tokens"];
+   */
+  unpricedTokens: number;
+};
+
+/**
+ * Describes the message agentplane.analytics.v1.UserCost.
+ * Use `create(UserCostSchema)` to create a new message.
+ */
+export const UserCostSchema: GenMessage<UserCost> = /*@__PURE__*/
+  messageDesc(file_agentplane_analytics_v1_analytics, 32);
+
+/**
+ * @generated from message agentplane.analytics.v1.CostsRow
+ */
+export type CostsRow = Message<"agentplane.analytics.v1.CostsRow"> & {
+  /**
+   * @generated from field: string date = 1;
+   */
+  date: string;
+
+  /**
+   * @generated from field: double cost_usd = 2 [json_name = "cost_usd"];
+   */
+  costUsd: number;
+
+  /**
+   * @generated from field: double reported_cost_usd = 3 [json_name = "reported_cost_usd"];
+   */
+  reportedCostUsd: number;
+
+  /**
+   * @generated from field: double unpriced_tokens = 4 [json_name = "unpriced_tokens"];
+   */
+  unpricedTokens: number;
+
+  /**
+   * Ordered by model ID.
+   *
+   * @generated from field: repeated agentplane.analytics.v1.ModelCost by_model = 5 [json_name = "by_model"];
+   */
+  byModel: ModelCost[];
+
+  /**
+   * One entry per user with model usage that day, ordered by user ID.
+   *
+   * @generated from field: repeated agentplane.analytics.v1.UserCost by_user = 6 [json_name = "by_user"];
+   */
+  byUser: UserCost[];
+};
+
+/**
+ * Describes the message agentplane.analytics.v1.CostsRow.
+ * Use `create(CostsRowSchema)` to create a new message.
+ */
+export const CostsRowSchema: GenMessage<CostsRow> = /*@__PURE__*/
+  messageDesc(file_agentplane_analytics_v1_analytics, 33);
+
+/**
+ * group_by=model or group_by=user.
+ *
+ * @generated from message agentplane.analytics.v1.CostsGroupRow
+ */
+export type CostsGroupRow = Message<"agentplane.analytics.v1.CostsGroupRow"> & {
+  /**
+   * @generated from field: string date = 1;
+   */
+  date: string;
+
+  /**
+   * The model ID or the user ID.
+   *
+   * @generated from field: string group_key = 2 [json_name = "group_key"];
+   */
+  groupKey: string;
+
+  /**
+   * @generated from field: double cost_usd = 3 [json_name = "cost_usd"];
+   */
+  costUsd: number;
+
+  /**
+   * @generated from field: double reported_cost_usd = 4 [json_name = "reported_cost_usd"];
+   */
+  reportedCostUsd: number;
+
+  /**
+   * @generated from field: double unpriced_tokens = 5 [json_name = "unpriced_tokens"];
+   */
+  unpricedTokens: number;
+};
+
+/**
+ * Describes the message agentplane.analytics.v1.CostsGroupRow.
+ * Use `create(CostsGroupRowSchema)` to create a new message.
+ */
+export const CostsGroupRowSchema: GenMessage<CostsGroupRow> = /*@__PURE__*/
+  messageDesc(file_agentplane_analytics_v1_analytics, 34);
 
 /**
  * @generated from message agentplane.analytics.v1.UserDayRow
@@ -1052,7 +1476,7 @@ export type UserDayRow = Message<"agentplane.analytics.v1.UserDayRow"> & {
  * Use `create(UserDayRowSchema)` to create a new message.
  */
 export const UserDayRowSchema: GenMessage<UserDayRow> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 25);
+  messageDesc(file_agentplane_analytics_v1_analytics, 35);
 
 /**
  * One telemetry event; the same shape as a line of `agentplane ingest` input (snake_case keys,
@@ -1152,7 +1576,15 @@ export type TelemetryEvent = Message<"agentplane.analytics.v1.TelemetryEvent"> &
   cacheWriteTokens?: number | undefined;
 
   /**
-   * tool_call
+   * The cost the client reported for this usage, in US dollars (finite, >= 0); when absent the
+   * cost is computed from the tokens and the price table (`agentplane price set`).
+   *
+   * @generated from field: optional double cost_usd = 30;
+   */
+  costUsd?: number | undefined;
+
+  /**
+   * tool_call, edit_decision
    *
    * @generated from field: optional string tool = 17;
    */
@@ -1193,7 +1625,7 @@ export type TelemetryEvent = Message<"agentplane.analytics.v1.TelemetryEvent"> &
   command?: string | undefined;
 
   /**
-   * file_op
+   * file_op (lines_changed: path and language optional; edit_decision: language optional)
    *
    * @generated from field: optional string op = 24;
    */
@@ -1208,6 +1640,25 @@ export type TelemetryEvent = Message<"agentplane.analytics.v1.TelemetryEvent"> &
    * @generated from field: optional string language = 26;
    */
   language?: string | undefined;
+
+  /**
+   * lines_changed: integers >= 0, either may be left out (0), at least one more than 0.
+   *
+   * @generated from field: optional double lines_added = 27;
+   */
+  linesAdded?: number | undefined;
+
+  /**
+   * @generated from field: optional double lines_removed = 28;
+   */
+  linesRemoved?: number | undefined;
+
+  /**
+   * edit_decision: accept or reject (with tool: Edit, Write, NotebookEdit, ...).
+   *
+   * @generated from field: optional string decision = 29;
+   */
+  decision?: string | undefined;
 };
 
 /**
@@ -1215,7 +1666,7 @@ export type TelemetryEvent = Message<"agentplane.analytics.v1.TelemetryEvent"> &
  * Use `create(TelemetryEventSchema)` to create a new message.
  */
 export const TelemetryEventSchema: GenMessage<TelemetryEvent> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 26);
+  messageDesc(file_agentplane_analytics_v1_analytics, 36);
 
 /**
  * @generated from message agentplane.analytics.v1.IngestRequest
@@ -1232,7 +1683,7 @@ export type IngestRequest = Message<"agentplane.analytics.v1.IngestRequest"> & {
  * Use `create(IngestRequestSchema)` to create a new message.
  */
 export const IngestRequestSchema: GenMessage<IngestRequest> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 27);
+  messageDesc(file_agentplane_analytics_v1_analytics, 37);
 
 /**
  * @generated from message agentplane.analytics.v1.RejectedEvent
@@ -1256,7 +1707,7 @@ export type RejectedEvent = Message<"agentplane.analytics.v1.RejectedEvent"> & {
  * Use `create(RejectedEventSchema)` to create a new message.
  */
 export const RejectedEventSchema: GenMessage<RejectedEvent> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 28);
+  messageDesc(file_agentplane_analytics_v1_analytics, 38);
 
 /**
  * @generated from message agentplane.analytics.v1.IngestResponse
@@ -1287,7 +1738,7 @@ export type IngestResponse = Message<"agentplane.analytics.v1.IngestResponse"> &
  * Use `create(IngestResponseSchema)` to create a new message.
  */
 export const IngestResponseSchema: GenMessage<IngestResponse> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 29);
+  messageDesc(file_agentplane_analytics_v1_analytics, 39);
 
 /**
  * @generated from message agentplane.analytics.v1.RollupRequest
@@ -1318,7 +1769,7 @@ export type RollupRequest = Message<"agentplane.analytics.v1.RollupRequest"> & {
  * Use `create(RollupRequestSchema)` to create a new message.
  */
 export const RollupRequestSchema: GenMessage<RollupRequest> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 30);
+  messageDesc(file_agentplane_analytics_v1_analytics, 40);
 
 /**
  * @generated from message agentplane.analytics.v1.RollupResponse
@@ -1340,7 +1791,7 @@ export type RollupResponse = Message<"agentplane.analytics.v1.RollupResponse"> &
  * Use `create(RollupResponseSchema)` to create a new message.
  */
 export const RollupResponseSchema: GenMessage<RollupResponse> = /*@__PURE__*/
-  messageDesc(file_agentplane_analytics_v1_analytics, 31);
+  messageDesc(file_agentplane_analytics_v1_analytics, 41);
 
 /**
  * Public: routed by the edge under /api/v1/analytics. API keys only; owners and managers only
@@ -1352,7 +1803,8 @@ export const RollupResponseSchema: GenMessage<RollupResponse> = /*@__PURE__*/
 export const AnalyticsService: GenService<{
   /**
    * /tokens for gRPC callers: the envelope as messages. REST callers are served by StreamTokens.
-   * So are /tools, /activity and /productivity (StreamTools, StreamActivity, StreamProductivity).
+   * So are /tools, /activity, /productivity, /code and /costs (StreamTools, StreamActivity,
+   * StreamProductivity, StreamCode, StreamCosts).
    * These typed methods answer messages only: a `format` other than empty or "json" is a 400.
    *
    * @generated from rpc agentplane.analytics.v1.AnalyticsService.GetTokens
@@ -1384,6 +1836,28 @@ export const AnalyticsService: GenService<{
   getProductivity: {
     methodKind: "unary";
     input: typeof GetProductivityRequestSchema;
+    output: typeof AnalyticsResponseSchema;
+  },
+  /**
+   * Beyond the spec (additive; docs/analytics.md): lines changed and edit decisions per day.
+   * REST callers are served by StreamCode.
+   *
+   * @generated from rpc agentplane.analytics.v1.AnalyticsService.GetCode
+   */
+  getCode: {
+    methodKind: "unary";
+    input: typeof GetCodeRequestSchema;
+    output: typeof AnalyticsResponseSchema;
+  },
+  /**
+   * Beyond the spec (additive; docs/analytics.md): cost in US dollars per day. REST callers are
+   * served by StreamCosts.
+   *
+   * @generated from rpc agentplane.analytics.v1.AnalyticsService.GetCosts
+   */
+  getCosts: {
+    methodKind: "unary";
+    input: typeof GetCostsRequestSchema;
     output: typeof AnalyticsResponseSchema;
   },
   /**
@@ -1443,6 +1917,22 @@ export const AnalyticsService: GenService<{
   streamProductivity: {
     methodKind: "server_streaming";
     input: typeof GetProductivityRequestSchema;
+    output: typeof HttpBodySchema;
+  },
+  /**
+   * @generated from rpc agentplane.analytics.v1.AnalyticsService.StreamCode
+   */
+  streamCode: {
+    methodKind: "server_streaming";
+    input: typeof GetCodeRequestSchema;
+    output: typeof HttpBodySchema;
+  },
+  /**
+   * @generated from rpc agentplane.analytics.v1.AnalyticsService.StreamCosts
+   */
+  streamCosts: {
+    methodKind: "server_streaming";
+    input: typeof GetCostsRequestSchema;
     output: typeof HttpBodySchema;
   },
 }> = /*@__PURE__*/
