@@ -28,6 +28,7 @@ const ODD_TOOL = 'Edit, "fast"\r\nmode';
 const ODD_SERVER = "srv\nline";
 const CR_TOOL = "cr\ronly";
 const ODD_MODEL = 'model,"x"';
+const ODD_LANGUAGE = 'c, "plus"';
 const ODD_EMAIL = '"o\'brien, ""jr"""@example.test';
 
 let server: TestServer;
@@ -170,7 +171,50 @@ beforeAll(async () => {
       output_tokens: 5,
       cache_read_tokens: 0,
       cache_write_tokens: 0,
+      cost_usd: 0.25,
     },
+    // /code and /costs: lines, edit decisions (a language with a comma) and reported cost.
+    ...users.flatMap((u, i) => [
+      {
+        ...base,
+        user_id: u.userId,
+        time: "2026-03-04T09:00:00Z",
+        type: "lines_changed",
+        lines_added: 10 + i,
+        lines_removed: i,
+        language: ODD_LANGUAGE,
+      },
+      {
+        ...base,
+        user_id: u.userId,
+        time: "2026-03-04T09:01:00Z",
+        type: "lines_changed",
+        lines_added: 3,
+        language: "go",
+      },
+      {
+        ...base,
+        user_id: u.userId,
+        time: "2026-03-04T09:02:00Z",
+        type: "edit_decision",
+        decision: i % 2 ? "reject" : "accept",
+        tool: "Edit",
+        language: "go",
+      },
+      {
+        ...base,
+        user_id: u.userId,
+        time: "2026-03-06T09:00:00Z",
+        type: "model_usage",
+        model_id: "beta-small",
+        model_tier: "standard",
+        input_tokens: 100,
+        output_tokens: 10,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+        cost_usd: 0.5 + i,
+      },
+    ]),
   ];
   try {
     for (let i = 0; i < events.length; i += 500) {
@@ -198,6 +242,12 @@ const ENDPOINTS: Array<[string, string]> = [
   [`/activity?${RANGE}`, `agentplane-activity-${START}-to-${END}`],
   [`/activity?${RANGE}&group_by=client`, `agentplane-activity-by-client-${START}-to-${END}`],
   [`/productivity?${RANGE}`, `agentplane-productivity-${START}-to-${END}`],
+  [`/code?${RANGE}`, `agentplane-code-${START}-to-${END}`],
+  [`/code?${RANGE}&group_by=language`, `agentplane-code-by-language-${START}-to-${END}`],
+  [`/code?${RANGE}&group_by=user`, `agentplane-code-by-user-${START}-to-${END}`],
+  [`/costs?${RANGE}`, `agentplane-costs-${START}-to-${END}`],
+  [`/costs?${RANGE}&group_by=model`, `agentplane-costs-by-model-${START}-to-${END}`],
+  [`/costs?${RANGE}&group_by=user`, `agentplane-costs-by-user-${START}-to-${END}`],
   [`/users?${RANGE}`, `agentplane-users-${START}-to-${END}`],
 ];
 const JSON_CELL_OBJECTS = new Set(["daily_active_users_by_client"]);
@@ -243,6 +293,8 @@ describe("format=csv", () => {
     expect(servers.map((s) => s.server)).toContain(ODD_SERVER);
     const models = parseCsv((await raw(`/tokens?${RANGE}&group_by=model&format=csv`)).body.toString("utf8"));
     expect(models.map((r) => r[1])).toContain(ODD_MODEL);
+    const languages = parseCsv((await raw(`/code?${RANGE}&group_by=language&format=csv`)).body.toString("utf8"));
+    expect(languages.map((r) => r[1])).toContain(ODD_LANGUAGE);
     const users = parseCsv((await raw(`/users?${RANGE}&format=csv`)).body.toString("utf8"));
     expect(users.map((r) => r[1])).toContain(ODD_EMAIL);
     expect((await raw(`/users?${RANGE}&format=csv`)).body.toString()).toContain(
@@ -358,7 +410,7 @@ describe("the same rules as the JSON answer", () => {
   });
 });
 
-describe("the JSON answers of /tools, /activity and /productivity (now StreamTools, StreamActivity, StreamProductivity)", () => {
+describe("the JSON answers of /tools, /activity, /productivity, /code and /costs (now HttpBody streams: StreamTools, ...)", () => {
   const auth = () => ({ authorization: `Bearer ${owner.key}` });
   /** A typed Get* method of the same request and envelope shape as GetTools. */
   type Typed = typeof AnalyticsService.method.getTools;
@@ -368,6 +420,10 @@ describe("the JSON answers of /tools, /activity and /productivity (now StreamToo
     ["/activity", AnalyticsService.method.getActivity as unknown as Typed, { groupBy: "" }],
     ["/activity", AnalyticsService.method.getActivity as unknown as Typed, { groupBy: "client" }],
     ["/productivity", AnalyticsService.method.getProductivity as unknown as Typed, {}],
+    ["/code", AnalyticsService.method.getCode as unknown as Typed, { groupBy: "" }],
+    ["/code", AnalyticsService.method.getCode as unknown as Typed, { groupBy: "language" }],
+    ["/costs", AnalyticsService.method.getCosts as unknown as Typed, { groupBy: "" }],
+    ["/costs", AnalyticsService.method.getCosts as unknown as Typed, { groupBy: "user" }],
   ];
 
   it("are the bytes the edge printed from the unary answer, with its headers", async () => {
