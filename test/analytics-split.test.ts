@@ -2,7 +2,8 @@
 // process (SERVICES=edge, standing in for Envoy) calling a services process over gRPC, against the
 // in-process edge of a process running everything. 600 users for 90 days is about 12 MiB of JSON,
 // past the 8 MiB envoy.yaml allows a unary answer: it goes out as a StreamTokens HttpBody stream,
-// chunk by chunk, so the edge process never holds it whole.
+// chunk by chunk, so the edge process never holds it whole. The CSV and NDJSON exports (issue 21)
+// take the same path, /users with every row of the range in one answer.
 import { request as httpRequest } from "node:http";
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
@@ -117,5 +118,43 @@ describe.skipIf(!REAL)(
       console.log(`edge process peak RSS: ${before.toFixed(0)} MiB before, ${peak.toFixed(0)} MiB after serving`);
       expect(peak).toBeLessThan(300);
     }, 120_000);
+
+    it("streams the CSV and NDJSON exports (every /users row of the range in one answer) with the same bytes as the in-process edge", async () => {
+      const auth = { authorization: `Bearer ${key}` };
+      const range = path.slice(path.indexOf("?"));
+      const before = peakRssMiB(edge.child.pid!);
+      for (const endpoint of ["tokens", "users", "tools"]) {
+        for (const format of ["csv", "ndjson"]) {
+          const url = `/api/v1/analytics/${endpoint}${range}&format=${format}`;
+          for (const coding of ["identity", "gzip"]) {
+            const headers = { ...auth, "accept-encoding": coding };
+            const [here, split] = await Promise.all([
+              get(inProcess.restUrl! + url, headers),
+              get(edge.restUrl! + url, headers),
+            ]);
+            expect(here.status, here.body.toString().slice(0, 300)).toBe(200);
+            expect(split.status).toBe(200);
+            expect(split.body.equals(here.body)).toBe(true);
+            for (const name of ["content-type", "content-disposition", "content-encoding", "etag", "vary"])
+              expect(split.headers[name], name).toEqual(here.headers[name]);
+            const text = (coding === "gzip" ? gunzipSync(here.body) : here.body).toString("utf8");
+            const lines = text.split(format === "csv" ? "\r\n" : "\n").length - 1;
+            if (endpoint === "tokens") expect(lines).toBe(DAYS + (format === "csv" ? 1 : 0));
+            if (endpoint === "users") expect(lines).toBeGreaterThan(USERS * 10);
+          }
+        }
+      }
+      // The JSON of a route that moved to an HttpBody stream: the same bytes through both edges.
+      const tools = `/api/v1/analytics/tools${range}`;
+      const [here, split] = await Promise.all([
+        get(inProcess.restUrl! + tools, auth),
+        get(edge.restUrl! + tools, auth),
+      ]);
+      expect(split.body.equals(here.body)).toBe(true);
+      expect(split.headers["content-type"]).toBe("application/json");
+      const peak = peakRssMiB(edge.child.pid!);
+      console.log(`edge process peak RSS: ${before.toFixed(0)} MiB before the exports, ${peak.toFixed(0)} MiB after`);
+      expect(peak).toBeLessThan(300);
+    }, 180_000);
   },
 );

@@ -12,6 +12,7 @@ import {
   gzipStream,
   inflatePart,
   storedPart,
+  StreamingEncoder,
   zlibStream,
   type BodyPart,
 } from "./deflate-parts.js";
@@ -171,5 +172,32 @@ describe("gzipStream", () => {
   it("makes an empty body a valid empty member", () => {
     expect(gunzip(gzipStream([]))).toBe("");
     expect(gunzip(gzipStream(["", deflatePart("")]))).toBe("");
+  });
+});
+
+describe("StreamingEncoder", () => {
+  // Pieces of every size class: empty, stored (under 1 KiB), compressed, incompressible, and
+  // multi-byte UTF-8 text, so the checksums and ISIZE count bytes, not characters.
+  const pieces = [
+    Buffer.from("id,name\r\n"),
+    Buffer.alloc(0),
+    Buffer.from('ü,"quoted"\r\n'.repeat(500)),
+    randomBytes(70_000),
+    Buffer.from("x"),
+  ];
+  const whole = Buffer.concat(pieces);
+
+  for (const coding of ["gzip", "deflate"] as const) {
+    it(`writes one ${coding} stream from pieces given one at a time`, () => {
+      const encoder = new StreamingEncoder(coding);
+      const out = [...pieces.flatMap((p) => encoder.push(p)), ...encoder.end()];
+      const decoded = (coding === "gzip" ? gunzipSync : inflateSync)(Buffer.concat(out));
+      expect(decoded.equals(whole)).toBe(true);
+    });
+  }
+
+  it("ends an empty body as a valid stream", () => {
+    const encoder = new StreamingEncoder("gzip");
+    expect(gunzipSync(Buffer.concat(encoder.end())).length).toBe(0);
   });
 });

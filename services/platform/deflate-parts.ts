@@ -273,3 +273,59 @@ export function bodyLength(parts: readonly BodyPart[]): number {
   for (const p of parts) n += typeof p === "string" ? Buffer.byteLength(p) : p.length; // a compressed part: its text's length
   return n;
 }
+
+/**
+ * A body compressed as it is produced, for answers whose whole is never at hand (the analytics
+ * exports, read a batch of rows at a time): each piece of text becomes deflate blocks ending on a
+ * full flush, as a stored part does, and the checksum is combined piece by piece, so the encoder
+ * holds nothing but the running checksum and length.
+ */
+export class StreamingEncoder {
+  private readonly checksum: Checksum;
+  private sum: number;
+  private length = 0;
+  private started = false;
+
+  constructor(
+    readonly coding: ContentCoding,
+    private readonly level = 1,
+  ) {
+    this.checksum = coding === "gzip" ? CRC32 : ADLER32;
+    this.sum = this.checksum.initial;
+  }
+
+  /** The encoded bytes of the next piece (the stream's header before the first). */
+  push(bytes: Buffer): Buffer[] {
+    const out: Buffer[] = [];
+    if (!this.started) {
+      out.push(this.coding === "gzip" ? GZIP_HEADER : ZLIB_HEADER);
+      this.started = true;
+    }
+    if (bytes.length === 0) return out;
+    const blocks =
+      bytes.length < STORE_BELOW
+        ? storedPart(bytes).deflated
+        : deflateRawSync(bytes, { level: this.level, finishFlush: constants.Z_FULL_FLUSH });
+    const own = this.coding === "gzip" ? crc32(bytes) : adler32(bytes);
+    this.sum = this.checksum.combine(this.sum, own, bytes.length);
+    this.length += bytes.length;
+    out.push(blocks);
+    return out;
+  }
+
+  /** The end of the stream: the final block and the trailer. */
+  end(): Buffer[] {
+    const out = this.push(Buffer.alloc(0));
+    if (this.coding === "gzip") {
+      const trailer = Buffer.alloc(8);
+      trailer.writeUInt32LE(this.sum, 0);
+      trailer.writeUInt32LE(this.length % 2 ** 32, 4);
+      out.push(FINAL_BLOCK, trailer);
+    } else {
+      const trailer = Buffer.alloc(4);
+      trailer.writeUInt32BE(this.sum);
+      out.push(FINAL_BLOCK, trailer);
+    }
+    return out;
+  }
+}

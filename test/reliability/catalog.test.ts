@@ -51,6 +51,9 @@ describe("endpoint catalog", () => {
     const served = ALL_MODULES.flatMap((m) => m.services.map((s) => `${s.service.typeName} ${s.policy.kind}`));
     served.push(`${Health.typeName} open`);
     expect(RPC_SERVICES.map((s) => `${s.service.typeName} ${s.access}`).sort()).toEqual(served.sort());
-    expect(RPC_METHODS).toHaveLength(55);
+    // 47, then GetCode and GetCosts, then StreamTools, StreamActivity, StreamProductivity,
+    // StreamCode and StreamCosts (issue 21), then the six OTLP methods
+    // (OtlpHttpService's three and the OpenTelemetry collector services' Export).
+    expect(RPC_METHODS).toHaveLength(60);
   });
 });

@@ -35,6 +35,7 @@ describe("abandoned analytics calls", () => {
   afterAll(() => database?.drop());
 
   type Method = (typeof AnalyticsService.method)[keyof typeof AnalyticsService.method];
+  const first = (stream: AsyncIterable<unknown>) => stream[Symbol.asyncIterator]().next();
   const context = (method: Method, signal: AbortSignal) => directCallContext(method, principal, signal);
 
   it("reads nothing for an abandoned call of any endpoint and answers Canceled", async () => {
@@ -48,6 +49,21 @@ describe("abandoned analytics calls", () => {
       () => service.getActivity!(create(m.getActivity.input, RANGE), context(m.getActivity, gone())),
       () => service.getProductivity!(create(m.getProductivity.input, RANGE), context(m.getProductivity, gone())),
       () => service.getUsers!(create(m.getUsers.input, afterOwner), context(m.getUsers, gone())),
+      // The REST routes (HttpBody streams), as JSON and as exports: their first message.
+      ...(["", "csv"] as const).flatMap((format) => [
+        () =>
+          first(
+            service.streamTools!(create(m.streamTools.input, { ...RANGE, format }), context(m.streamTools, gone())),
+          ),
+        () =>
+          first(
+            service.streamTokens!(create(m.streamTokens.input, { ...RANGE, format }), context(m.streamTokens, gone())),
+          ),
+        () =>
+          first(
+            service.streamUsers!(create(m.streamUsers.input, { ...RANGE, format }), context(m.streamUsers, gone())),
+          ),
+      ]),
     ];
     statements.reset();
     for (const call of calls) expect(await codeOf(call())).toBe(Code.Canceled);

@@ -152,3 +152,30 @@ export async function readDayVersions(db: Executor, orgId: string, range: DayRan
     order by day`.execute(db);
   return result.rows.map((r) => r.v);
 }
+
+/** Where a walk over a range's /users rows stopped: the last row read. */
+export interface UserDayKey {
+  user_id: string;
+  day: string;
+}
+
+/**
+ * The next `limit` /users rows of the range after `after` (all users, ordered by user ID then
+ * day): what an export reads batch by batch (export.ts), one index range read on the primary
+ * key (org_id, user_id, day) each, so no batch depends on the range's size.
+ */
+export async function readUserRowsAfter(
+  db: Executor,
+  orgId: string,
+  range: DayRange,
+  after: UserDayKey | undefined,
+  limit: number,
+): Promise<Array<UserDayKey & { row_json: string }>> {
+  const result = await sql<UserDayKey & { row_json: string }>`
+    select user_id, day, row_json from analytics_user_daily
+    where org_id = ${orgId} and day between ${range.start}::date and ${range.end}::date
+      ${after !== undefined ? sql`and (user_id, day) > (${after.user_id}, ${after.day}::date)` : sql``}
+    order by user_id, day
+    limit ${limit}`.execute(db);
+  return result.rows;
+}

@@ -27,7 +27,8 @@ export async function readTokensDigests(db: Executor, orgId: string, range: DayR
   return result.rows;
 }
 
-async function readTexts(db: Executor, orgId: string, days: readonly string[]): Promise<Map<string, string>> {
+/** The stored /tokens rows (JSON text) of these days that have one. */
+export async function readTexts(db: Executor, orgId: string, days: readonly string[]): Promise<Map<string, string>> {
   if (days.length === 0) return new Map();
   const result = await sql<Pick<DailyRow, "day"> & Present<"tokens_json">>`
     select day, tokens_json from analytics_daily

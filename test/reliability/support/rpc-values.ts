@@ -76,6 +76,18 @@ export function validPools(w: RpcWorld): Record<string, fc.Arbitrary<unknown>> {
     "GetActivityRequest.groupBy": fc.constantFrom("", "client"),
     "GetCodeRequest.groupBy": fc.constantFrom("", "language", "user"),
     "GetCostsRequest.groupBy": fc.constantFrom("", "model", "user"),
+    // The JSON answer or an export (README "Exports"); with limit or cursor, /users exports are a 400.
+    ...Object.fromEntries(
+      [
+        "GetTokensRequest",
+        "GetToolsRequest",
+        "GetActivityRequest",
+        "GetProductivityRequest",
+        "GetCodeRequest",
+        "GetCostsRequest",
+        "GetUsersRequest",
+      ].map((m) => [`${m}.format`, fc.constantFrom("", "json", "csv", "ndjson")]),
+    ),
 
     // Telemetry events (ANALYTICS.md "Events").
     "TelemetryEvent.type": fc.constantFrom(...EVENT_TYPES),
