@@ -314,6 +314,15 @@ local function raw_body_refusal(headers)
 end
 
 --- Status and detail of a request refused before transcoding, or nil when it may go on.
+-- OTLP/gRPC (docs/otlp.md): the OpenTelemetry collector services are the one gRPC that passes,
+-- to the analytics module's public port (envoy.yaml routes them), answered as the service answers.
+local OTLP_GRPC_PREFIX = "/opentelemetry.proto.collector."
+
+local function is_otlp_grpc(headers)
+  local path = headers:get(":path") or ""
+  return is_grpc(headers:get("content-type")) and path:sub(1, #OTLP_GRPC_PREFIX) == OTLP_GRPC_PREFIX
+end
+
 local function refuse_request(headers)
   local content_type = headers:get("content-type")
   if is_grpc(content_type) then
@@ -367,6 +376,12 @@ function envoy_on_request(request_handle)
   -- Before the transcoder: still the client's REST path and query.
   request_handle:streamInfo():dynamicMetadata():set(METADATA_NAMESPACE, "path", redact_credentials(headers:get(":path") or ""))
 
+  if is_otlp_grpc(headers) then
+    -- Its answer is gRPC's (status in grpc-status): envoy_on_response leaves it alone.
+    request_handle:streamInfo():dynamicMetadata():set(METADATA_NAMESPACE, "grpc_passthrough", "true")
+    return
+  end
+
   local status, detail = refuse_request(headers)
   if status ~= nil then
     local body = error_body(status, detail, id)
@@ -392,6 +407,8 @@ function envoy_on_response(response_handle)
   local headers = response_handle:headers()
   local id = request_id_of(response_handle)
   headers:replace("x-request-id", id)
+  local meta = response_handle:streamInfo():dynamicMetadata():get(METADATA_NAMESPACE)
+  if meta ~= nil and meta.grpc_passthrough == "true" then return end
   local status = tonumber(headers:get(":status")) or 500
   local grpc_status = headers:get("grpc-status")
   local http_code = headers:get("x-http-code")

@@ -235,6 +235,39 @@ describe("the Lua error mapper answers as the TypeScript edge", () => {
     expectSameAnswer(ts, lua);
   });
 
+  it("OTLP/gRPC to the OpenTelemetry collector services: passed through, and its gRPC answer left as it is", () => {
+    const req: RestRequest = {
+      method: "POST",
+      path: "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export",
+      headers: [
+        ["content-type", "application/grpc"],
+        ["te", "trailers"],
+        ["x-request-id", "otlp-grpc-1"],
+      ],
+      body: "\u0000\u0000\u0000\u0000\u0000",
+    };
+    // A trailers-only refusal (grpc-status in the headers) is the exporter's to read, not JSON.
+    const lua = viaLuaMapper(req, {
+      status: 200,
+      headers: [
+        ["content-type", "application/grpc"],
+        ["grpc-status", "16"],
+        ["grpc-message", "missing Authorization header"],
+      ],
+    });
+    expect(lua.responded).toBe(false);
+    expect(lua.status).toBe(200);
+    expect(lua.headers.get("grpc-status")).toBe("16");
+    expect(lua.headers.get("content-type")).toBe("application/grpc");
+    expect(lua.body).toBe("");
+    // Any other gRPC, internal services' included, is still refused on the request path.
+    for (const path of ["/agentplane.analytics.v1.TelemetryService/Ingest", "/opentelemetry.proto.collectorx/Export"]) {
+      const other = viaLuaMapper({ ...req, path }, undefined);
+      expect(other.responded, path).toBe(true);
+      expect(other.status, path).toBe(404);
+    }
+  });
+
   it.each([
     ["text/plain", [["content-type", "text/plain"]]],
     ["no content type", []],
