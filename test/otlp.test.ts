@@ -66,6 +66,7 @@ let alice: TestUser;
 let bob: TestUser;
 let carol: TestUser;
 let outsider: TestUser;
+let otherOrgId: string;
 let collectorToken: string;
 
 /** Starts the server; again on the same ports (a restart the SDK's exporters reconnect to). */
@@ -473,8 +474,8 @@ beforeAll(async () => {
   alice = await createTestUser(db, orgId, "member");
   bob = await createTestUser(db, orgId, "member");
   carol = await createTestUser(db, orgId, "member");
-  const otherOrg = await createTestOrg(db, "OTLP other");
-  outsider = await createTestUser(db, otherOrg, "member");
+  otherOrgId = await createTestOrg(db, "OTLP other");
+  outsider = await createTestUser(db, otherOrgId, "member");
   collectorToken = await createTestServiceAccount(db, { orgId, scopes: ["analytics.ingest"] });
   for (const u of [owner, alice, bob, carol]) emails.set(u.userId, u.email);
 }, 60_000);
@@ -736,11 +737,11 @@ describe("answers as the OTLP specification says", () => {
     expect(await storedCount()).toBe(before + 2);
   });
 
-  it("a user.email naming someone else, or another organization.id, is rejected and counted", async () => {
+  it("a user.email naming someone else, or another agentplane organization.id, is rejected and counted", async () => {
     const before = await storedCount();
     const req = metricsRequest(2, { "session.id": "x", "user.email": bob.email });
     req.resourceMetrics[0]!.scopeMetrics[0]!.metrics.push(
-      metricsRequest(3, { "session.id": "y", "organization.id": "org-elsewhere" }).resourceMetrics[0]!.scopeMetrics[0]!
+      metricsRequest(3, { "session.id": "y", "organization.id": otherOrgId }).resourceMetrics[0]!.scopeMetrics[0]!
         .metrics[0]!,
     );
     const res = await post(
@@ -753,7 +754,7 @@ describe("answers as the OTLP specification says", () => {
     const answer = fromBinary(ExportMetricsServiceResponseSchema, new Uint8Array(await res.arrayBuffer()));
     expect(answer.partialSuccess?.rejectedDataPoints).toBe(5n);
     expect(answer.partialSuccess?.errorMessage).toContain("is not the API key's user");
-    expect(answer.partialSuccess?.errorMessage).toContain("is not the credential's organization");
+    expect(answer.partialSuccess?.errorMessage).toContain("is another organization than the credential's");
     // A service account: an email of nobody in the organization (an outsider's) is rejected too.
     const res2 = await post(
       "/v1/metrics",
@@ -764,6 +765,20 @@ describe("answers as the OTLP specification says", () => {
     const answer2 = fromBinary(ExportMetricsServiceResponseSchema, new Uint8Array(await res2.arrayBuffer()));
     expect(answer2.partialSuccess?.rejectedDataPoints).toBe(4n);
     expect(await storedCount()).toBe(before);
+    // An organization.id that is no agentplane organization (Claude Code sends its own account's
+    // organization UUID there) is not ours to judge: the points are kept.
+    const res3 = await post(
+      "/v1/metrics",
+      alice.key,
+      "application/x-protobuf",
+      toBinary(
+        ExportMetricsServiceRequestSchema,
+        metricsRequest(2, { "session.id": "z", "organization.id": "3f6c2a8e-1b7d-4c55-9e0a-6d2f1c4b8a90" }),
+      ),
+    );
+    const answer3 = fromBinary(ExportMetricsServiceResponseSchema, new Uint8Array(await res3.arrayBuffer()));
+    expect(answer3.partialSuccess?.rejectedDataPoints ?? 0n).toBe(0n);
+    expect(await storedCount()).toBeGreaterThan(before);
   });
 
   it("unknown metric and event names are ignored and counted, not errors", async () => {

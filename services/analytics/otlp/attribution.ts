@@ -3,7 +3,9 @@
 // record. An organization-bound service account with the analytics.ingest scope (a collector,
 // a gateway) attributes each record by its `user.email` to a user of its organization: a record
 // without one, or naming nobody there, is rejected. Either way an `organization.id` attribute
-// naming another organization rejects the record. Rejections are counted in partial_success; no
+// naming another agentplane organization rejects the record; any other value is not ours to
+// judge (Claude Code puts its own account's organization UUID there) and is ignored.
+// Rejections are counted in partial_success; no
 // record is ever attributed to another organization or to a user the credential does not speak
 // for.
 import type { HandlerContext } from "@connectrpc/connect";
@@ -22,8 +24,8 @@ export type Attribution = { ok: true; owner: Owner } | { ok: false; reason: stri
 
 export interface Attributor {
   readonly orgId: string;
-  /** Resolves the emails the export names (one query), before attribute() is called. */
-  prepare(emails: Iterable<string>): Promise<void>;
+  /** Resolves the emails and organization IDs the export names, before attribute() is called. */
+  prepare(named: { readonly emails: Iterable<string>; readonly orgIds: Iterable<string> }): Promise<void>;
   attribute(attrs: Attributes): Attribution;
 }
 
@@ -44,12 +46,15 @@ export async function attributorFor(ctx: HandlerContext, db: Executor): Promise<
     if (!user) throw unauthenticated("the API key's user no longer exists");
     const owner: Owner = { orgId: principal.orgId, userId: principal.userId, userEmail: user.email };
     const own = normal(user.email);
+    const foreign = new Set<string>();
     return {
       orgId: principal.orgId,
-      prepare: async () => {},
+      async prepare(named) {
+        for (const org of await otherAgentplaneOrgs(db, principal.orgId, named.orgIds)) foreign.add(org);
+      },
       attribute(attrs) {
         const org = text(attrs, "organization.id");
-        if (org !== undefined && org !== owner.orgId) return otherOrg(org);
+        if (org !== undefined && foreign.has(org)) return otherOrg(org);
         const email = text(attrs, "user.email");
         if (email !== undefined && normal(email) !== own)
           return {
@@ -69,10 +74,12 @@ export async function attributorFor(ctx: HandlerContext, db: Executor): Promise<
       "a service account exports OTLP data only when bound to an organization (service-account create --org ID)",
     );
   const users = new Map<string, { id: string; email: string }>();
+  const foreign = new Set<string>();
   return {
     orgId,
-    async prepare(emails) {
-      const wanted = [...new Set([...emails].map(normal))].filter((e) => e !== "" && !users.has(e));
+    async prepare(named) {
+      for (const org of await otherAgentplaneOrgs(db, orgId, named.orgIds)) foreign.add(org);
+      const wanted = [...new Set([...named.emails].map(normal))].filter((e) => e !== "" && !users.has(e));
       // In chunks: an export may name many users, a statement's parameters are bounded.
       for (let i = 0; i < wanted.length; i += 1000) {
         const rows = await db
@@ -86,7 +93,7 @@ export async function attributorFor(ctx: HandlerContext, db: Executor): Promise<
     },
     attribute(attrs) {
       const org = text(attrs, "organization.id");
-      if (org !== undefined && org !== orgId) return otherOrg(org);
+      if (org !== undefined && foreign.has(org)) return otherOrg(org);
       const email = text(attrs, "user.email");
       if (email === undefined)
         return { ok: false, reason: "no user.email attribute: a service account's data is attributed by it" };
@@ -97,9 +104,25 @@ export async function attributorFor(ctx: HandlerContext, db: Executor): Promise<
   };
 }
 
+/** Which of `orgIds` are agentplane organizations other than `own`. */
+async function otherAgentplaneOrgs(db: Executor, own: string, orgIds: Iterable<string>): Promise<string[]> {
+  const ids = [...new Set(orgIds)].filter((id) => id !== own && id !== "" && id.length <= 256);
+  const found: string[] = [];
+  // In chunks, as the emails: a statement's parameters are bounded.
+  for (let i = 0; i < ids.length; i += 1000) {
+    const rows = await db
+      .selectFrom("organizations")
+      .select("id")
+      .where("id", "in", ids.slice(i, i + 1000))
+      .execute();
+    for (const row of rows) found.push(row.id);
+  }
+  return found;
+}
+
 function otherOrg(org: string): Attribution {
   return {
     ok: false,
-    reason: `organization.id "${org.slice(0, 100)}" is not the credential's organization`,
+    reason: `organization.id "${org.slice(0, 100)}" is another organization than the credential's`,
   };
 }

@@ -152,6 +152,23 @@ interface CumulativePoint {
   readonly at: string;
 }
 
+/** The user.email and organization.id values an export names (an item's own, else its resource's). */
+class Named {
+  readonly emails = new Set<string>();
+  readonly orgIds = new Set<string>();
+  add(own: readonly KeyValue[], resource: readonly KeyValue[]): void {
+    const email = stringAttribute(own, "user.email") ?? stringAttribute(resource, "user.email");
+    if (email !== undefined) this.emails.add(email);
+    const org = stringAttribute(own, "organization.id") ?? stringAttribute(resource, "organization.id");
+    if (org !== undefined) this.orgIds.add(org);
+  }
+}
+
+function stringAttribute(kvs: readonly KeyValue[], key: string): string | undefined {
+  const kv = kvs.find((a) => a.key === key);
+  return kv?.value?.value.case === "stringValue" ? kv.value.value.value : undefined;
+}
+
 export async function receiveMetrics(
   db: Kysely<Database>,
   req: ExportMetricsServiceRequest,
@@ -161,21 +178,18 @@ export async function receiveMetrics(
 ): Promise<Outcome> {
   const tally = new Tally();
   const orgId = attributor.orgId;
-  // First pass: the emails to resolve, the cap on points.
-  const emails = new Set<string>();
+  // First pass: the emails and organization IDs to resolve.
+  const named = new Named();
   for (const rm of req.resourceMetrics) {
-    const resEmail = rm.resource?.attributes.find((a) => a.key === "user.email");
+    const resource = rm.resource?.attributes ?? [];
     for (const sm of rm.scopeMetrics)
       for (const m of sm.metrics) {
         const points = m.data.case === undefined ? [] : m.data.value.dataPoints;
         if (METRICS[m.name] === undefined) continue;
-        for (const p of points as readonly { attributes: KeyValue[] }[]) {
-          const kv = p.attributes.find((a) => a.key === "user.email") ?? resEmail;
-          if (kv?.value?.value.case === "stringValue") emails.add(kv.value.value.value);
-        }
+        for (const p of points as readonly { attributes: KeyValue[] }[]) named.add(p.attributes, resource);
       }
   }
-  await attributor.prepare(emails);
+  await attributor.prepare(named);
 
   const candidates: Candidate[] = [];
   const cumulative: CumulativePoint[] = [];
@@ -364,16 +378,12 @@ export async function receiveLogs(
 ): Promise<Outcome> {
   const tally = new Tally();
   const orgId = attributor.orgId;
-  const emails = new Set<string>();
+  const named = new Named();
   for (const rl of req.resourceLogs) {
-    const resEmail = rl.resource?.attributes.find((a) => a.key === "user.email");
-    for (const sl of rl.scopeLogs)
-      for (const r of sl.logRecords) {
-        const kv = r.attributes.find((a) => a.key === "user.email") ?? resEmail;
-        if (kv?.value?.value.case === "stringValue") emails.add(kv.value.value.value);
-      }
+    const resource = rl.resource?.attributes ?? [];
+    for (const sl of rl.scopeLogs) for (const r of sl.logRecords) named.add(r.attributes, resource);
   }
-  await attributor.prepare(emails);
+  await attributor.prepare(named);
   const candidates: Candidate[] = [];
   const times: string[] = [];
   let item = -1;
