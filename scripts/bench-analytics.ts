@@ -1,6 +1,7 @@
 // Analytics benchmark (npm run bench:analytics): generates an organization's telemetry, ingests
 // it, rolls it up, times the nightly sweep of the last day (freshness: midnight UTC to queryable),
-// and measures the REST edge's latency on 90-day reads.
+// measures the REST edge's latency on 90-day reads, and times OTLP ingest (Claude Code's log
+// events and token-usage points, protobuf over HTTP to the service) beside the native ingest.
 //
 //   npm run bench:analytics                          10,000 users, 90 days, about 20 million events
 //   npm run bench:analytics -- --users 1000 --events 2000000      a quicker, smaller run
@@ -49,6 +50,11 @@ import { createLogger } from "../services/platform/logger.js";
 import { startServer } from "../services/server.js";
 import { createTestDatabase } from "../test/support/database.js";
 import { buildService } from "../bench/build.js";
+import { logExports, metricExports } from "../bench/otlp-exports.js";
+import { fromBinary } from "@bufbuild/protobuf";
+import { ExportLogsServiceResponseSchema } from "../gen/opentelemetry/proto/collector/logs/v1/logs_service_pb.js";
+import { ExportMetricsServiceResponseSchema } from "../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.js";
+import { createServiceAccount } from "../services/organization/service-accounts.js";
 import { cpuDelta, cpuOf, freePort, pidsNamed, sampleMachine, spawnNode, waitForPorts } from "../bench/processes.js";
 
 const { values: args } = parseArgs({
@@ -204,6 +210,61 @@ async function startReadServer(
   };
 }
 
+/** Items (log records or data points) of each OTLP export, and exports of each kind. */
+const OTLP_PER_EXPORT = 1000;
+const OTLP_EXPORTS = 100;
+
+interface OtlpIngest {
+  logRecordsPerSecond: number;
+  dataPointsPerSecond: number;
+}
+
+/**
+ * OTLP ingest as exporters send it: protobuf bodies (bench/otlp-exports.ts) POSTed to the service's
+ * /v1/logs and /v1/metrics, CONCURRENCY in flight, from an organization-bound service account with
+ * the analytics.ingest scope, which attributes each export by the user.email of its resource. Every
+ * answer must be a 200 with nothing rejected.
+ */
+async function timeOtlpIngest(db: Kysely<Database>, orgId: string, restUrl: string): Promise<OtlpIngest> {
+  const { token } = await createServiceAccount(db, { name: "bench OTLP", scopes: ["analytics.ingest"], orgId });
+  const emails = (
+    await db.selectFrom("users").select("email").where("org_id", "=", orgId).orderBy("id").limit(1000).execute()
+  ).map((u) => u.email);
+  const spec = { emails, exports: OTLP_EXPORTS, itemsPerExport: OTLP_PER_EXPORT, startMs: Date.now() - 3_600_000 };
+  const post = async (path: string, bodies: Uint8Array[], rejectedOf: (answer: Uint8Array) => bigint) => {
+    let next = 0;
+    const started = performance.now();
+    const worker = async () => {
+      while (next < bodies.length) {
+        const body = bodies[next++]!;
+        const res = await fetch(restUrl + path, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/x-protobuf" },
+          body,
+        });
+        const answer = new Uint8Array(await res.arrayBuffer());
+        if (res.status !== 200)
+          throw new Error(`${path}: ${res.status} ${Buffer.from(answer).toString("utf8").slice(0, 300)}`);
+        const rejected = rejectedOf(answer);
+        if (rejected !== 0n) throw new Error(`${path}: ${rejected} items rejected`);
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    return (bodies.length * OTLP_PER_EXPORT) / ((performance.now() - started) / 1000);
+  };
+  const logRecordsPerSecond = await post(
+    "/v1/logs",
+    logExports(spec),
+    (a) => fromBinary(ExportLogsServiceResponseSchema, a).partialSuccess?.rejectedLogRecords ?? 0n,
+  );
+  const dataPointsPerSecond = await post(
+    "/v1/metrics",
+    metricExports({ ...spec, startMs: spec.startMs + 1 }),
+    (a) => fromBinary(ExportMetricsServiceResponseSchema, a).partialSuccess?.rejectedDataPoints ?? 0n,
+  );
+  return { logRecordsPerSecond: Math.round(logRecordsPerSecond), dataPointsPerSecond: Math.round(dataPointsPerSecond) };
+}
+
 async function main() {
   const serverUrl = process.env.DATABASE_URL || process.env.TEST_DATABASE_URL || undefined;
   const logger = createLogger("warn", true);
@@ -331,6 +392,7 @@ async function main() {
     log(`reads: ${server.description}`);
     const range = `startDate=${days[0]}&endDate=${yesterday}`;
     const latency: Record<string, { p50: number; p99: number; bytes: number }> = {};
+    let otlp: OtlpIngest | undefined;
     let inflateMs = 0;
     try {
       const browser = "gzip, deflate, br";
@@ -370,6 +432,10 @@ async function main() {
           `${name}: p50 ${latency[name].p50.toFixed(1)} ms, p99 ${latency[name].p99.toFixed(1)} ms, ${res.bytes} bytes${res.encoding ? ` (${res.encoding})` : ""}${pageCursor ? ` (last page); ${res.pages} pages timed` : ""}`,
         );
       }
+      otlp = await timeOtlpIngest(db, orgId, server.restUrl);
+      log(
+        `OTLP ingest over HTTP (protobuf, ${OTLP_PER_EXPORT} items an export, ${CONCURRENCY} in flight): ${otlp.logRecordsPerSecond} log records/s, ${otlp.dataPointsPerSecond} data points/s`,
+      );
     } finally {
       await server.stop();
     }
@@ -400,6 +466,9 @@ async function main() {
       lastDayEvents: sweep.events,
       freshnessMinutes: +(freshnessSeconds / 60).toFixed(1),
       inflateMs: +inflateMs.toFixed(1),
+      // OTLP through the service's REST port, beside the native ingest above (in process, no HTTP).
+      otlpLogRecordsPerSecond: otlp?.logRecordsPerSecond ?? null,
+      otlpDataPointsPerSecond: otlp?.dataPointsPerSecond ?? null,
       latencyMs: Object.fromEntries(
         Object.entries(latency).map(([k, v]) => [
           k,
@@ -419,6 +488,14 @@ async function main() {
               ]
             : []),
           `rollup:            ${result.rollupEventsPerSecond} events/s (${result.rollupSeconds} s)`,
+          ...(result.otlpLogRecordsPerSecond !== null
+            ? [
+                `OTLP ingest:       ${result.otlpLogRecordsPerSecond} log records/s, ${result.otlpDataPointsPerSecond} data points/s over HTTP` +
+                  (ingested > 0
+                    ? ` (${Math.round((100 * result.otlpLogRecordsPerSecond) / result.ingestEventsPerSecond)}% and ${Math.round((100 * (result.otlpDataPointsPerSecond ?? 0)) / result.ingestEventsPerSecond)}% of the native ingest's events/s)`
+                    : ""),
+              ]
+            : []),
           `freshness:         the last day (${result.lastDayEvents} events) queryable ${result.freshnessMinutes} min after midnight UTC (00:${String(TICK_MINUTE).padStart(2, "0")} tick + ${result.lastDaySweepSeconds} s sweep)`,
           ...Object.entries(result.latencyMs).map(
             ([k, v]) => `${(`${k}:`).padEnd(40)} p50 ${v.p50} ms, p99 ${v.p99} ms (${v.bytes} bytes)`,

@@ -1,0 +1,125 @@
+// OTLP exports as Claude Code sends them, for bench:analytics: protobuf bodies of log records
+// (claude_code.api_request, tool_result, user_prompt in turn) and of delta token-usage data points,
+// one user's (its `user.email` on the resource, as a collector forwarding many users' data sends
+// it), every record and point distinct, so none is a retry of another. Encoded before the clock
+// starts: what is timed is the receiver.
+import { create, toBinary } from "@bufbuild/protobuf";
+import { ExportLogsServiceRequestSchema } from "../gen/opentelemetry/proto/collector/logs/v1/logs_service_pb.js";
+import { ExportMetricsServiceRequestSchema } from "../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.js";
+import type { KeyValue } from "../gen/opentelemetry/proto/common/v1/common_pb.js";
+import { AggregationTemporality } from "../gen/opentelemetry/proto/metrics/v1/metrics_pb.js";
+
+const attr = (key: string, value: string | number): KeyValue =>
+  ({
+    key,
+    value: {
+      value: typeof value === "string" ? { case: "stringValue", value } : { case: "intValue", value: BigInt(value) },
+    },
+  }) as KeyValue;
+
+const MODELS = ["claude-sonnet-4-5", "claude-opus-4-1", "claude-haiku-4-5"];
+const TOOLS = ["Read", "Edit", "Bash", "Grep", "mcp__github__create_pull_request"];
+const TOKEN_TYPES = ["input", "output", "cacheRead", "cacheCreation"];
+
+export interface OtlpExportsSpec {
+  /** The emails of the organization's users, one per export in turn. */
+  emails: readonly string[];
+  exports: number;
+  itemsPerExport: number;
+  /** Unix ms of the first item; each following one is a microsecond later. */
+  startMs: number;
+}
+
+const resourceOf = (email: string, exportIndex: number): KeyValue[] => [
+  attr("service.name", "claude-code"),
+  attr("user.email", email),
+  attr("session.id", `bench-session-${exportIndex}`),
+  attr("terminal.type", "vscode"),
+];
+
+/** Log-record exports: api_request, tool_result and user_prompt in turn. */
+export function logExports(spec: OtlpExportsSpec): Uint8Array[] {
+  const bodies: Uint8Array[] = [];
+  let n = 0;
+  for (let e = 0; e < spec.exports; e++) {
+    const logRecords = Array.from({ length: spec.itemsPerExport }, (_, i) => {
+      const time = BigInt(spec.startMs) * 1_000_000n + BigInt(n++) * 1000n;
+      const kind = i % 3;
+      const attributes =
+        kind === 0
+          ? [
+              attr("model", MODELS[n % MODELS.length]!),
+              attr("input_tokens", 1200 + (n % 500)),
+              attr("output_tokens", 300 + (n % 200)),
+              attr("cache_read_tokens", 5000),
+              attr("cache_creation_tokens", 100),
+            ]
+          : kind === 1
+            ? [attr("tool_name", TOOLS[n % TOOLS.length]!), attr("decision_source", "config")]
+            : [attr("prompt_length", 40 + (n % 100))];
+      const eventName = ["claude_code.api_request", "claude_code.tool_result", "claude_code.user_prompt"][kind]!;
+      return { timeUnixNano: time, observedTimeUnixNano: time, eventName, attributes };
+    });
+    bodies.push(
+      toBinary(
+        ExportLogsServiceRequestSchema,
+        create(ExportLogsServiceRequestSchema, {
+          resourceLogs: [
+            {
+              resource: { attributes: resourceOf(spec.emails[e % spec.emails.length]!, e) },
+              scopeLogs: [{ scope: { name: "com.anthropic.claude_code.events" }, logRecords }],
+            },
+          ],
+        }),
+      ),
+    );
+  }
+  return bodies;
+}
+
+/** Metric exports: delta claude_code.token.usage points, by token type and model. */
+export function metricExports(spec: OtlpExportsSpec): Uint8Array[] {
+  const bodies: Uint8Array[] = [];
+  let n = 0;
+  for (let e = 0; e < spec.exports; e++) {
+    const dataPoints = Array.from({ length: spec.itemsPerExport }, () => {
+      const end = BigInt(spec.startMs) * 1_000_000n + BigInt(n) * 1000n;
+      const point = {
+        attributes: [attr("type", TOKEN_TYPES[n % TOKEN_TYPES.length]!), attr("model", MODELS[n % MODELS.length]!)],
+        startTimeUnixNano: end - 1000n,
+        timeUnixNano: end,
+        value: { case: "asInt" as const, value: BigInt(100 + (n % 900)) },
+      };
+      n++;
+      return point;
+    });
+    bodies.push(
+      toBinary(
+        ExportMetricsServiceRequestSchema,
+        create(ExportMetricsServiceRequestSchema, {
+          resourceMetrics: [
+            {
+              resource: { attributes: resourceOf(spec.emails[e % spec.emails.length]!, e) },
+              scopeMetrics: [
+                {
+                  scope: { name: "com.anthropic.claude_code" },
+                  metrics: [
+                    {
+                      name: "claude_code.token.usage",
+                      unit: "tokens",
+                      data: {
+                        case: "sum",
+                        value: { aggregationTemporality: AggregationTemporality.DELTA, isMonotonic: true, dataPoints },
+                      },
+                    },
+                  ],
+                },
+              ],
+            },
+          ],
+        }),
+      ),
+    );
+  }
+  return bodies;
+}
