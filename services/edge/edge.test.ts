@@ -742,7 +742,7 @@ describe("headers", () => {
   });
 });
 
-describe("compression, as envoy.yaml's compressor filter (compressor.ts)", () => {
+describe("compression, as envoy.yaml's compressor filter (platform/compressor.ts)", () => {
   it("gzips a JSON answer of 8 KiB or more for a client that takes gzip, and only then", async () => {
     const { server: s2, base: b2 } = await startEdge({ maxBodyBytes: 65536 });
     try {

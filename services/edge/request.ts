@@ -11,7 +11,7 @@ import { reflect, type ReflectMessage } from "@bufbuild/protobuf/reflect";
 import { MESSAGE_RECURSION_LIMIT } from "../platform/json-nesting.js";
 import { checkBindingCollision } from "./collisions.js";
 import { EdgeHttpError } from "./errors.js";
-import { locateJsonError } from "./json-error.js";
+import { locateJsonError } from "../platform/json-error.js";
 import { ensureChild, type FieldIndex } from "./field-values.js";
 import { decodePathValue } from "./percent.js";
 import { bindQuery, quoteForDetail } from "./query.js";

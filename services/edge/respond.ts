@@ -5,7 +5,7 @@ import { toJson, toJsonString, type DescMessage, type JsonObject, type Message }
 import { ConnectError } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import { ENVOY_JSON_OPTIONS } from "../platform/printed-json.js";
-import { compressLikeEnvoy } from "./compressor.js";
+import { compressLikeEnvoy } from "../platform/compressor.js";
 import { EdgeHttpError, errorBody } from "./errors.js";
 import { copyResponseMetadata } from "./headers.js";
 import type { Route } from "./routes.js";

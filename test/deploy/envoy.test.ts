@@ -19,7 +19,7 @@ import {
 } from "./envoy-config.js";
 import { checkEnvoyConfig } from "./envoy-proto.js";
 import { serviceModules, type ModuleFacts } from "./service-modules.js";
-import { COMPRESSOR_CONTENT_TYPES, COMPRESSOR_MIN_CONTENT_LENGTH } from "../../services/edge/compressor.js";
+import { COMPRESSOR_CONTENT_TYPES, COMPRESSOR_MIN_CONTENT_LENGTH } from "../../services/platform/compressor.js";
 import { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS } from "../../services/edge/http-server.js";
 import { DEFAULT_EDGE_MAX_CONNECTIONS } from "../../services/platform/config.js";
 import { loadConfig } from "../../services/config.js";
@@ -215,7 +215,7 @@ describe("envoy.yaml cross-references", () => {
     expect(config.admin.ignore_global_conn_limit).toBe(true);
   });
 
-  it("compresses unary answers as the TypeScript edge does (services/edge/compressor.ts)", () => {
+  it("compresses unary answers as the TypeScript edge does (services/platform/compressor.ts)", () => {
     const filters: Config[] = publicEdge(parseEnvoyYaml(text))!.hcm.http_filters;
     const compressors = filters.filter((f) => f.name === "envoy.filters.http.compressor");
     expect(compressors).toHaveLength(1);

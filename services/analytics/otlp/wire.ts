@@ -15,7 +15,7 @@ import {
   type MessageShape,
 } from "@bufbuild/protobuf";
 import { StatusSchema } from "../../../gen/google/rpc/status_pb.js";
-import { locateJsonError } from "../../edge/json-error.js";
+import { locateJsonError } from "../../platform/json-error.js";
 import { firstTooDeep, MAX_JSON_NESTING, MESSAGE_RECURSION_LIMIT } from "../../platform/json-nesting.js";
 
 /**

@@ -36,7 +36,7 @@ import { requireRole } from "../../platform/auth.js";
 import { principalOf, type Principal } from "../../platform/context.js";
 import { bodyText, type BodyPart, type ContentCoding } from "../../platform/deflate-parts.js";
 import { onConnection, stopIfAbandoned } from "../../platform/abandoned.js";
-import { COMPRESSOR_MIN_CONTENT_LENGTH, compressorChoosesGzip } from "../../edge/compressor.js";
+import { COMPRESSOR_MIN_CONTENT_LENGTH, compressorChoosesGzip } from "../../platform/compressor.js";
 import { parsePageLimit } from "../../platform/cursors.js";
 import { invalidArgument } from "../../platform/errors.js";
 import { CACHE_CONTROL, etagOf, etagOfParts, matchesIfNoneMatch } from "./caching.js";
@@ -173,7 +173,7 @@ function envelopeOf(ctx: HandlerContext, a: RowsAnswer) {
   return envelope(ctx, a.principal, a.range, a.rows);
 }
 
-/** The gzip settings of envoy.yaml's compressor (services/edge/compressor.ts). */
+/** The gzip settings of envoy.yaml's compressor (services/platform/compressor.ts). */
 const ENVOY_GZIP = { level: zlibConstants.Z_BEST_SPEED } as const;
 
 /**

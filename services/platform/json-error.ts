@@ -2,7 +2,7 @@
 // (JSON names, array indexes), e.g. "sessionSettings.tags: must be an array". protobuf-es's own
 // message names proto fields, or for well-known types no field at all.
 import { fromJson, ScalarType, type DescField, type DescMessage, type JsonValue } from "@bufbuild/protobuf";
-import { MESSAGE_RECURSION_LIMIT } from "../platform/json-nesting.js";
+import { MESSAGE_RECURSION_LIMIT } from "./json-nesting.js";
 
 const JSON_KIND_BY_WKT: Record<string, string> = {
   "google.protobuf.Struct": "an object",

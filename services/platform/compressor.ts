@@ -3,7 +3,8 @@
 // `Vary: Accept-Encoding` and a weakened ETag. The rules are Envoy's (compressor filter v3,
 // CompressorFilter::chooseEncoding and isResponseCompressible), not ours; test/deploy/envoy.test.ts
 // checks that envoy.yaml still configures what this file assumes. The HttpBody streams
-// (http-body-stream.ts) are compressed by the service itself and never pass here.
+// (edge/http-body-stream.ts) are compressed by the service itself (analytics exports use these rules
+// too) and never pass here. In platform/: the edge and the services both apply them.
 import type { OutgoingHttpHeaders } from "node:http";
 import { constants, gzipSync } from "node:zlib";
 
