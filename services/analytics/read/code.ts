@@ -6,8 +6,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { eachDay, type DayRange } from "../dates.js";
 import type { CodeEntry, DailyRow } from "../tables.js";
-import { parseGroupBy } from "./group-by.js";
-import { byKey } from "./rows.js";
+import { groupedRows, parseGroupBy } from "./group-by.js";
 
 export const CODE_COLUMNS = [
   "day",
@@ -43,16 +42,18 @@ function metrics(c: CodeEntry) {
 
 export function codeRows(range: DayRange, days: readonly CodeDay[], grouping: CodeGrouping | null): JsonObject[] {
   if (grouping === "language")
-    return days.flatMap((d) =>
-      [...d.code_by_language]
-        .sort((a, b) => byKey(a.language, b.language))
-        .map((l) => ({ date: d.day, group_key: l.language, ...metrics(l) })),
+    return groupedRows(
+      days,
+      (d) => d.code_by_language,
+      (l) => l.language,
+      metrics,
     );
   if (grouping === "user")
-    return days.flatMap((d) =>
-      [...d.code_by_user]
-        .sort((a, b) => byKey(a.user_id, b.user_id))
-        .map((u) => ({ date: d.day, group_key: u.user_id, ...metrics(u) })),
+    return groupedRows(
+      days,
+      (d) => d.code_by_user,
+      (u) => u.user_id,
+      metrics,
     );
   const byDay = new Map(days.map((d) => [d.day, d]));
   return eachDay(range.start, range.end).map((date) => {

@@ -7,8 +7,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { eachDay, type DayRange } from "../dates.js";
 import type { DailyRow } from "../tables.js";
-import { parseGroupBy } from "./group-by.js";
-import { byKey } from "./rows.js";
+import { groupedRows, parseGroupBy } from "./group-by.js";
 
 export const COSTS_COLUMNS = [
   "day",
@@ -36,16 +35,18 @@ const metrics = (c: CostMetrics) => ({
 
 export function costsRows(range: DayRange, days: readonly CostsDay[], grouping: CostsGrouping | null): JsonObject[] {
   if (grouping === "model")
-    return days.flatMap((d) =>
-      [...d.costs_by_model]
-        .sort((a, b) => byKey(a.model_id, b.model_id))
-        .map((m) => ({ date: d.day, group_key: m.model_id, ...metrics(m) })),
+    return groupedRows(
+      days,
+      (d) => d.costs_by_model,
+      (m) => m.model_id,
+      metrics,
     );
   if (grouping === "user")
-    return days.flatMap((d) =>
-      [...d.costs_by_user]
-        .sort((a, b) => byKey(a.user_id, b.user_id))
-        .map((u) => ({ date: d.day, group_key: u.user_id, ...metrics(u) })),
+    return groupedRows(
+      days,
+      (d) => d.costs_by_user,
+      (u) => u.user_id,
+      metrics,
     );
   const byDay = new Map(days.map((d) => [d.day, d]));
   return eachDay(range.start, range.end).map((date) => {
