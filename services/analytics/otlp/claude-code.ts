@@ -69,6 +69,19 @@ function base(c: Common, type: string): IncomingEvent {
   };
 }
 
+/** A model_usage event of `model` with every token count 0: the caller sets what was reported. */
+function usageEvent(c: Common, model: string): IncomingEvent {
+  return {
+    ...base(c, "model_usage"),
+    modelId: model,
+    modelTier: "standard",
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+  };
+}
+
 export type Mapped = { ok: true; events: IncomingEvent[] } | { ok: false; reason: string };
 
 /** At most this many events from one data point's count (a session count of 3: three events). */
@@ -107,15 +120,7 @@ export function mapMetric(name: string, value: number, c: Common): Mapped {
       if (model === undefined) return { ok: false, reason: "model: the attribute is required" };
       const tokens = Math.round(value);
       if (tokens === 0) return { ok: true, events: [] };
-      const event: IncomingEvent = {
-        ...base(c, "model_usage"),
-        modelId: model,
-        modelTier: "standard",
-        inputTokens: 0,
-        outputTokens: 0,
-        cacheReadTokens: 0,
-        cacheWriteTokens: 0,
-      };
+      const event = usageEvent(c, model);
       event[field] = tokens;
       return { ok: true, events: [event] };
     }
@@ -126,18 +131,7 @@ export function mapMetric(name: string, value: number, c: Common): Mapped {
       // The cost alone: the tokens arrive as claude_code.token.usage.
       return {
         ok: true,
-        events: [
-          {
-            ...base(c, "model_usage"),
-            modelId: model,
-            modelTier: "standard",
-            inputTokens: 0,
-            outputTokens: 0,
-            cacheReadTokens: 0,
-            cacheWriteTokens: 0,
-            costUsd: value,
-          },
-        ],
+        events: [{ ...usageEvent(c, model), costUsd: value }],
       };
     }
     case "claude_code.lines_of_code.count": {
@@ -235,9 +229,7 @@ export function mapLogEvent(name: string, c: Common): Mapped {
         ok: true,
         events: [
           {
-            ...base(c, "model_usage"),
-            modelId: model,
-            modelTier: "standard",
+            ...usageEvent(c, model),
             inputTokens: counts[0]!,
             outputTokens: counts[1]!,
             cacheReadTokens: counts[2]!,
