@@ -5,7 +5,7 @@
 
 import { parseRedisUrl, RedisUrlError } from "./redis-url.js";
 
-export const MODULE_NAMES = ["analytics", "readiness", "sessions", "computers", "organization", "edge"] as const;
+export const MODULE_NAMES = ["analytics", "readiness", "sessions", "computers", "organization", "web", "edge"] as const;
 export type ModuleName = (typeof MODULE_NAMES)[number];
 
 /** Each service module's own section of the configuration, by module name (ServiceModule.settings). */
