@@ -1,7 +1,7 @@
 // `agentplane ingest FILE.jsonl|-`, `agentplane rollup [--date D | --from D --to D] [--org ID]`,
 // `agentplane multiplier set|unset|list` and `agentplane price set|list|remove`: the same
 // validation, storage and rollup as the
-// TelemetryService RPCs, straight against the database (DESIGN.md §5, ANALYTICS.md).
+// TelemetryService RPCs, straight against the database (docs/telemetry.md).
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
 import { fromJson, type JsonValue } from "@bufbuild/protobuf";

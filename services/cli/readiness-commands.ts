@@ -1,6 +1,6 @@
 // `agentplane readiness submit FILE.json --org ID` and `agentplane readiness repos --org ID`:
 // the same validation and storage as the SubmitReport and ListRepositories RPCs, straight
-// against the database (DESIGN.md §5).
+// against the database.
 import { readFile } from "node:fs/promises";
 import { create, toJson } from "@bufbuild/protobuf";
 import { ListRepositoriesResponseSchema } from "../../gen/agentplane/readiness/v1/readiness_pb.js";
