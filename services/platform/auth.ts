@@ -1,8 +1,8 @@
-// Authentication and authorization at the RPC boundary (DESIGN.md §3). Every service declares a
-// policy and every call is checked against it before any handler runs; a service without a
-// policy is refused: fail closed. The check runs before the request body is read on the gRPC
-// listeners (early-auth.ts) and in this interceptor for calls that did not pass there (the
-// in-process REST edge).
+// Authentication and authorization at the RPC boundary (docs/architecture.md, "Authentication and
+// authorization"). Every service declares a policy and every call is checked against it before any
+// handler runs; a service without a policy is refused: fail closed. The check runs before the
+// request body is read on the gRPC listeners (early-auth.ts) and in this interceptor for calls that
+// did not pass there (the in-process REST edge).
 import { createContextKey, type Interceptor } from "@connectrpc/connect";
 import type { DescService } from "@bufbuild/protobuf";
 import { DomainError, permissionDenied, unauthenticated } from "./errors.js";

@@ -1,7 +1,7 @@
-// Configuration comes only from the environment, is validated once at start and then frozen.
-// An invalid value stops the process with one line naming the variable (DESIGN.md §6). This file
-// reads the platform's own settings; each module reads its own section (ServiceModule.settings),
-// and services/config.ts puts them together.
+// Configuration comes only from the environment, is validated once at start and then frozen. An
+// invalid value stops the process with one line naming the variable (docs/configuration.md). This
+// file reads the platform's own settings; each module reads its own section
+// (ServiceModule.settings), and services/config.ts puts them together.
 
 import { parseRedisUrl, RedisUrlError } from "./redis-url.js";
 
