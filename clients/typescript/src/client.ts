@@ -1,7 +1,7 @@
 // createAgentplaneClient's body, shared by the Node and browser entry points (index.ts,
 // browser.ts), which differ only in the transports they can build.
 import { type Client, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
-import { type RetryOptions, retryInterceptor } from "./retry.js";
+import { connectionLossInterceptor, type RetryOptions, retryInterceptor } from "./retry.js";
 import { PUBLIC_SERVICES, type PublicServices } from "./services.js";
 
 /** The wire protocol: Connect (default), gRPC (Node only: browsers cannot speak it) or gRPC-Web. */
@@ -81,10 +81,11 @@ export function createAgentplaneClientWith(
 ): AgentplaneClient {
   checkOptions(options);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  // Outermost first: the credential is set once, the retries wrap the caller's interceptors.
+  // Outermost first: the credential is set once; the retries see a lost connection as
+  // UNAVAILABLE, and wrap the caller's interceptors.
   const interceptors: Interceptor[] = [bearerInterceptor(options.apiKey)];
   if (options.retry !== false) interceptors.push(retryInterceptor(options.retry));
-  interceptors.push(...(options.interceptors ?? []));
+  interceptors.push(connectionLossInterceptor(), ...(options.interceptors ?? []));
   const transport = makeTransport({
     baseUrl: options.baseUrl,
     protocol: options.protocol ?? "connect",

@@ -12,6 +12,7 @@ export {
 } from "./client.js";
 export {
   backoffMs,
+  connectionLossInterceptor,
   DEFAULT_RETRY,
   isRetryable,
   isSafeToRepeat,

@@ -4,8 +4,8 @@
 // - A read (a method whose REST binding is GET, or whose proto says it has no side effects or is
 //   idempotent) is retried on any UNAVAILABLE: doing it twice changes nothing. Our services answer
 //   UNAVAILABLE when a dependency is briefly gone (the database restarting or busy, the cursor or
-//   rate-limit store unreachable), and connect-node reports a connection that failed or broke the
-//   same way. In a browser a network failure is fetch's TypeError; for a read it counts too.
+//   rate-limit store unreachable), and so does a connection that could not be made or that broke
+//   under the call (connectionLossInterceptor below makes the latter UNAVAILABLE too).
 // - A write (CreateSession, PostMessage, DeleteSession, ...) is retried only when the request
 //   provably never reached a service: the connection was refused, or the server refused the
 //   stream (HTTP/2 REFUSED_STREAM, or a GOAWAY that came before the stream was taken, as a
@@ -64,16 +64,32 @@ export function neverReachedServer(err: unknown): boolean {
   return false;
 }
 
-/** fetch's own failure (no answer at all), as connect-web lets it through. */
-function isFetchNetworkFailure(err: unknown): boolean {
-  return err instanceof TypeError;
-}
-
 /** Whether a failed attempt of a method that is (or is not) safe to repeat may be tried again. */
 export function isRetryable(err: unknown, safeToRepeat: boolean): boolean {
   if (neverReachedServer(err)) return true;
-  if (!safeToRepeat) return false;
-  return isFetchNetworkFailure(err) || (err instanceof ConnectError && err.code === Code.Unavailable);
+  return safeToRepeat && err instanceof ConnectError && err.code === Code.Unavailable;
+}
+
+/**
+ * A call whose connection was lost is UNAVAILABLE, as gRPC's own clients report it. Left alone,
+ * connect-node reports a connection that closed under the call as CANCELED (its streams are
+ * reset with CANCEL) although the caller cancelled nothing, and connect-web lets fetch's
+ * TypeError (no answer at all) through as it is. A CANCELED the caller did cause (its signal
+ * aborted) stays CANCELED.
+ */
+export function connectionLossInterceptor(): Interceptor {
+  return (next) => async (req) => {
+    try {
+      return await next(req);
+    } catch (err) {
+      const lost =
+        !req.signal.aborted &&
+        (err instanceof TypeError || (err instanceof ConnectError && err.code === Code.Canceled));
+      if (!lost) throw err;
+      const message = err instanceof Error ? err.message : String(err);
+      throw new ConnectError(`connection lost: ${message}`, Code.Unavailable, undefined, undefined, err);
+    }
+  };
 }
 
 /** The wait before retry number `retry` (1 for the first): uniform in [0, min(max, base * 2^(retry-1))). */
