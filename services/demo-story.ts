@@ -67,6 +67,7 @@ export interface StoryUsage {
 export interface StorySession {
   id: string;
   userId: string;
+  userEmail?: string;
   day: string;
   client: string;
   autonomyMode: string;
@@ -160,20 +161,70 @@ export async function demoStory(
     orgId,
     days,
     users,
-    telemetry: () =>
-      generateTelemetry({
+    telemetry: function* () {
+      for (const userDay of generateTelemetry({
         orgId,
         users,
         days,
         idPrefix: "demo",
         codeAndCost: true,
         sessionIdOf: (u, day, s) => demoUuid("demo-session", orgId, users[u]!.id, day, String(s)),
-      }),
+      }))
+        yield [...userDay, ...sessionsOf(userDay).flatMap((s) => subagentEvents(orgId, s))];
+    },
     pending: first && first.activeFrom! <= dayOf(nowMs) ? pendingSession(orgId, first, nowMs) : undefined,
   };
 }
 
-/** A user's day of events (in time order) as the sessions they hold. */
+/** The share of sessions that start a subagent. */
+const SUBAGENT_SHARE = 0.3;
+
+/** The ID of the subagent session a session started while answering its first question, if it did. */
+export function subagentIdOf(sessionId: string): string | undefined {
+  return demoFraction("demo-subagent", sessionId) < SUBAGENT_SHARE ? demoUuid("demo-subagent", sessionId) : undefined;
+}
+
+/**
+ * The telemetry of the subagent a session started (when it did): shortly after the session's
+ * first question, the subagent is asked to find the relevant code, searches and reads, and
+ * reports back — on the same day, by the same user and client.
+ */
+function subagentEvents(orgId: string, parent: StorySession): IncomingEvent[] {
+  const id = subagentIdOf(parent.id);
+  const asked = parent.turns[0]?.userAt;
+  if (!id || asked === undefined) return [];
+  const dayEnd = Date.parse(`${parent.day}T23:59:59Z`);
+  const at = (ms: number) => new Date(Math.min(asked + ms, dayEnd)).toISOString();
+  const common = {
+    orgId,
+    userId: parent.userId,
+    ...(parent.userEmail ? { userEmail: parent.userEmail } : {}),
+    sessionId: id,
+    client: parent.client,
+  };
+  const eventId = (n: number) => `demo-subagent-${id}-${n}`;
+  return [
+    { ...common, type: "session_start", autonomyMode: "auto-high", time: at(5_000), eventId: eventId(0) },
+    { ...common, type: "message", role: "user", time: at(6_000), eventId: eventId(1) },
+    { ...common, type: "tool_call", tool: "Grep", autonomyLevel: "auto-high", time: at(20_000), eventId: eventId(2) },
+    { ...common, type: "tool_call", tool: "Read", autonomyLevel: "auto-high", time: at(30_000), eventId: eventId(3) },
+    {
+      ...common,
+      type: "model_usage",
+      modelId: "gpt-5-mini",
+      modelTier: "standard",
+      inputTokens: 4_200,
+      outputTokens: 610,
+      cacheReadTokens: 12_000,
+      cacheWriteTokens: 0,
+      time: at(50_000),
+      eventId: eventId(4),
+    },
+    { ...common, type: "message", role: "assistant", time: at(70_000), eventId: eventId(5) },
+  ];
+}
+
+/** A user's day of events (each session's in time order) as the sessions they hold. */
 export function sessionsOf(events: readonly IncomingEvent[]): StorySession[] {
   const sessions = new Map<string, StorySession>();
   for (const e of events) {
@@ -183,6 +234,7 @@ export function sessionsOf(events: readonly IncomingEvent[]): StorySession[] {
       s = {
         id: e.sessionId!,
         userId: e.userId!,
+        ...(e.userEmail ? { userEmail: e.userEmail } : {}),
         day: dayOf(at),
         client: e.client!,
         autonomyMode: e.autonomyMode!,

@@ -3,7 +3,7 @@
 // a conversation made from parts (what was asked, what the agent read, edited and ran, as the
 // story's tool calls and file operations say), the token usage of its model calls, and its
 // computer (the founder's terminal sessions run on the demo workstation, web and scripted ones in
-// the demo sandbox). Today the first user's question waits for a runner (status pending). Skipped when the
+// the demo sandbox); now and then a subagent child session found the code for the first question. Today the first user's question waits for a runner (status pending). Skipped when the
 // organization already has demo sessions (tagged "demo"), so running it twice writes them once.
 //
 // It writes rows directly, in batches (the telemetry is the analytics demo's part of the story).
@@ -11,7 +11,15 @@ import { sql, type Insertable, type Kysely } from "kysely";
 import type { Database, Executor } from "../database.js";
 import { DEMO_SANDBOX, DEMO_WORKSTATION, writeComputersDemo } from "../computers/demo.js";
 import { findComputerByName } from "../computers/queries.js";
-import { demoFraction, demoStory, demoUuid, sessionsOf, type StorySession, type StoryTurn } from "../demo-story.js";
+import {
+  demoFraction,
+  demoStory,
+  demoUuid,
+  sessionsOf,
+  subagentIdOf,
+  type StorySession,
+  type StoryTurn,
+} from "../demo-story.js";
 import type { DemoOptions } from "../platform/module.js";
 import type { MessagesTable, SessionsTable, StoredSettings } from "./tables.js";
 
@@ -121,8 +129,8 @@ function titleOf(id: string, used: Set<string>): string {
 
 const quoted = (paths: readonly string[]) => paths.map((p) => `\`${p}\``).join(", ");
 
-/** The agent's answer to a turn: what it did (the turn's tool calls and files), then a closing line. */
-function answerOf(turn: StoryTurn, seed: string): string {
+/** The agent's answer to a turn: what it did (the turn's tool calls and files), then the closing line. */
+function answerOf(turn: StoryTurn, closing: string): string {
   const did: string[] = [];
   const reads = turn.tools.filter((t) => t === "Read").length;
   if (reads > 0) did.push(`read ${reads === 1 ? "one file" : `${reads} files`}`);
@@ -135,7 +143,7 @@ function answerOf(turn: StoryTurn, seed: string): string {
   if (turn.tools.some((t) => t === "WebSearch" || t === "FetchUrl")) did.push("checked the documentation");
   if (turn.tools.some((t) => t.includes("."))) did.push("looked up the linked issue");
   const summary = did.length > 0 ? `I ${did.join(", ")}. ` : "";
-  return `${summary}${pickOf(CLOSINGS, seed, "closing")}`;
+  return `${summary}${closing}`;
 }
 
 function questionOf(title: string, turn: number, seed: string): string {
@@ -190,12 +198,27 @@ function computerOf(computers: Computers, founder: boolean, client: string, star
   return c && c.since < start ? c.id : null;
 }
 
+/** What a subagent was asked and answered, and its title, from its parent's title. */
+const subagentTexts = (parentTitle: string) => ({
+  title: `Subagent: find the code for "${parentTitle}"`,
+  question: () => `Find the code relevant to: ${parentTitle}`,
+  answer: (turn: StoryTurn) => answerOf(turn, "The summary went back to the parent session."),
+});
+
+interface Texts {
+  title: string;
+  question(turn: number, seed: string): string;
+  answer(turn: StoryTurn, seed: string): string;
+}
+
 function rowsOf(
   orgId: string,
   session: StorySession,
-  title: string,
+  texts: Texts,
   computerId: string | null,
+  parentId: string | null,
 ): { session: SessionInsert; messages: MessageInsert[] } {
+  const { title } = texts;
   const seed = session.id;
   const messages: MessageInsert[] = [];
   const message = (role: "user" | "assistant", at: number, text: string): MessageInsert => ({
@@ -215,8 +238,8 @@ function rowsOf(
   });
   let activeMs = 0;
   for (const [i, turn] of session.turns.entries()) {
-    messages.push(message("user", turn.userAt, questionOf(title, i, seed)));
-    messages.push(message("assistant", turn.assistantAt, answerOf(turn, `${seed}/${i}`)));
+    messages.push(message("user", turn.userAt, texts.question(i, seed)));
+    messages.push(message("assistant", turn.assistantAt, texts.answer(turn, `${seed}/${i}`)));
     activeMs += turn.assistantAt - turn.userAt;
   }
   const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, thinking: 0 };
@@ -248,8 +271,8 @@ function rowsOf(
       id: session.id,
       org_id: orgId,
       user_id: session.userId,
-      parent_session_id: null,
-      root_id: session.id,
+      parent_session_id: parentId,
+      root_id: parentId ?? session.id,
       title,
       computer_id: computerId,
       status: "idle",
@@ -296,11 +319,26 @@ export async function writeSessionsDemo(db: Kysely<Database>, orgId: string, opt
   let messages: MessageInsert[] = [];
   await db.transaction().execute(async (trx) => {
     for (const userDay of story.telemetry()) {
-      for (const s of sessionsOf(userDay)) {
+      const held = sessionsOf(userDay);
+      const subagents = new Set(held.map((s) => subagentIdOf(s.id)));
+      // Parents first: a child's row names its parent's.
+      for (const s of held.filter((s) => !subagents.has(s.id))) {
         const computerId = computerOf(computers, s.userId === founder, s.client, s.start);
-        const rows = rowsOf(orgId, s, titleOf(s.id, titles), computerId);
+        const title = titleOf(s.id, titles);
+        const texts: Texts = {
+          title,
+          question: (i, seed) => questionOf(title, i, seed),
+          answer: (turn, seed) => answerOf(turn, pickOf(CLOSINGS, seed, "closing")),
+        };
+        const rows = rowsOf(orgId, s, texts, computerId, null);
         sessions.push(rows.session);
         messages.push(...rows.messages);
+        const child = held.find((c) => c.id === subagentIdOf(s.id));
+        if (child) {
+          const childRows = rowsOf(orgId, child, subagentTexts(title), computerId, s.id);
+          sessions.push(childRows.session);
+          messages.push(...childRows.messages);
+        }
       }
       if (messages.length >= 10 * BATCH) {
         await insertRows(trx, sessions, messages);
