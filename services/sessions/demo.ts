@@ -3,12 +3,13 @@
 // a conversation made from parts (what was asked, what the agent read, edited and ran, as the
 // story's tool calls and file operations say), the token usage of its model calls, and its
 // computer (the founder's terminal sessions run on the demo workstation, web and scripted ones in
-// the demo sandbox); now and then a subagent child session found the code for the first question. Today the first user's question waits for a runner (status pending). Skipped when the
-// organization already has demo sessions (tagged "demo"), so running it twice writes them once.
+// the demo sandbox); now and then a subagent child session found the code for the first question.
+// Today the first user's question waits for a runner (status pending). Row IDs derive from the
+// story, so running it twice writes each session once (and a later run adds only the new days).
 //
 // It writes rows directly, in batches (the telemetry is the analytics demo's part of the story).
-import { sql, type Insertable, type Kysely } from "kysely";
-import type { Database, Executor } from "../database.js";
+import type { Insertable, Kysely } from "kysely";
+import type { Database } from "../database.js";
 import { DEMO_SANDBOX, DEMO_WORKSTATION, writeComputersDemo } from "../computers/demo.js";
 import { findComputerByName } from "../computers/queries.js";
 import {
@@ -151,17 +152,6 @@ function questionOf(title: string, turn: number, seed: string): string {
   return pickOf(FOLLOW_UPS, seed, "follow-up", String(turn));
 }
 
-async function hasDemoSessions(db: Executor, orgId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom("sessions")
-    .select("id")
-    .where("org_id", "=", orgId)
-    .where(sql<boolean>`settings->'tags' @> ${JSON.stringify([{ name: DEMO_TAG }])}::jsonb`)
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
 /** The most used of the session's models (the first on a tie). */
 function mainModel(session: StorySession): string | undefined {
   const counts = new Map<string, number>();
@@ -295,22 +285,26 @@ function rowsOf(
   };
 }
 
-/** Inserts the rows a batch at a time: sessions first (messages reference them). */
+/**
+ * Inserts the rows a batch at a time, sessions first (messages reference them). Their IDs derive
+ * from the story, so rows a previous run wrote are left as they are.
+ */
 async function insertRows(db: Kysely<Database>, sessions: SessionInsert[], messages: MessageInsert[]): Promise<void> {
   for (let i = 0; i < sessions.length; i += BATCH)
     await db
       .insertInto("sessions")
       .values(sessions.slice(i, i + BATCH))
+      .onConflict((oc) => oc.column("id").doNothing())
       .execute();
   for (let i = 0; i < messages.length; i += BATCH)
     await db
       .insertInto("messages")
       .values(messages.slice(i, i + BATCH))
+      .onConflict((oc) => oc.column("id").doNothing())
       .execute();
 }
 
 export async function writeSessionsDemo(db: Kysely<Database>, orgId: string, options: DemoOptions): Promise<void> {
-  if (await hasDemoSessions(db, orgId)) return;
   const computers = await demoComputers(db, orgId, options);
   const story = await demoStory(db, orgId, options, Date.now());
   const founder = story.users[0]?.id;
