@@ -47,7 +47,10 @@ export class ApiClient {
   async get<T>(path: string, query: Query = {}, signal?: AbortSignal): Promise<T> {
     let response: Response;
     try {
-      response = await fetch(pathWithQuery(path, query), { headers: this.headers(), signal });
+      // no-cache: a stored answer is used only after the server confirms it (304) for this key.
+      // The analytics answers are cacheable (private, max-age=300) and the browser's cache does
+      // not key by Authorization, so without it another key's answer could be shown.
+      response = await fetch(pathWithQuery(path, query), { headers: this.headers(), signal, cache: "no-cache" });
     } catch (err) {
       if (signal?.aborted) throw err;
       throw new ApiError(0, "Network error", "the server could not be reached");
