@@ -318,6 +318,8 @@ describe.skipIf(chromiumMissing)("dashboard in headless Chromium", () => {
     const states = await panelStates(page);
     for (const id of ANALYTICS_PANELS) expect(states[id], id).toBe("forbidden");
     expect(await page.textContent("#credits .panel-status")).toContain("403");
+    // Said once for the page, with the API's reason.
+    expect(await page.textContent("#access-note")).toContain("requires the owner or manager role");
     expect(states.sessions).toBe("empty");
     // A 403 answer is the API's, not the page's: Chromium logs failed loads, which are expected here.
     expect(consoleErrors.filter((e) => !e.includes("403"))).toEqual([]);

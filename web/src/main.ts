@@ -33,6 +33,7 @@ const preset = byId<HTMLSelectElement>("range-preset");
 const startInput = byId<HTMLInputElement>("range-start");
 const endInput = byId<HTMLInputElement>("range-end");
 const rangeError = byId("range-error");
+const accessNote = byId("access-note");
 
 let api: ApiClient | undefined;
 /** Cancels the analytics loads of the range shown (a new range or sign-out aborts them). */
@@ -102,6 +103,7 @@ function applyRange(): void {
   showMessage(rangeError, problem?.text);
   if (problem || !api) return;
   describeLag(range);
+  showMessage(accessNote, undefined);
   rangeLoads?.abort();
   rangeLoads = new AbortController();
   const ctx: LoadContext = {
@@ -144,6 +146,15 @@ keyForm.addEventListener("submit", (event) => {
 });
 
 byId("forget-key").addEventListener("click", () => signOut());
+
+// A panel the key's role may not read (403): say so once, in the API's words.
+dashboard.addEventListener("forbidden", (event) => {
+  const detail = (event as CustomEvent<string>).detail;
+  showMessage(
+    accessNote,
+    `This key cannot read analytics (403: ${detail}). Analytics are open to owners and managers; readiness and the sessions this key may see are shown below.`,
+  );
+});
 
 const saved = storedKey();
 if (saved) signIn(saved);

@@ -65,7 +65,9 @@ export class Panel {
       throw new KeyRefused(err.detail);
     }
     if (err instanceof ApiError && err.status === 403) {
-      this.set("forbidden", `Not allowed for this key's role (403): ${err.detail}`);
+      // The page says why once, above the panels (main.ts listens); each panel says it briefly.
+      this.set("forbidden", "Not available to this key's role (403).");
+      this.section.dispatchEvent(new CustomEvent("forbidden", { bubbles: true, detail: err.detail }));
       return;
     }
     const text =
