@@ -282,6 +282,8 @@ describe.skipIf(chromiumMissing)("dashboard in headless Chromium", () => {
     const row = page.locator(`#sessions-table tr[data-session="${created.sessionId}"]`);
     expect(await row.getAttribute("data-status")).toBe("pending");
     await expect.poll(() => page.getAttribute("#sessions-live", "data-streams")).not.toBe("0");
+    // Its stream is open: from here on each change arrives as an event.
+    await row.and(page.locator("[data-live]")).waitFor();
     await api(`/api/v0/sessions/${created.sessionId}/interrupt`, demo.ownerKey, { method: "POST", body: "{}" });
     // No reload and well before the 30 s refresh: the event stream brings the change.
     await expect.poll(() => row.getAttribute("data-status"), { timeout: 10_000 }).toBe("idle");

@@ -62,10 +62,17 @@ export class ApiClient {
   /**
    * Reads a Server-Sent Events stream (EventSource cannot send an Authorization header) and
    * calls `onEvent` with each event's parsed data until the stream ends or `signal` aborts.
+   * `onConnected` runs when the stream is open: every change from then on arrives as an event.
    */
-  async events(path: string, onEvent: (data: unknown) => void, signal: AbortSignal): Promise<void> {
+  async events(
+    path: string,
+    onEvent: (data: unknown) => void,
+    signal: AbortSignal,
+    onConnected: () => void = () => {},
+  ): Promise<void> {
     const response = await fetch(path, { headers: this.headers({ accept: "text/event-stream" }), signal });
     if (!response.ok || !response.body) throw await errorOf(response);
+    onConnected();
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
     let buffered = "";
     for (;;) {

@@ -1,8 +1,9 @@
 // The organization's sessions (GET /api/v0/sessions, newest first) with their status. The list
 // does not carry status, so each shown session is read once (GET /sessions/{id}); after that the
 // sessions that are pending or running are followed live on their event streams
-// (GET /sessions/{id}/events, Server-Sent Events), and the list is read again every half minute
-// for new sessions. At most LIVE_STREAMS streams are open at once: a browser opens only six
+// (GET /sessions/{id}/events, Server-Sent Events; a stream carries the changes after it opens, so
+// the session is read once more when it has opened), and the list is read again every half
+// minute for new sessions. At most LIVE_STREAMS streams are open at once: a browser opens only six
 // HTTP/1.1 connections to a server, and the other panels need theirs.
 import type { Session, SessionEvent, SessionListItem } from "../api-types.js";
 import type { ApiClient } from "../api.js";
@@ -35,6 +36,8 @@ class SessionsPanel {
   private readonly panel = new Panel("sessions");
   private sessions: Session[] = [];
   private readonly streams = new Map<string, AbortController>();
+  /** Sessions whose stream is open (each change of theirs arrives as it happens). */
+  private readonly live = new Set<string>();
   private timer: number | undefined;
 
   constructor(
@@ -88,21 +91,40 @@ class SessionsPanel {
       const stream = new AbortController();
       this.signal.addEventListener("abort", () => stream.abort());
       this.streams.set(id, stream);
+      const path = `/api/v0/sessions/${encodeURIComponent(id)}`;
       this.api
         .events(
-          `/api/v0/sessions/${encodeURIComponent(id)}/events`,
+          `${path}/events`,
           (data) => this.onEvent(data as SessionEvent),
           stream.signal,
+          () => {
+            this.live.add(id);
+            // What changed between the first read and the stream's opening.
+            this.api.get<Session>(path, {}, stream.signal).then(
+              (session) => this.update(session),
+              () => {},
+            );
+          },
         )
         .catch(() => {
           // The stream ended or failed: the next refresh reads the status and opens it again if needed.
         })
         .finally(() => {
+          this.live.delete(id);
           if (this.streams.get(id) === stream) this.streams.delete(id);
+          this.render();
           this.renderLive();
         });
     }
     this.renderLive();
+  }
+
+  private update(latest: Session): void {
+    const i = this.sessions.findIndex((s) => s.sessionId === latest.sessionId);
+    if (i < 0) return;
+    this.sessions[i] = latest;
+    this.render();
+    if (!ACTIVE.has(latest.status)) this.follow();
   }
 
   private onEvent(event: SessionEvent): void {
@@ -130,7 +152,7 @@ class SessionsPanel {
     const rows = this.sessions.map((s) =>
       h(
         "tr",
-        { "data-session": s.sessionId, "data-status": s.status },
+        { "data-session": s.sessionId, "data-status": s.status, "data-live": this.live.has(s.sessionId) },
         h(
           "th",
           { scope: "row" },
