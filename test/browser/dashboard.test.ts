@@ -348,7 +348,7 @@ describe.skipIf(chromiumMissing)("dashboard in headless Chromium", () => {
 
     // Tab through the page (a date field takes a stop per part; the order wraps at the end).
     const reached: string[] = [];
-    for (let i = 0; i < 120; i++) {
+    for (let i = 0; i < 60; i++) {
       await page.keyboard.press("Tab");
       const label = await focusedLabel();
       if (label !== undefined && !reached.includes(label)) reached.push(label);

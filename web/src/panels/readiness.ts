@@ -89,11 +89,11 @@ export function loadReadiness(api: ApiClient, signal: AbortSignal): Promise<void
             h("span", { class: "repo" }, repo.url.replace(/^https?:\/\//, "")),
             where ? h("span", { class: "muted small" }, where) : null,
           ),
-          h("td", { class: "score" }, meter, h("span", {}, formatPercent(score))),
+          h("td", {}, h("span", { class: "score" }, meter, h("span", {}, formatPercent(score)))),
           h("td", { class: "num" }, criteria(repo.latest)),
           h("td", {}, change(repo)),
-          h("td", { title: formatInstant(repo.latest.createdAt) }, formatAgo(repo.latest.createdAt)),
-          h("td", { class: "num" }, repo.reports),
+          h("td", { class: "optional", title: formatInstant(repo.latest.createdAt) }, formatAgo(repo.latest.createdAt)),
+          h("td", { class: "num optional" }, repo.reports),
         );
       });
       replaceChildren(
@@ -114,8 +114,8 @@ export function loadReadiness(api: ApiClient, signal: AbortSignal): Promise<void
                 h("th", { scope: "col" }, "Score"),
                 h("th", { scope: "col", class: "num" }, "Criteria passing"),
                 h("th", { scope: "col" }, "Since previous"),
-                h("th", { scope: "col" }, "Evaluated"),
-                h("th", { scope: "col", class: "num" }, "Reports"),
+                h("th", { scope: "col", class: "optional" }, "Evaluated"),
+                h("th", { scope: "col", class: "num optional" }, "Reports"),
               ),
             ),
             h("tbody", {}, ...rows),

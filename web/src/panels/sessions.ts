@@ -160,9 +160,9 @@ class SessionsPanel {
           h("span", { class: "muted small mono" }, s.sessionId),
         ),
         h("td", {}, h("span", { class: `status status-${s.status}` }, s.status)),
-        h("td", { class: "num" }, formatWhole(s.messageCount)),
+        h("td", { class: "num optional" }, formatWhole(s.messageCount)),
         h("td", { title: formatInstant(s.updatedAt) }, formatAgo(s.updatedAt)),
-        h("td", { title: formatInstant(s.createdAt) }, formatInstant(s.createdAt).slice(0, 10)),
+        h("td", { class: "optional", title: formatInstant(s.createdAt) }, formatInstant(s.createdAt).slice(0, 10)),
       ),
     );
     replaceChildren(
@@ -181,9 +181,9 @@ class SessionsPanel {
               {},
               h("th", { scope: "col" }, "Session"),
               h("th", { scope: "col" }, "Status"),
-              h("th", { scope: "col", class: "num" }, "Messages"),
+              h("th", { scope: "col", class: "num optional" }, "Messages"),
               h("th", { scope: "col" }, "Updated"),
-              h("th", { scope: "col" }, "Created"),
+              h("th", { scope: "col", class: "optional" }, "Created"),
             ),
           ),
           h("tbody", {}, ...rows),
