@@ -39,7 +39,9 @@ interface ChartData {
   series: { label: string; values: number[] }[];
 }
 
-describe.skipIf(chromiumMissing)("dashboard in headless Chromium", () => {
+// A test drives several page loads of a few seconds each; on a loaded machine (the whole suite on
+// two cores) they take longer than the suite's default 30 s allows.
+describe.skipIf(chromiumMissing)("dashboard in headless Chromium", { timeout: 120_000 }, () => {
   let demo: DemoServer;
   let browser: Browser;
   let page: Page;
