@@ -82,6 +82,9 @@ async function serve(ctx: CommandContext): Promise<void> {
     }
   }
   banner += `\n${server.restUrl ? `REST edge: ${server.restUrl}   ` : ""}gRPC: ${server.grpcUrl}   internal gRPC: ${server.internalGrpcUrl}\n`;
+  if (server.restUrl && config.services.includes("web")) {
+    banner += `Dashboard: ${server.restUrl}/   (enter ${keyFile ? "the owner's API key" : "an API key"})   API reference: ${server.restUrl}/docs\n`;
+  }
   if (server.restUrl && keyFile) {
     banner += `Try:\n  curl -s -H "Authorization: Bearer $(cat ${keyFile})" ${server.restUrl}/api/v0/organization/users\n`;
   }
