@@ -10,7 +10,8 @@
 // --concurrency N (ingest batches in flight, default 2), --batch N (events per ingest call,
 // default 10000), --requests N (per endpoint, default 100), --without-ids (events without
 // event_id: skips the idempotency claims), --keep (keep the database), --reuse NAME (a database
-// an earlier run kept: no generating or ingest, only the rollup and the reads), --json.
+// an earlier run kept: no generating or ingest, only the rollup and the reads), --json,
+// --cpu-prof (the service under node --cpu-prof: its profile over the OTLP ingest is summarised).
 //
 // Reads come from a load generator in a process of its own (bench/timed-gets.ts), over one
 // keep-alive connection, timed to the last byte received, not decoded; each case's last answer
@@ -26,6 +27,7 @@
 // Database: a fresh database on DATABASE_URL's (or TEST_DATABASE_URL's) server, dropped at the
 // end; without either, an in-memory PGlite (far slower: one transaction at a time).
 import { spawn } from "node:child_process";
+import { mkdtemp, readdir } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -50,6 +52,7 @@ import { createLogger } from "../services/platform/logger.js";
 import { startServer } from "../services/server.js";
 import { createTestDatabase } from "../test/support/database.js";
 import { buildService } from "../bench/build.js";
+import { summarizeProfile } from "../bench/profile-summary.js";
 import { logExports, metricExports } from "../bench/otlp-exports.js";
 import { fromBinary } from "@bufbuild/protobuf";
 import { ExportLogsServiceResponseSchema } from "../gen/opentelemetry/proto/collector/logs/v1/logs_service_pb.js";
@@ -69,6 +72,7 @@ const { values: args } = parseArgs({
     keep: { type: "boolean", default: false },
     reuse: { type: "string" },
     json: { type: "boolean", default: false },
+    "cpu-prof": { type: "boolean", default: false },
   },
 });
 
@@ -174,6 +178,7 @@ async function startReadServer(
       restUrl: server.restUrl,
       description: "the service in this process (in-memory PGlite)",
       stop: () => server.stop(),
+      profile: undefined,
     };
   }
   const url = new URL(serverUrl);
@@ -196,7 +201,18 @@ async function startReadServer(
     // organization's, as `agentplane rollup --org` does) did not record as swept.
     WORKERS: "false",
   };
-  const child = spawnNode([join(buildDir, "services/cli/main.js"), "serve"], env, logFile, ROOT);
+  const profileDir = args["cpu-prof"] ? await mkdtemp(join(tmpdir(), "agentplane-bench-analytics-profile-")) : null;
+  const child = spawnNode(
+    [
+      ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []),
+      join(buildDir, "services/cli/main.js"),
+      "serve",
+    ],
+    env,
+    logFile,
+    ROOT,
+  );
+  const started = performance.now();
   try {
     await waitForPorts(child.child, [restPort, grpcPort], 120_000, "the service");
   } catch (err) {
@@ -207,6 +223,21 @@ async function startReadServer(
     restUrl: `http://127.0.0.1:${restPort}`,
     description: `agentplane serve in a child process (log: ${logFile})`,
     stop: () => child.stop(),
+    /** With --cpu-prof, the service's profile (once stopped) over these periods (performance.now()). */
+    profile: profileDir
+      ? async (periods: ReadonlyArray<{ from: number; to: number }>) => {
+          const files = (await readdir(profileDir)).filter((f) => f.endsWith(".cpuprofile"));
+          const windows = periods.map((p) => ({ fromMs: p.from - started, toMs: p.to - started }));
+          const summaries = await Promise.all(
+            files.map((f) =>
+              summarizeProfile(join(profileDir, f), [buildDir, ROOT], 30, windows).then(
+                (s) => `${join(profileDir, f)}:\n${s}`,
+              ),
+            ),
+          );
+          return summaries.join("\n");
+        }
+      : undefined,
   };
 }
 
@@ -217,6 +248,8 @@ const OTLP_EXPORTS = 100;
 interface OtlpIngest {
   logRecordsPerSecond: number;
   dataPointsPerSecond: number;
+  /** When the exports were sent (performance.now()), for the service's profile. */
+  periods: Array<{ from: number; to: number }>;
 }
 
 /**
@@ -231,6 +264,7 @@ async function timeOtlpIngest(db: Kysely<Database>, orgId: string, restUrl: stri
     await db.selectFrom("users").select("email").where("org_id", "=", orgId).orderBy("id").limit(1000).execute()
   ).map((u) => u.email);
   const spec = { emails, exports: OTLP_EXPORTS, itemsPerExport: OTLP_PER_EXPORT, startMs: Date.now() - 3_600_000 };
+  const periods: OtlpIngest["periods"] = [];
   const post = async (path: string, bodies: Uint8Array[], rejectedOf: (answer: Uint8Array) => bigint) => {
     let next = 0;
     const started = performance.now();
@@ -250,6 +284,7 @@ async function timeOtlpIngest(db: Kysely<Database>, orgId: string, restUrl: stri
       }
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    periods.push({ from: started, to: performance.now() });
     return (bodies.length * OTLP_PER_EXPORT) / ((performance.now() - started) / 1000);
   };
   const logRecordsPerSecond = await post(
@@ -262,7 +297,11 @@ async function timeOtlpIngest(db: Kysely<Database>, orgId: string, restUrl: stri
     metricExports({ ...spec, startMs: spec.startMs + 1 }),
     (a) => fromBinary(ExportMetricsServiceResponseSchema, a).partialSuccess?.rejectedDataPoints ?? 0n,
   );
-  return { logRecordsPerSecond: Math.round(logRecordsPerSecond), dataPointsPerSecond: Math.round(dataPointsPerSecond) };
+  return {
+    logRecordsPerSecond: Math.round(logRecordsPerSecond),
+    dataPointsPerSecond: Math.round(dataPointsPerSecond),
+    periods,
+  };
 }
 
 async function main() {
@@ -439,6 +478,8 @@ async function main() {
     } finally {
       await server.stop();
     }
+    if (server.profile && otlp)
+      log(`CPU profile of the service during the OTLP ingest:\n${await server.profile(otlp.periods)}`);
 
     const result = {
       database: database.kind,
