@@ -7,11 +7,12 @@
 //   npm run bench:analytics -- --users 1000 --events 2000000      a quicker, smaller run
 //
 // Options: --users N, --days N, --events N (target total; scales the turns per session),
-// --concurrency N (ingest batches in flight, default 2), --batch N (events per ingest call,
-// default 10000), --requests N (per endpoint, default 100), --without-ids (events without
-// event_id: skips the idempotency claims), --keep (keep the database), --reuse NAME (a database
-// an earlier run kept: no generating or ingest, only the rollup and the reads), --json,
-// --cpu-prof (the service under node --cpu-prof: its profile over the OTLP ingest is summarised).
+// --concurrency N (ingest batches, and OTLP exports, in flight, default 2), --batch N (events per
+// ingest call and items per OTLP export, default 10000), --requests N (per endpoint, default
+// 100), --without-ids (events without event_id: skips the idempotency claims), --keep (keep the
+// database), --reuse NAME (a database an earlier run kept: no generating or ingest, only the
+// rollup and the reads), --json, --cpu-prof (the service under node --cpu-prof: its profile over
+// the OTLP ingest is summarised), --help.
 //
 // Reads come from a load generator in a process of its own (bench/timed-gets.ts), over one
 // keep-alive connection, timed to the last byte received, not decoded; each case's last answer
@@ -73,8 +74,16 @@ const { values: args } = parseArgs({
     reuse: { type: "string" },
     json: { type: "boolean", default: false },
     "cpu-prof": { type: "boolean", default: false },
+    help: { type: "boolean", default: false },
   },
 });
+if (args.help) {
+  process.stdout.write(
+    "npm run bench:analytics -- [--users N] [--days N] [--events N] [--concurrency N] [--batch N] [--requests N]\n" +
+      "  [--without-ids] [--keep] [--reuse NAME] [--json] [--cpu-prof]   (scripts/bench-analytics.ts says what each does)\n",
+  );
+  process.exit(0);
+}
 
 const USERS = Number(args.users);
 const DAYS = Number(args.days);
@@ -241,9 +250,13 @@ async function startReadServer(
   };
 }
 
-/** Items (log records or data points) of each OTLP export, and exports of each kind. */
-const OTLP_PER_EXPORT = 1000;
-const OTLP_EXPORTS = 100;
+/**
+ * Items (log records or data points) of each OTLP export: the native ingest's batch, so that both
+ * are compared at one batch size and concurrency (within the receiver's cap of 100,000 an export);
+ * and exports of each kind, about 100,000 items.
+ */
+const OTLP_PER_EXPORT = Math.min(BATCH, 100_000);
+const OTLP_EXPORTS = Math.max(2 * CONCURRENCY, Math.ceil(100_000 / OTLP_PER_EXPORT));
 
 interface OtlpIngest {
   logRecordsPerSecond: number;
