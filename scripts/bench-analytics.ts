@@ -263,6 +263,12 @@ interface OtlpIngest {
   dataPointsPerSecond: number;
   /** When the exports were sent (performance.now()), for the service's profile. */
   periods: Array<{ from: number; to: number }>;
+  /**
+   * The native ingest's events/s timed just before and after each kind (their mean), when this
+   * run generated events: a ratio of rates measured minutes apart on a shared machine says more
+   * of the machine's load than of the code.
+   */
+  nativeBeside: { logs: number; metrics: number } | null;
 }
 
 /**
@@ -271,7 +277,12 @@ interface OtlpIngest {
  * the analytics.ingest scope, which attributes each export by the user.email of its resource. Every
  * answer must be a 200 with nothing rejected.
  */
-async function timeOtlpIngest(db: Kysely<Database>, orgId: string, restUrl: string): Promise<OtlpIngest> {
+async function timeOtlpIngest(
+  db: Kysely<Database>,
+  orgId: string,
+  restUrl: string,
+  native: (() => Promise<number>) | null,
+): Promise<OtlpIngest> {
   const { token } = await createServiceAccount(db, { name: "bench OTLP", scopes: ["analytics.ingest"], orgId });
   const emails = (
     await db.selectFrom("users").select("email").where("org_id", "=", orgId).orderBy("id").limit(1000).execute()
@@ -300,20 +311,61 @@ async function timeOtlpIngest(db: Kysely<Database>, orgId: string, restUrl: stri
     periods.push({ from: started, to: performance.now() });
     return (bodies.length * OTLP_PER_EXPORT) / ((performance.now() - started) / 1000);
   };
+  const logBodies = logExports(spec);
+  const metricBodies = metricExports({ ...spec, startMs: spec.startMs + 1 });
+  const before = await native?.();
   const logRecordsPerSecond = await post(
     "/v1/logs",
-    logExports(spec),
+    logBodies,
     (a) => fromBinary(ExportLogsServiceResponseSchema, a).partialSuccess?.rejectedLogRecords ?? 0n,
   );
+  const between = await native?.();
   const dataPointsPerSecond = await post(
     "/v1/metrics",
-    metricExports({ ...spec, startMs: spec.startMs + 1 }),
+    metricBodies,
     (a) => fromBinary(ExportMetricsServiceResponseSchema, a).partialSuccess?.rejectedDataPoints ?? 0n,
   );
+  const after = await native?.();
   return {
     logRecordsPerSecond: Math.round(logRecordsPerSecond),
     dataPointsPerSecond: Math.round(dataPointsPerSecond),
     periods,
+    nativeBeside:
+      before !== undefined && between !== undefined && after !== undefined
+        ? { logs: Math.round((before + between) / 2), metrics: Math.round((between + after) / 2) }
+        : null,
+  };
+}
+
+/** Ingests the events natively, BATCH a call, CONCURRENCY calls in flight; returns how many were stored. */
+async function ingestInBatches(db: Kysely<Database>, events: readonly IncomingEvent[]): Promise<number> {
+  let next = 0;
+  let accepted = 0;
+  const worker = async () => {
+    while (next < events.length) {
+      const batch = events.slice(next, (next += BATCH));
+      const res = await ingestEvents(db, batch);
+      if (res.rejected.length > 0) throw new Error(`unexpected rejection: ${JSON.stringify(res.rejected[0])}`);
+      accepted += res.accepted;
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  return accepted;
+}
+
+/**
+ * Native ingest timed in turns beside the OTLP ingest: each call ingests the next third of
+ * `events` and returns its events/s; null without events (--reuse).
+ */
+function nativeTurns(db: Kysely<Database>, events: readonly IncomingEvent[]): (() => Promise<number>) | null {
+  if (events.length < 3) return null;
+  const third = Math.floor(events.length / 3);
+  let next = 0;
+  return async () => {
+    const turn = events.slice(next, (next += third));
+    const started = performance.now();
+    const accepted = await ingestInBatches(db, turn);
+    return accepted / ((performance.now() - started) / 1000);
   };
 }
 
@@ -331,6 +383,7 @@ async function main() {
     const days = eachDay(addDays(yesterday, -(DAYS - 1)), yesterday);
 
     let orgId: string;
+    const beside: IncomingEvent[] = [];
     let key: string;
     let ingested = 0;
     let ingestMs = 0;
@@ -391,16 +444,7 @@ async function main() {
         const nodeBefore = process.cpuUsage();
         const machineBefore = await sampleMachine();
         t = performance.now();
-        let next = 0;
-        const worker = async () => {
-          while (next < dayEvents.length) {
-            const batch = dayEvents.slice(next, (next += BATCH));
-            const res = await ingestEvents(db, batch);
-            if (res.rejected.length > 0) throw new Error(`unexpected rejection: ${JSON.stringify(res.rejected[0])}`);
-            ingested += res.accepted;
-          }
-        };
-        await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+        ingested += await ingestInBatches(db, dayEvents);
         ingestMs += performance.now() - t;
         const nodeUsed = process.cpuUsage(nodeBefore);
         ingestCpu.nodeMs += (nodeUsed.user + nodeUsed.system) / 1000;
@@ -412,6 +456,15 @@ async function main() {
         }
         log(`  ${d}: ${dayEvents.length} events; total ${ingested} (${Math.round(ingested / (ingestMs / 1000))} ev/s)`);
       }
+      // Events of the same days under new IDs, to time the native ingest beside the OTLP ingest
+      // (timeOtlpIngest): an OTLP kind's worth before, between and after the two kinds.
+      const wanted = 3 * OTLP_EXPORTS * OTLP_PER_EXPORT;
+      const besideOpts = { ...opts, idPrefix: args["without-ids"] ? "" : "beside" };
+      for (const d of days) {
+        if (beside.length >= wanted) break;
+        for (const userDay of generateTelemetry({ ...besideOpts, days: [d] })) for (const e of userDay) beside.push(e);
+      }
+      beside.length = Math.min(beside.length, wanted);
     }
 
     // Rollup: every day of the organization, as `agentplane rollup --from --to` does.
@@ -484,9 +537,12 @@ async function main() {
           `${name}: p50 ${latency[name].p50.toFixed(1)} ms, p99 ${latency[name].p99.toFixed(1)} ms, ${res.bytes} bytes${res.encoding ? ` (${res.encoding})` : ""}${pageCursor ? ` (last page); ${res.pages} pages timed` : ""}`,
         );
       }
-      otlp = await timeOtlpIngest(db, orgId, server.restUrl);
+      otlp = await timeOtlpIngest(db, orgId, server.restUrl, nativeTurns(db, beside));
       log(
-        `OTLP ingest over HTTP (protobuf, ${OTLP_PER_EXPORT} items an export, ${CONCURRENCY} in flight): ${otlp.logRecordsPerSecond} log records/s, ${otlp.dataPointsPerSecond} data points/s`,
+        `OTLP ingest over HTTP (protobuf, ${OTLP_PER_EXPORT} items an export, ${CONCURRENCY} in flight): ${otlp.logRecordsPerSecond} log records/s, ${otlp.dataPointsPerSecond} data points/s` +
+          (otlp.nativeBeside
+            ? `; the native ingest beside them: ${otlp.nativeBeside.logs} and ${otlp.nativeBeside.metrics} events/s`
+            : ""),
       );
     } finally {
       await server.stop();
@@ -523,6 +579,8 @@ async function main() {
       // OTLP through the service's REST port, beside the native ingest above (in process, no HTTP).
       otlpLogRecordsPerSecond: otlp?.logRecordsPerSecond ?? null,
       otlpDataPointsPerSecond: otlp?.dataPointsPerSecond ?? null,
+      // The native ingest (in process, as above) timed in turns around each OTLP kind.
+      nativeBesideOtlp: otlp?.nativeBeside ?? null,
       latencyMs: Object.fromEntries(
         Object.entries(latency).map(([k, v]) => [
           k,
@@ -548,6 +606,11 @@ async function main() {
                   (ingested > 0
                     ? ` (${Math.round((100 * result.otlpLogRecordsPerSecond) / result.ingestEventsPerSecond)}% and ${Math.round((100 * (result.otlpDataPointsPerSecond ?? 0)) / result.ingestEventsPerSecond)}% of the native ingest's events/s)`
                     : ""),
+                ...(result.nativeBesideOtlp
+                  ? [
+                      `OTLP vs native:    ${Math.round((100 * (result.otlpLogRecordsPerSecond ?? 0)) / result.nativeBesideOtlp.logs)}% and ${Math.round((100 * (result.otlpDataPointsPerSecond ?? 0)) / result.nativeBesideOtlp.metrics)}% of the native ingest timed in turns beside each (${result.nativeBesideOtlp.logs} and ${result.nativeBesideOtlp.metrics} events/s)`,
+                    ]
+                  : []),
               ]
             : []),
           `freshness:         the last day (${result.lastDayEvents} events) queryable ${result.freshnessMinutes} min after midnight UTC (00:${String(TICK_MINUTE).padStart(2, "0")} tick + ${result.lastDaySweepSeconds} s sweep)`,
