@@ -7,10 +7,12 @@
 //   npm run bench:analytics -- --users 1000 --events 2000000      a quicker, smaller run
 //
 // Options: --users N, --days N, --events N (target total; scales the turns per session),
-// --concurrency N (ingest batches in flight, default 2), --batch N (events per ingest call,
-// default 10000), --requests N (per endpoint, default 100), --without-ids (events without
-// event_id: skips the idempotency claims), --keep (keep the database), --reuse NAME (a database
-// an earlier run kept: no generating or ingest, only the rollup and the reads), --json.
+// --concurrency N (ingest batches, and OTLP exports, in flight, default 2), --batch N (events per
+// ingest call and items per OTLP export, default 10000), --requests N (per endpoint, default
+// 100), --without-ids (events without event_id: skips the idempotency claims), --keep (keep the
+// database), --reuse NAME (a database an earlier run kept: no generating or ingest, only the
+// rollup and the reads), --json, --cpu-prof (the service under node --cpu-prof: its profile over
+// the OTLP ingest is summarised), --help.
 //
 // Reads come from a load generator in a process of its own (bench/timed-gets.ts), over one
 // keep-alive connection, timed to the last byte received, not decoded; each case's last answer
@@ -26,6 +28,7 @@
 // Database: a fresh database on DATABASE_URL's (or TEST_DATABASE_URL's) server, dropped at the
 // end; without either, an in-memory PGlite (far slower: one transaction at a time).
 import { spawn } from "node:child_process";
+import { mkdtemp, readdir } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -50,6 +53,7 @@ import { createLogger } from "../services/platform/logger.js";
 import { startServer } from "../services/server.js";
 import { createTestDatabase } from "../test/support/database.js";
 import { buildService } from "../bench/build.js";
+import { summarizeProfile } from "../bench/profile-summary.js";
 import { logExports, metricExports } from "../bench/otlp-exports.js";
 import { fromBinary } from "@bufbuild/protobuf";
 import { ExportLogsServiceResponseSchema } from "../gen/opentelemetry/proto/collector/logs/v1/logs_service_pb.js";
@@ -69,8 +73,17 @@ const { values: args } = parseArgs({
     keep: { type: "boolean", default: false },
     reuse: { type: "string" },
     json: { type: "boolean", default: false },
+    "cpu-prof": { type: "boolean", default: false },
+    help: { type: "boolean", default: false },
   },
 });
+if (args.help) {
+  process.stdout.write(
+    "npm run bench:analytics -- [--users N] [--days N] [--events N] [--concurrency N] [--batch N] [--requests N]\n" +
+      "  [--without-ids] [--keep] [--reuse NAME] [--json] [--cpu-prof]   (scripts/bench-analytics.ts says what each does)\n",
+  );
+  process.exit(0);
+}
 
 const USERS = Number(args.users);
 const DAYS = Number(args.days);
@@ -174,6 +187,7 @@ async function startReadServer(
       restUrl: server.restUrl,
       description: "the service in this process (in-memory PGlite)",
       stop: () => server.stop(),
+      profile: undefined,
     };
   }
   const url = new URL(serverUrl);
@@ -196,7 +210,18 @@ async function startReadServer(
     // organization's, as `agentplane rollup --org` does) did not record as swept.
     WORKERS: "false",
   };
-  const child = spawnNode([join(buildDir, "services/cli/main.js"), "serve"], env, logFile, ROOT);
+  const profileDir = args["cpu-prof"] ? await mkdtemp(join(tmpdir(), "agentplane-bench-analytics-profile-")) : null;
+  const child = spawnNode(
+    [
+      ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []),
+      join(buildDir, "services/cli/main.js"),
+      "serve",
+    ],
+    env,
+    logFile,
+    ROOT,
+  );
+  const started = performance.now();
   try {
     await waitForPorts(child.child, [restPort, grpcPort], 120_000, "the service");
   } catch (err) {
@@ -207,16 +232,43 @@ async function startReadServer(
     restUrl: `http://127.0.0.1:${restPort}`,
     description: `agentplane serve in a child process (log: ${logFile})`,
     stop: () => child.stop(),
+    /** With --cpu-prof, the service's profile (once stopped) over these periods (performance.now()). */
+    profile: profileDir
+      ? async (periods: ReadonlyArray<{ from: number; to: number }>) => {
+          const files = (await readdir(profileDir)).filter((f) => f.endsWith(".cpuprofile"));
+          const windows = periods.map((p) => ({ fromMs: p.from - started, toMs: p.to - started }));
+          const summaries = await Promise.all(
+            files.map((f) =>
+              summarizeProfile(join(profileDir, f), [buildDir, ROOT], 30, windows).then(
+                (s) => `${join(profileDir, f)}:\n${s}`,
+              ),
+            ),
+          );
+          return summaries.join("\n");
+        }
+      : undefined,
   };
 }
 
-/** Items (log records or data points) of each OTLP export, and exports of each kind. */
-const OTLP_PER_EXPORT = 1000;
-const OTLP_EXPORTS = 100;
+/**
+ * Items (log records or data points) of each OTLP export: the native ingest's batch, so that both
+ * are compared at one batch size and concurrency (within the receiver's cap of 100,000 an export);
+ * and exports of each kind, about 100,000 items.
+ */
+const OTLP_PER_EXPORT = Math.min(BATCH, 100_000);
+const OTLP_EXPORTS = Math.max(2 * CONCURRENCY, Math.ceil(100_000 / OTLP_PER_EXPORT));
 
 interface OtlpIngest {
   logRecordsPerSecond: number;
   dataPointsPerSecond: number;
+  /** When the exports were sent (performance.now()), for the service's profile. */
+  periods: Array<{ from: number; to: number }>;
+  /**
+   * The native ingest's events/s timed just before and after each kind (their mean), when this
+   * run generated events: a ratio of rates measured minutes apart on a shared machine says more
+   * of the machine's load than of the code.
+   */
+  nativeBeside: { logs: number; metrics: number } | null;
 }
 
 /**
@@ -225,12 +277,18 @@ interface OtlpIngest {
  * the analytics.ingest scope, which attributes each export by the user.email of its resource. Every
  * answer must be a 200 with nothing rejected.
  */
-async function timeOtlpIngest(db: Kysely<Database>, orgId: string, restUrl: string): Promise<OtlpIngest> {
+async function timeOtlpIngest(
+  db: Kysely<Database>,
+  orgId: string,
+  restUrl: string,
+  native: (() => Promise<number>) | null,
+): Promise<OtlpIngest> {
   const { token } = await createServiceAccount(db, { name: "bench OTLP", scopes: ["analytics.ingest"], orgId });
   const emails = (
     await db.selectFrom("users").select("email").where("org_id", "=", orgId).orderBy("id").limit(1000).execute()
   ).map((u) => u.email);
   const spec = { emails, exports: OTLP_EXPORTS, itemsPerExport: OTLP_PER_EXPORT, startMs: Date.now() - 3_600_000 };
+  const periods: OtlpIngest["periods"] = [];
   const post = async (path: string, bodies: Uint8Array[], rejectedOf: (answer: Uint8Array) => bigint) => {
     let next = 0;
     const started = performance.now();
@@ -250,19 +308,65 @@ async function timeOtlpIngest(db: Kysely<Database>, orgId: string, restUrl: stri
       }
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    periods.push({ from: started, to: performance.now() });
     return (bodies.length * OTLP_PER_EXPORT) / ((performance.now() - started) / 1000);
   };
+  const logBodies = logExports(spec);
+  const metricBodies = metricExports({ ...spec, startMs: spec.startMs + 1 });
+  const before = await native?.();
   const logRecordsPerSecond = await post(
     "/v1/logs",
-    logExports(spec),
+    logBodies,
     (a) => fromBinary(ExportLogsServiceResponseSchema, a).partialSuccess?.rejectedLogRecords ?? 0n,
   );
+  const between = await native?.();
   const dataPointsPerSecond = await post(
     "/v1/metrics",
-    metricExports({ ...spec, startMs: spec.startMs + 1 }),
+    metricBodies,
     (a) => fromBinary(ExportMetricsServiceResponseSchema, a).partialSuccess?.rejectedDataPoints ?? 0n,
   );
-  return { logRecordsPerSecond: Math.round(logRecordsPerSecond), dataPointsPerSecond: Math.round(dataPointsPerSecond) };
+  const after = await native?.();
+  return {
+    logRecordsPerSecond: Math.round(logRecordsPerSecond),
+    dataPointsPerSecond: Math.round(dataPointsPerSecond),
+    periods,
+    nativeBeside:
+      before !== undefined && between !== undefined && after !== undefined
+        ? { logs: Math.round((before + between) / 2), metrics: Math.round((between + after) / 2) }
+        : null,
+  };
+}
+
+/** Ingests the events natively, BATCH a call, CONCURRENCY calls in flight; returns how many were stored. */
+async function ingestInBatches(db: Kysely<Database>, events: readonly IncomingEvent[]): Promise<number> {
+  let next = 0;
+  let accepted = 0;
+  const worker = async () => {
+    while (next < events.length) {
+      const batch = events.slice(next, (next += BATCH));
+      const res = await ingestEvents(db, batch);
+      if (res.rejected.length > 0) throw new Error(`unexpected rejection: ${JSON.stringify(res.rejected[0])}`);
+      accepted += res.accepted;
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  return accepted;
+}
+
+/**
+ * Native ingest timed in turns beside the OTLP ingest: each call ingests the next third of
+ * `events` and returns its events/s; null without events (--reuse).
+ */
+function nativeTurns(db: Kysely<Database>, events: readonly IncomingEvent[]): (() => Promise<number>) | null {
+  if (events.length < 3) return null;
+  const third = Math.floor(events.length / 3);
+  let next = 0;
+  return async () => {
+    const turn = events.slice(next, (next += third));
+    const started = performance.now();
+    const accepted = await ingestInBatches(db, turn);
+    return accepted / ((performance.now() - started) / 1000);
+  };
 }
 
 async function main() {
@@ -279,6 +383,7 @@ async function main() {
     const days = eachDay(addDays(yesterday, -(DAYS - 1)), yesterday);
 
     let orgId: string;
+    const beside: IncomingEvent[] = [];
     let key: string;
     let ingested = 0;
     let ingestMs = 0;
@@ -339,16 +444,7 @@ async function main() {
         const nodeBefore = process.cpuUsage();
         const machineBefore = await sampleMachine();
         t = performance.now();
-        let next = 0;
-        const worker = async () => {
-          while (next < dayEvents.length) {
-            const batch = dayEvents.slice(next, (next += BATCH));
-            const res = await ingestEvents(db, batch);
-            if (res.rejected.length > 0) throw new Error(`unexpected rejection: ${JSON.stringify(res.rejected[0])}`);
-            ingested += res.accepted;
-          }
-        };
-        await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+        ingested += await ingestInBatches(db, dayEvents);
         ingestMs += performance.now() - t;
         const nodeUsed = process.cpuUsage(nodeBefore);
         ingestCpu.nodeMs += (nodeUsed.user + nodeUsed.system) / 1000;
@@ -360,6 +456,15 @@ async function main() {
         }
         log(`  ${d}: ${dayEvents.length} events; total ${ingested} (${Math.round(ingested / (ingestMs / 1000))} ev/s)`);
       }
+      // Events of the same days under new IDs, to time the native ingest beside the OTLP ingest
+      // (timeOtlpIngest): an OTLP kind's worth before, between and after the two kinds.
+      const wanted = 3 * OTLP_EXPORTS * OTLP_PER_EXPORT;
+      const besideOpts = { ...opts, idPrefix: args["without-ids"] ? "" : "beside" };
+      for (const d of days) {
+        if (beside.length >= wanted) break;
+        for (const userDay of generateTelemetry({ ...besideOpts, days: [d] })) for (const e of userDay) beside.push(e);
+      }
+      beside.length = Math.min(beside.length, wanted);
     }
 
     // Rollup: every day of the organization, as `agentplane rollup --from --to` does.
@@ -432,13 +537,18 @@ async function main() {
           `${name}: p50 ${latency[name].p50.toFixed(1)} ms, p99 ${latency[name].p99.toFixed(1)} ms, ${res.bytes} bytes${res.encoding ? ` (${res.encoding})` : ""}${pageCursor ? ` (last page); ${res.pages} pages timed` : ""}`,
         );
       }
-      otlp = await timeOtlpIngest(db, orgId, server.restUrl);
+      otlp = await timeOtlpIngest(db, orgId, server.restUrl, nativeTurns(db, beside));
       log(
-        `OTLP ingest over HTTP (protobuf, ${OTLP_PER_EXPORT} items an export, ${CONCURRENCY} in flight): ${otlp.logRecordsPerSecond} log records/s, ${otlp.dataPointsPerSecond} data points/s`,
+        `OTLP ingest over HTTP (protobuf, ${OTLP_PER_EXPORT} items an export, ${CONCURRENCY} in flight): ${otlp.logRecordsPerSecond} log records/s, ${otlp.dataPointsPerSecond} data points/s` +
+          (otlp.nativeBeside
+            ? `; the native ingest beside them: ${otlp.nativeBeside.logs} and ${otlp.nativeBeside.metrics} events/s`
+            : ""),
       );
     } finally {
       await server.stop();
     }
+    if (server.profile && otlp)
+      log(`CPU profile of the service during the OTLP ingest:\n${await server.profile(otlp.periods)}`);
 
     const result = {
       database: database.kind,
@@ -469,6 +579,8 @@ async function main() {
       // OTLP through the service's REST port, beside the native ingest above (in process, no HTTP).
       otlpLogRecordsPerSecond: otlp?.logRecordsPerSecond ?? null,
       otlpDataPointsPerSecond: otlp?.dataPointsPerSecond ?? null,
+      // The native ingest (in process, as above) timed in turns around each OTLP kind.
+      nativeBesideOtlp: otlp?.nativeBeside ?? null,
       latencyMs: Object.fromEntries(
         Object.entries(latency).map(([k, v]) => [
           k,
@@ -494,6 +606,11 @@ async function main() {
                   (ingested > 0
                     ? ` (${Math.round((100 * result.otlpLogRecordsPerSecond) / result.ingestEventsPerSecond)}% and ${Math.round((100 * (result.otlpDataPointsPerSecond ?? 0)) / result.ingestEventsPerSecond)}% of the native ingest's events/s)`
                     : ""),
+                ...(result.nativeBesideOtlp
+                  ? [
+                      `OTLP vs native:    ${Math.round((100 * (result.otlpLogRecordsPerSecond ?? 0)) / result.nativeBesideOtlp.logs)}% and ${Math.round((100 * (result.otlpDataPointsPerSecond ?? 0)) / result.nativeBesideOtlp.metrics)}% of the native ingest timed in turns beside each (${result.nativeBesideOtlp.logs} and ${result.nativeBesideOtlp.metrics} events/s)`,
+                    ]
+                  : []),
               ]
             : []),
           `freshness:         the last day (${result.lastDayEvents} events) queryable ${result.freshnessMinutes} min after midnight UTC (00:${String(TICK_MINUTE).padStart(2, "0")} tick + ${result.lastDaySweepSeconds} s sweep)`,

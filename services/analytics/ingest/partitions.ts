@@ -12,18 +12,22 @@ export function monthOf(instant: Date): string {
   return instant.toISOString().slice(0, 7);
 }
 
+/** The distinct months of the rows' instants. */
+export function monthsOf(rows: ReadonlyArray<{ occurredAt: Date }>): string[] {
+  return monthsOfInstants(rows.map((r) => r.occurredAt.getTime()));
+}
+
 /**
- * The distinct months of the rows' instants. Rows come in runs of one month: the current month's
+ * The distinct months of instants (Unix ms). They come in runs of one month: the current month's
  * bounds are kept, and only an instant outside them is formatted.
  */
-export function monthsOf(rows: ReadonlyArray<{ occurredAt: Date }>): string[] {
+export function monthsOfInstants(instants: readonly number[]): string[] {
   const months: string[] = [];
   let from = Infinity;
   let to = -Infinity;
-  for (const r of rows) {
-    const ms = r.occurredAt.getTime();
+  for (const ms of instants) {
     if (ms >= from && ms < to) continue;
-    const month = monthOf(r.occurredAt);
+    const month = monthOf(new Date(ms));
     if (!months.includes(month)) months.push(month);
     from = Date.parse(`${month}-01T00:00:00Z`);
     to = Date.parse(`${nextMonth(month)}-01T00:00:00Z`);

@@ -36,6 +36,19 @@ export function attributesOf(...lists: readonly (readonly KeyValue[])[]): Map<st
   return map;
 }
 
+/**
+ * `own` over attributes already read (a resource's, read once for all its items): the same map
+ * as attributesOf(resource, own).
+ */
+export function attributesOver(base: Attributes, own: readonly KeyValue[]): Map<string, Scalar> {
+  const map = new Map(base);
+  for (const kv of own) {
+    const value = scalarOf(kv.value);
+    if (value !== undefined) map.set(kv.key, value);
+  }
+  return map;
+}
+
 /** A non-empty string attribute (numbers and booleans as their text), else undefined. */
 export function text(attrs: Attributes, key: string): string | undefined {
   const v = attrs.get(key);

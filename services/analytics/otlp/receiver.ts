@@ -18,10 +18,10 @@ import type { Logger } from "../../platform/logger.js";
 import { dayOf, EARLIEST_DATE } from "../dates.js";
 import { type EventSource, type IncomingEvent, MAX_CLOCK_SKEW_MS } from "../ingest/events.js";
 import { checkEvents } from "../ingest/ingest.js";
-import { ensurePartitions, monthOf } from "../ingest/partitions.js";
+import { ensurePartitions, monthsOfInstants } from "../ingest/partitions.js";
 import { supportsCopy } from "../ingest/pg-copy.js";
 import { storeEvents } from "../ingest/store.js";
-import { type Attributes, attributesOf, canonical, text } from "./attributes.js";
+import { type Attributes, attributesOf, attributesOver, canonical, text } from "./attributes.js";
 import type { Attributor, Owner } from "./attribution.js";
 import { LOG_EVENTS, mapLogEvent, mapMetric, METRICS, type Mapped } from "./claude-code.js";
 
@@ -85,12 +85,11 @@ function listNames(names: Map<string, number>): string {
 
 const EARLIEST_MS = Date.parse(`${EARLIEST_DATE}T00:00:00Z`);
 
-/** RFC 3339 of Unix nanoseconds; undefined for 0 (unset). */
-function timeOf(nanos: bigint): string | undefined {
+/** Unix ms of Unix nanoseconds; undefined for 0 (unset) and past what a Date holds. */
+function msOf(nanos: bigint): number | undefined {
   if (nanos <= 0n) return undefined;
   const ms = Number(nanos / 1_000_000n);
-  if (!Number.isFinite(ms) || ms > 8.64e15) return undefined;
-  return new Date(ms).toISOString();
+  return Number.isFinite(ms) && ms <= 8.64e15 ? ms : undefined;
 }
 
 const hash = (...parts: (string | Uint8Array)[]) => {
@@ -99,14 +98,9 @@ const hash = (...parts: (string | Uint8Array)[]) => {
   return h.digest("hex").slice(0, 40);
 };
 
-/** Months of the times that can be stored, for the partitions to exist before the transaction. */
-function monthsOfTimes(times: Iterable<string>, nowMs: number): Set<string> {
-  const months = new Set<string>();
-  for (const t of times) {
-    const ms = Date.parse(t);
-    if (ms >= EARLIEST_MS && ms <= nowMs + MAX_CLOCK_SKEW_MS) months.add(monthOf(new Date(ms)));
-  }
-  return months;
+/** Months of the instants (Unix ms) that can be stored, for the partitions to exist before the transaction. */
+function monthsOfTimes(instants: readonly number[], nowMs: number): string[] {
+  return monthsOfInstants(instants.filter((ms) => ms >= EARLIEST_MS && ms <= nowMs + MAX_CLOCK_SKEW_MS));
 }
 
 interface Candidate {
@@ -193,10 +187,10 @@ export async function receiveMetrics(
 
   const candidates: Candidate[] = [];
   const cumulative: CumulativePoint[] = [];
-  const times: string[] = [];
+  const times: number[] = [];
   let item = -1;
   for (const rm of req.resourceMetrics) {
-    const resource = rm.resource?.attributes ?? [];
+    const resource = attributesOf(rm.resource?.attributes ?? []);
     for (const sm of rm.scopeMetrics)
       for (const m of sm.metrics) {
         const points = m.data.case === undefined ? [] : m.data.value.dataPoints;
@@ -220,14 +214,14 @@ export async function receiveMetrics(
         for (const p of m.data.value.dataPoints) {
           item++;
           if (item >= MAX_ITEMS_PER_EXPORT) continue; // counted in overCap above
-          const attrs = attributesOf(resource, p.attributes);
+          const attrs = attributesOver(resource, p.attributes);
           const attribution = attributor.attribute(attrs);
           if (!attribution.ok) {
             tally.reject(item, attribution.reason);
             continue;
           }
-          const at = timeOf(p.timeUnixNano);
-          if (at === undefined) {
+          const ms = msOf(p.timeUnixNano);
+          if (ms === undefined) {
             tally.reject(item, "time_unix_nano: is required");
             continue;
           }
@@ -237,7 +231,8 @@ export async function receiveMetrics(
             tally.reject(item, "value: must be a number of at least 0");
             continue;
           }
-          times.push(at);
+          times.push(ms);
+          const at = new Date(ms).toISOString();
           const owner = attribution.owner;
           if (temporality === AggregationTemporality.DELTA) {
             const eventId = `otlp:${hash(orgId, m.name, canonical(attrs), String(p.startTimeUnixNano), String(p.timeUnixNano))}`;
@@ -356,17 +351,29 @@ async function addCumulative(
       .execute();
 }
 
+type LogRecord = ExportLogsServiceRequest["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0];
+
 /** The Claude Code event a log record is: its event_name, else its event.name attribute, else its body. */
-function eventNameOf(
-  record: ExportLogsServiceRequest["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0],
-  attrs: Attributes,
-): string {
+function eventNameOf(record: LogRecord, attrs: Attributes): string {
   const name =
     record.eventName ||
     text(attrs, "event.name") ||
     (record.body?.value.case === "stringValue" ? record.body.value.value : "");
   // Claude Code's event.name attribute leaves out the prefix its record body carries.
   return name !== "" && !name.includes(".") ? `claude_code.${name}` : name;
+}
+
+/**
+ * When a log record happened, in RFC 3339 and Unix ms: its time, else its event.timestamp
+ * attribute (ms NaN when that is no date: validation names it), else when it was observed.
+ */
+function recordTime(record: LogRecord, attrs: Attributes): { at: string; ms: number } | undefined {
+  const ms = msOf(record.timeUnixNano);
+  if (ms !== undefined) return { at: new Date(ms).toISOString(), ms };
+  const stamp = text(attrs, "event.timestamp");
+  if (stamp !== undefined) return { at: stamp, ms: Date.parse(stamp) };
+  const observed = msOf(record.observedTimeUnixNano);
+  return observed === undefined ? undefined : { at: new Date(observed).toISOString(), ms: observed };
 }
 
 export async function receiveLogs(
@@ -385,10 +392,10 @@ export async function receiveLogs(
   }
   await attributor.prepare(named);
   const candidates: Candidate[] = [];
-  const times: string[] = [];
+  const times: number[] = [];
   let item = -1;
   for (const rl of req.resourceLogs) {
-    const resource = rl.resource?.attributes ?? [];
+    const resource = attributesOf(rl.resource?.attributes ?? []);
     const resourceBytes = rl.resource ? toBinary(ResourceSchema, rl.resource) : new Uint8Array();
     for (const sl of rl.scopeLogs)
       for (const record of sl.logRecords) {
@@ -397,7 +404,7 @@ export async function receiveLogs(
           tally.overCap++;
           continue;
         }
-        const attrs = attributesOf(resource, record.attributes);
+        const attrs = attributesOver(resource, record.attributes);
         const name = eventNameOf(record, attrs);
         const known = LOG_EVENTS[name];
         if (known !== "stored") {
@@ -411,15 +418,20 @@ export async function receiveLogs(
           tally.reject(item, attribution.reason);
           continue;
         }
-        const at = timeOf(record.timeUnixNano) ?? text(attrs, "event.timestamp") ?? timeOf(record.observedTimeUnixNano);
-        if (at === undefined) {
+        const time = recordTime(record, attrs);
+        if (time === undefined) {
           tally.reject(item, "time_unix_nano: is required");
           continue;
         }
-        times.push(at);
+        times.push(time.ms);
         // The record's own bytes name it: a retried export carries the same ones.
         const eventId = `otlp:${hash(orgId, resourceBytes, sl.scope?.name ?? "", toBinary(LogRecordSchema, record))}`;
-        addMapped(mapLogEvent(name, { owner: attribution.owner, attrs, time: at, eventId }), item, candidates, tally);
+        addMapped(
+          mapLogEvent(name, { owner: attribution.owner, attrs, time: time.at, eventId }),
+          item,
+          candidates,
+          tally,
+        );
       }
   }
   await ensurePartitions(db, monthsOfTimes(times, nowMs));
