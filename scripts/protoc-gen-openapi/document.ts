@@ -6,6 +6,7 @@ import type { DescField, FileRegistry } from "@bufbuild/protobuf";
 import { reasonPhrase } from "../../services/edge/status.js";
 import { describe } from "./comments.js";
 import { FIELD_RULES } from "./field-rules.js";
+import { headerParameters, RETRY_AFTER, successHeaders } from "./headers.js";
 import { httpBodyForm } from "./http-body.js";
 import type { JsonSchema } from "./json-schema.js";
 import { queryFields, type RestRoute, restRoutes } from "./routes.js";
@@ -60,6 +61,7 @@ export function buildDocument(registry: FileRegistry, serviceNames: readonly str
         responseName(status),
         {
           description: `${reasonPhrase(status)}: ${ERROR_MEANINGS[status] ?? "see the detail"}.`,
+          ...(status === 429 ? { headers: RETRY_AFTER } : {}),
           content: { "application/json": { schema: errorBody } },
         },
       ]),
@@ -114,6 +116,7 @@ function operation(
   const parameters = [
     ...route.pathFields.map((f) => parameter(f, "path", schemas)),
     ...queryFields(route).map((f) => parameter(f, "query", schemas)),
+    ...headerParameters(route),
   ];
   if (parameters.length > 0) op["parameters"] = parameters;
   if (form?.request !== undefined) op["requestBody"] = { required: true, content: form.request };
@@ -130,9 +133,10 @@ function operation(
   const success = successStatus(method);
   responses[String(success)] =
     success === 204
-      ? { description: reasonPhrase(204) }
+      ? { description: reasonPhrase(204), headers: successHeaders(route) }
       : {
           description: reasonPhrase(success),
+          headers: successHeaders(route),
           content: form?.success ?? { "application/json": { schema: schemas.ref(method.output, "response") } },
         };
   if (notModified(route)) {
