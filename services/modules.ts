@@ -8,6 +8,7 @@ import { computersModule } from "./computers/module.js";
 import { organizationModule } from "./organization/module.js";
 import { readinessModule } from "./readiness/module.js";
 import { sessionsModule } from "./sessions/module.js";
+import { webModule } from "./web/module.js";
 
 /**
  * Checked when this file loads, at start: a dependency cycle or a missing provider stops the
@@ -19,6 +20,7 @@ export const MODULES = createModuleRegistry([
   computersModule,
   readinessModule,
   analyticsModule,
+  webModule,
 ]);
 
 /** Every module, whether running here or not (the edge routes all public services), dependencies first. */

@@ -1,5 +1,5 @@
 // For test/analytics.test.ts: a generated telemetry data set with known answers, and a plain
-// reference computation of every metric of ANALYTICS.md straight from the raw events. It shares
+// reference computation of every metric of docs/metrics.md straight from the raw events. It shares
 // no code with services/analytics on purpose: the test compares two independent derivations.
 
 export type RawEvent = Record<string, string | number>;

@@ -717,7 +717,8 @@ describe("sessions end to end", () => {
       .orderBy("occurred_at")
       .orderBy("type", "desc")
       .execute();
-    // The tool message is stored but is no `message` event (ANALYTICS.md counts user and assistant).
+    // The tool message is stored but is no `message` event (docs/telemetry.md: only user and
+    // assistant messages are).
     expect(events.map((e) => `${e.type}:${e.role ?? ""}`).sort()).toEqual([
       "message:assistant",
       "message:user",

@@ -1,5 +1,6 @@
 // UTC calendar days as YYYY-MM-DD strings, and the date rules of the analytics endpoints
-// (ANALYTICS.md "Dates"): from 2026-01-14 through yesterday, start <= end, at most 366 days.
+// (docs/metrics.md, "Rules every endpoint shares"): from 2026-01-14 through yesterday, start <=
+// end, at most 366 days.
 import { invalidArgument } from "../platform/errors.js";
 
 /** The first day analytics cover. */

@@ -10,8 +10,9 @@ type Count = ColumnType<number, number | string | bigint, number | string | bigi
 type Json<T> = ColumnType<T, string, string>;
 
 /**
- * One telemetry event (ANALYTICS.md). Range-partitioned by `occurred_at`, one partition per UTC
- * month, created on demand (ingest/partitions.ts). Only the fields of the event's own type are set.
+ * One telemetry event (docs/telemetry.md). Range-partitioned by `occurred_at`, one partition per
+ * UTC month, created on demand (ingest/partitions.ts). Only the fields of the event's own type are
+ * set.
  */
 export interface EventsTable {
   org_id: string;
@@ -79,7 +80,7 @@ export interface RollupRunsTable {
   finished_at: Generated<Timestamp>;
 }
 
-/** Credit multiplier per model_id (ANALYTICS.md "Credits"); a model not listed has multiplier 1. */
+/** Credit multiplier per model_id (docs/metrics.md, "/tokens"); a model not listed counts 1. */
 export interface CreditMultipliersTable {
   model_id: string;
   multiplier: Count;

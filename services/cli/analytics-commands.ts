@@ -1,7 +1,7 @@
 // `agentplane ingest FILE.jsonl|-`, `agentplane rollup [--date D | --from D --to D] [--org ID]`,
 // `agentplane multiplier set|unset|list` and `agentplane price set|list|remove`: the same
 // validation, storage and rollup as the
-// TelemetryService RPCs, straight against the database (DESIGN.md §5, ANALYTICS.md).
+// TelemetryService RPCs, straight against the database (docs/telemetry.md).
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
 import { fromJson, type JsonValue } from "@bufbuild/protobuf";
@@ -54,6 +54,10 @@ function parseLine(text: string): { event: IncomingEvent } | { reason: string } 
 const ingest: Command = {
   words: 1,
   quiet: true,
+  options: [],
+  usage: "FILE.jsonl|-",
+  summary:
+    "load telemetry events, one JSON object a line (docs/telemetry.md; - reads stdin); reports accepted, duplicate and rejected counts, and each rejected line's number and reason",
   run: async (ctx) => {
     const [file, ...extra] = ctx.args;
     if (!file) throw new UsageError("ingest needs a file of JSON lines: agentplane ingest FILE.jsonl (- reads stdin)");
@@ -116,6 +120,10 @@ function dayOption(ctx: CommandContext, name: string): string | undefined {
 const rollup: Command = {
   words: 1,
   quiet: true,
+  options: ["date", "from", "to", "org"],
+  usage: "[--date D | --from D --to D] [--org ID]",
+  summary:
+    "recompute the daily analytics aggregates of a day or a range of days (default: yesterday), for every organization or one",
   run: async (ctx) => {
     if (ctx.args.length > 0) throw new UsageError(`rollup takes no arguments, got ${ctx.args.join(" ")}`);
     const date = dayOption(ctx, "date");
@@ -150,6 +158,9 @@ const rollup: Command = {
 const multiplierSet: Command = {
   words: 2,
   quiet: true,
+  options: [],
+  usage: "MODEL_ID M",
+  summary: "set a model's credit multiplier, a number >= 0 (applies to days rolled up from then on)",
   run: async (ctx) => {
     const [modelId, value, ...extra] = ctx.args;
     if (!modelId || value === undefined || extra.length > 0)
@@ -170,6 +181,9 @@ const multiplierSet: Command = {
 const multiplierUnset: Command = {
   words: 2,
   quiet: true,
+  options: [],
+  usage: "MODEL_ID",
+  summary: "remove a model's credit multiplier (back to 1)",
   run: async (ctx) => {
     const [modelId, ...extra] = ctx.args;
     if (!modelId || extra.length > 0) throw new UsageError("usage: agentplane multiplier unset MODEL_ID");
@@ -186,6 +200,9 @@ const multiplierUnset: Command = {
 const multiplierList: Command = {
   words: 2,
   quiet: true,
+  options: [],
+  usage: "",
+  summary: "list the credit multipliers (a model not listed counts 1)",
   run: (ctx) =>
     withDatabase(ctx.config, ctx.logger, async ({ db }) => {
       const rows = await listCreditMultipliers(db);
@@ -212,6 +229,9 @@ const PRICE_SET_USAGE =
 const priceSet: Command = {
   words: 2,
   quiet: true,
+  options: PRICE_OPTIONS.map(([option]) => option),
+  usage: "MODEL_ID --input USD --output USD --cache-read USD --cache-write USD",
+  summary: "set a model's price in US dollars per million tokens, for /costs (applies to days rolled up from then on)",
   run: async (ctx) => {
     const [modelId, ...extra] = ctx.args;
     if (!modelId || extra.length > 0) throw new UsageError(PRICE_SET_USAGE);
@@ -240,6 +260,9 @@ const priceSet: Command = {
 const priceRemove: Command = {
   words: 2,
   quiet: true,
+  options: [],
+  usage: "MODEL_ID",
+  summary: "remove a model's price",
   run: async (ctx) => {
     const [modelId, ...extra] = ctx.args;
     if (!modelId || extra.length > 0) throw new UsageError("usage: agentplane price remove MODEL_ID");
@@ -258,6 +281,9 @@ const priceRemove: Command = {
 const priceList: Command = {
   words: 2,
   quiet: true,
+  options: [],
+  usage: "",
+  summary: "list the model prices",
   run: (ctx) =>
     withDatabase(ctx.config, ctx.logger, async ({ db }) => {
       const rows = await listModelPrices(db);

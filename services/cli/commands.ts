@@ -1,6 +1,6 @@
 // The commands of the agentplane CLI, keyed by their words ("org create").
 import { join } from "node:path";
-import type { Config } from "../platform/config.js";
+import { MODULE_NAMES, type Config } from "../platform/config.js";
 import { violatedConstraint } from "../platform/errors.js";
 import { ROLES, type Role } from "../platform/context.js";
 import type { Logger } from "../platform/logger.js";
@@ -34,6 +34,15 @@ export interface Command {
   words: number;
   /** Log only warnings unless LOG_LEVEL says otherwise. */
   quiet: boolean;
+  /**
+   * The options it reads, without the dashes. The command line refuses any other for this
+   * command, so a command cannot read an option that --help does not name (usage.ts).
+   */
+  options: readonly string[];
+  /** What --help shows after the command's words: its arguments and options ("--name N [--plan P]"). */
+  usage: string;
+  /** What --help says it does. */
+  summary: string;
   run(ctx: CommandContext): Promise<void>;
 }
 
@@ -91,16 +100,23 @@ async function serve(ctx: CommandContext): Promise<void> {
   process.once("SIGINT", () => shutdown("SIGINT"));
 }
 
-export const COMMANDS: Record<string, Command> = {
-  ...READINESS_COMMANDS,
-  ...ANALYTICS_COMMANDS,
-  ...SERVICE_ACCOUNT_COMMANDS,
-  ...RUNNER_COMMANDS,
-  serve: { words: 1, quiet: false, run: serve },
+/** The commands of the organization and the server: the head of COMMANDS. */
+const CORE_COMMANDS: Record<string, Command> = {
+  serve: {
+    words: 1,
+    quiet: false,
+    options: ["services"],
+    usage: "[--services a,b]",
+    summary: `run the services and the REST edge (what npm start runs); --services: all, or a comma list of ${MODULE_NAMES.join(", ")}`,
+    run: serve,
+  },
 
   migrate: {
     words: 1,
     quiet: false,
+    options: [],
+    usage: "",
+    summary: "apply the database migrations and exit",
     run: (ctx) =>
       withDatabase(ctx.config, ctx.logger, async (database) => {
         ctx.out.result({ ok: true, database: database.kind }, `migrations applied (${database.kind})`);
@@ -110,6 +126,9 @@ export const COMMANDS: Record<string, Command> = {
   "org create": {
     words: 2,
     quiet: true,
+    options: ["name", "plan"],
+    usage: "--name N [--plan free|team|enterprise]",
+    summary: "create an organization (plan: team unless given); prints its ID",
     run: (ctx) =>
       withDatabase(ctx.config, ctx.logger, async ({ db }) => {
         const name = required(ctx, "name");
@@ -124,6 +143,9 @@ export const COMMANDS: Record<string, Command> = {
   "user create": {
     words: 2,
     quiet: true,
+    options: ["org", "email", "role", "first-name", "last-name"],
+    usage: "--org ID --email E --role R [--first-name F] [--last-name L]",
+    summary: `create a user in an organization (role: ${ROLES.join(", ")}); prints its ID`,
     run: (ctx) =>
       withDatabase(ctx.config, ctx.logger, async ({ db }) => {
         const orgId = required(ctx, "org");
@@ -151,6 +173,9 @@ export const COMMANDS: Record<string, Command> = {
   "key create": {
     words: 2,
     quiet: true,
+    options: ["user"],
+    usage: "--user ID",
+    summary: "create an API key for a user; prints it (shown once, stored only as a hash)",
     run: (ctx) =>
       withDatabase(ctx.config, ctx.logger, async ({ db }) => {
         const userId = required(ctx, "user");
@@ -164,6 +189,9 @@ export const COMMANDS: Record<string, Command> = {
   demo: {
     words: 1,
     quiet: true,
+    options: ["org", "days", "users"],
+    usage: "[--org ID] [--days N] [--users N]",
+    summary: `write demo data across every area for an organization (default: the demo organization, created if absent; ${DEFAULT_DEMO.days} days, ${DEFAULT_DEMO.users} users)`,
     run: (ctx) =>
       withDatabase(ctx.config, ctx.logger, async ({ db }) => {
         const options: DemoOptions = {
@@ -189,4 +217,13 @@ export const COMMANDS: Record<string, Command> = {
         );
       }),
   },
+};
+
+/** Every command, keyed by its words, in the order --help lists them (usage.ts). */
+export const COMMANDS: Record<string, Command> = {
+  ...CORE_COMMANDS,
+  ...SERVICE_ACCOUNT_COMMANDS,
+  ...READINESS_COMMANDS,
+  ...ANALYTICS_COMMANDS,
+  ...RUNNER_COMMANDS,
 };

@@ -1,100 +1,48 @@
-// The agentplane command (DESIGN.md §5).
+// The agentplane command (docs/README.md lists its documentation; `agentplane --help` its commands).
 import { parseServices, type Config } from "../platform/config.js";
 import { createLogger } from "../platform/logger.js";
+import type { Command } from "./commands.js";
 import { parseCommandLine } from "./options.js";
 import { createOutput, fail, UsageError, type Output } from "./output.js";
-// commands.ts (and with it the whole server) is imported only once the command is known, so
-// `agentplane hook …`, which agents run on every event, starts without it.
+import { renderUsage } from "./usage.js";
+// commands.ts (and with it the whole server) is imported only once the command is known not to
+// be `agentplane hook …`, which agents run on every event, so a hook starts without it.
 
-const USAGE = `usage: agentplane <command> [options] [--json]
+/** Every option some command reads: what the command line parses before it knows the command. */
+function commandOptions(commands: Readonly<Record<string, Command>>): string[] {
+  return [...new Set(Object.values(commands).flatMap((command) => command.options))];
+}
 
-commands:
-  serve [--services a,b]                      run the services and the REST edge (npm start)
-  migrate                                     apply database migrations and exit
-  org create --name N [--plan P]              create an organization; prints its id
-  user create --org ID --email E --role R [--first-name F --last-name L]
-                                              create a user (role: owner, manager, member, guest)
-  key create --user ID                        create an API key for a user (shown once)
-  service-account create --name N --scopes a,b [--org ID]
-                                              create a workload credential for the internal
-                                              gRPC services (token shown once); scopes:
-                                              sessions.runner, computers.host, analytics.ingest,
-                                              analytics.rollup, readiness.submit,
-                                              organization.credits; --org binds it to one
-                                              organization
-  service-account list [--org ID]             list service accounts (never their tokens)
-  service-account revoke ID                   revoke one; every replica refuses it within 1 s
-  demo [--org ID] [--days N] [--users N]      write demo data (default: the demo organization,
-                                              30 days, 12 users)
-  ingest FILE.jsonl|-                         load telemetry events (one JSON object a line)
-  rollup [--date D | --from D --to D] [--org ID]
-                                              recompute daily analytics (default: yesterday)
-  multiplier set MODEL_ID M | unset MODEL_ID | list
-                                              credit multipliers per model (default 1)
-  price set MODEL_ID --input USD --output USD --cache-read USD --cache-write USD
-                                              price per million tokens of a model (for
-                                              /costs; applied at the next rollup of a day)
-  price list | price remove MODEL_ID          list or remove model prices
-  runner [--exec CMD] [--url URL] [--org ID] [--name N]
-                                              claim and answer pending sessions over the
-                                              internal gRPC port, with the token in
-                                              AGENTPLANE_RUNNER_TOKEN (scope sessions.runner);
-                                              --exec runs CMD per run (the user messages on its
-                                              stdin, its stdout the reply); without it, the
-                                              demo runner's reply. --url default: this
-                                              machine's INTERNAL_GRPC_PORT
-  hook notify|install|uninstall|test          client-side agent hooks (agentplane hook --help)
-`;
-
-const OPTIONS = [
-  "services",
-  "name",
-  "plan",
-  "org",
-  "email",
-  "role",
-  "first-name",
-  "last-name",
-  "user",
-  "days",
-  "users",
-  "date",
-  "from",
-  "to",
-  "scopes",
-  "url",
-  "exec",
-  "input",
-  "output",
-  "cache-read",
-  "cache-write",
-] as const;
+/** An option the command does not read is a usage error, not silently ignored. */
+function refuseForeignOptions(words: string, command: Command, values: Readonly<Record<string, unknown>>): void {
+  for (const [name, value] of Object.entries(values)) {
+    if (name === "json" || name === "help" || value === undefined || command.options.includes(name)) continue;
+    throw new UsageError(`--${name} is not an option of "${words}" (agentplane --help lists them)`);
+  }
+}
 
 async function main(argv: string[]): Promise<void> {
   // Hooks parse their own options: `hook notify` must exit 0 whatever it is given.
   if (argv[0] === "hook") return (await import("./hooks/commands.js")).runHookCommand(argv.slice(1));
-  let line: ReturnType<typeof parseCommandLine<(typeof OPTIONS)[number]>>;
-  try {
-    line = parseCommandLine(argv, OPTIONS);
-  } catch (err) {
-    return fail(err, argv.includes("--json"));
-  }
-  const { values, positionals } = line;
-  const out: Output = createOutput(values.json === true);
+  let out: Output = createOutput(argv.includes("--json"));
   try {
     const { COMMANDS } = await import("./commands.js");
+    const { values, positionals } = parseCommandLine(argv, commandOptions(COMMANDS));
+    out = createOutput(values.json === true);
     // With the modules, whose configuration sections it reads.
     const { loadConfig } = await import("../config.js");
     const key = positionals.slice(0, 2).join(" ");
-    const command = COMMANDS[key] ?? COMMANDS[positionals[0] ?? ""];
+    const words = COMMANDS[key] ? key : (positionals[0] ?? "");
+    const command = COMMANDS[words];
     if (values.help || !command) {
-      if (values.help) return void process.stdout.write(USAGE);
+      if (values.help) return void process.stdout.write(renderUsage(COMMANDS));
       throw new UsageError(
         positionals.length === 0
           ? "no command given (agentplane --help lists them)"
           : `unknown command "${positionals.join(" ")}" (agentplane --help lists them)`,
       );
     }
+    refuseForeignOptions(words, command, values);
     const env = { ...process.env };
     if (typeof values.services === "string") env.SERVICES = parseServices(values.services).join(",");
     const config: Config = loadConfig(env);

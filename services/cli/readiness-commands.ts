@@ -1,6 +1,6 @@
 // `agentplane readiness submit FILE.json --org ID` and `agentplane readiness repos --org ID`:
 // the same validation and storage as the SubmitReport and ListRepositories RPCs, straight
-// against the database (DESIGN.md §5).
+// against the database.
 import { readFile } from "node:fs/promises";
 import { create, toJson } from "@bufbuild/protobuf";
 import { ListRepositoriesResponseSchema } from "../../gen/agentplane/readiness/v1/readiness_pb.js";
@@ -44,6 +44,10 @@ async function readReportFile(file: string): Promise<unknown> {
 const submit: Command = {
   words: 2,
   quiet: true,
+  options: ["org"],
+  usage: "FILE.json|- --org ID",
+  summary:
+    "validate and store a readiness report for an organization (- reads stdin); prints its report and repository IDs",
   run: async (ctx) => {
     const [file, ...extra] = ctx.args;
     if (!file)
@@ -72,6 +76,9 @@ function describeRepository(r: ReturnType<typeof toRepository>): string {
 const repos: Command = {
   words: 2,
   quiet: true,
+  options: ["org"],
+  usage: "--org ID",
+  summary: "list an organization's repositories with their latest report",
   run: (ctx) =>
     withDatabase(ctx.config, ctx.logger, async ({ db }) => {
       const orgId = orgOption(ctx);

@@ -48,5 +48,12 @@ async function runner(ctx: CommandContext): Promise<void> {
 }
 
 export const RUNNER_COMMANDS: Record<string, Command> = {
-  runner: { words: 1, quiet: false, run: runner },
+  runner: {
+    words: 1,
+    quiet: false,
+    options: ["exec", "url", "org", "name"],
+    usage: "[--exec CMD] [--url URL] [--org ID] [--name N]",
+    summary: `claim and answer pending sessions over the internal gRPC port with the service-account token in ${RUNNER_TOKEN_ENV} (scope sessions.runner): --exec runs CMD once per run (the user messages on its stdin, its stdout the reply), else the demo runner's reply; --url defaults to this machine's INTERNAL_GRPC_PORT, --org limits it to one organization, --name names it`,
+    run: runner,
+  },
 };

@@ -51,6 +51,9 @@ function describe(a: ServiceAccountListing): Record<string, unknown> {
 const create: Command = {
   words: 2,
   quiet: true,
+  options: ["name", "scopes", "org"],
+  usage: "--name N --scopes a,b [--org ID]",
+  summary: `create a workload credential for the internal gRPC services; prints its token (shown once). Scopes: ${SCOPES.join(", ")}. --org binds it to one organization`,
   run: (ctx) =>
     withDatabase(ctx.config, ctx.logger, async ({ db }) => {
       const name = typeof ctx.options.name === "string" ? ctx.options.name.trim() : "";
@@ -68,6 +71,9 @@ const create: Command = {
 const list: Command = {
   words: 2,
   quiet: true,
+  options: ["org"],
+  usage: "[--org ID]",
+  summary: "list service accounts (never their tokens), all or one organization's",
   run: (ctx) =>
     withDatabase(ctx.config, ctx.logger, async ({ db }) => {
       const orgId =
@@ -86,6 +92,9 @@ const list: Command = {
 const revoke: Command = {
   words: 2,
   quiet: true,
+  options: [],
+  usage: "ID",
+  summary: "revoke a service account; every replica refuses it within 1 s",
   run: (ctx) =>
     withDatabase(ctx.config, ctx.logger, async ({ db }) => {
       const [id, ...rest] = ctx.args;

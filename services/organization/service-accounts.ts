@@ -1,4 +1,4 @@
-// Service accounts: the workload credentials of the internal gRPC services (DESIGN.md §1, §3).
+// Service accounts: the workload credentials of the internal gRPC services (docs/architecture.md).
 // A token is `aps_` + 32 random bytes, shown once; only its SHA-256 is stored. An account holds
 // scopes (what it may call) and, optionally, the one organization it acts for.
 import { randomBytes } from "node:crypto";

@@ -1,8 +1,8 @@
-// Authentication and authorization at the RPC boundary (DESIGN.md §3). Every service declares a
-// policy and every call is checked against it before any handler runs; a service without a
-// policy is refused: fail closed. The check runs before the request body is read on the gRPC
-// listeners (early-auth.ts) and in this interceptor for calls that did not pass there (the
-// in-process REST edge).
+// Authentication and authorization at the RPC boundary (docs/architecture.md, "Authentication and
+// authorization"). Every service declares a policy and every call is checked against it before any
+// handler runs; a service without a policy is refused: fail closed. The check runs before the
+// request body is read on the gRPC listeners (early-auth.ts) and in this interceptor for calls that
+// did not pass there (the in-process REST edge).
 import { createContextKey, type Interceptor } from "@connectrpc/connect";
 import type { DescService } from "@bufbuild/protobuf";
 import { DomainError, permissionDenied, unauthenticated } from "./errors.js";
@@ -29,8 +29,11 @@ export type AuthPolicy =
       readonly scopes: Readonly<Record<string, string>>;
       readonly userMethods?: readonly string[];
     }
-  /** No credentials at all (health checks). */
-  | { readonly kind: "open" };
+  /**
+   * No credentials at all: health checks (on every listener), and with `public` the pages that
+   * hold no data (the web module: dashboard, OpenAPI document), which the edge routes.
+   */
+  | { readonly kind: "open"; readonly public?: boolean };
 
 export interface Authenticator {
   /**
@@ -165,6 +168,8 @@ export function requireRole(principal: Principal, roles: readonly Role[], action
 export const API_KEY_ONLY: AuthPolicy = { kind: "public", credentials: ["api_key"] };
 export const API_KEY_OR_JWT: AuthPolicy = { kind: "public", credentials: ["api_key", "jwt"] };
 export const OPEN: AuthPolicy = { kind: "open" };
+/** Open and routed by the edge: pages that hold no data (AuthPolicy "open"). */
+export const PUBLIC_OPEN: AuthPolicy = { kind: "open", public: true };
 /** A public service that also takes service-account tokens holding `scope` (auth.ts, AuthPolicy). */
 export const API_KEY_OR_WORKLOAD = (scope: string): AuthPolicy => ({
   kind: "public",

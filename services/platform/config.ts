@@ -1,11 +1,11 @@
-// Configuration comes only from the environment, is validated once at start and then frozen.
-// An invalid value stops the process with one line naming the variable (DESIGN.md §6). This file
-// reads the platform's own settings; each module reads its own section (ServiceModule.settings),
-// and services/config.ts puts them together.
+// Configuration comes only from the environment, is validated once at start and then frozen. An
+// invalid value stops the process with one line naming the variable (docs/configuration.md). This
+// file reads the platform's own settings; each module reads its own section
+// (ServiceModule.settings), and services/config.ts puts them together.
 
 import { parseRedisUrl, RedisUrlError } from "./redis-url.js";
 
-export const MODULE_NAMES = ["analytics", "readiness", "sessions", "computers", "organization", "edge"] as const;
+export const MODULE_NAMES = ["analytics", "readiness", "sessions", "computers", "organization", "web", "edge"] as const;
 export type ModuleName = (typeof MODULE_NAMES)[number];
 
 /** Each service module's own section of the configuration, by module name (ServiceModule.settings). */

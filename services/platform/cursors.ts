@@ -1,6 +1,6 @@
-// Opaque page tokens for the v0 list endpoints (DESIGN.md §4). A token is random; what it
-// stands for (the keyset position) lives in Redis with a TTL, together with the scope it was
-// issued for: organization, credential, endpoint and filters. Any mismatch, expiry or forgery
+// Opaque page tokens for the v0 list endpoints (docs/architecture.md, "Paging"). A token is random;
+// what it stands for (the keyset position) lives in Redis with a TTL, together with the scope it
+// was issued for: organization, credential, endpoint and filters. Any mismatch, expiry or forgery
 // is the same 400, so a token reveals nothing and works for nobody else.
 import { randomBytes } from "node:crypto";
 import { invalidArgument, unavailable } from "./errors.js";
@@ -96,9 +96,9 @@ export interface KeysetPage<Row> {
 }
 
 /**
- * One page of a keyset-paged v0 list (DESIGN.md §4): the position the request's cursor stands
- * for, `limit + 1` rows after it (the extra row tells whether another page follows, without a
- * count query), and a token for the page's last row when one does.
+ * One page of a keyset-paged v0 list (docs/architecture.md, "Paging"): the position the request's
+ * cursor stands for, `limit + 1` rows after it (the extra row tells whether another page follows,
+ * without a count query), and a token for the page's last row when one does.
  */
 export async function keysetPage<Row, Position>(req: KeysetPageRequest<Row, Position>): Promise<KeysetPage<Row>> {
   const after = req.cursor ? await req.cursors.read<Position>(req.principal, req.scope, req.cursor) : undefined;

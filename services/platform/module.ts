@@ -91,7 +91,7 @@ export interface ServiceModule<Settings = unknown> {
    * ConfigError naming a bad variable. Read in every process, whichever modules it runs.
    */
   settings?(env: Env): Settings;
-  /** Every service this module serves; public ones (policy.kind "public") are routed by the edge. */
+  /** Every service this module serves; public ones (isPublic) are routed by the edge. */
   readonly services: readonly ServedService[];
   /** Registers the implementations: one router.service(...) per service. */
   routes(platform: Platform): (router: ConnectRouter) => void;
@@ -113,4 +113,6 @@ export interface DemoOptions {
   readonly users: number;
 }
 
-export const isPublic = (s: ServedService): boolean => s.policy.kind === "public";
+/** Served on the public port and routed by the edge: public policies, and open ones marked public. */
+export const isPublic = (s: ServedService): boolean =>
+  s.policy.kind === "public" || (s.policy.kind === "open" && s.policy.public === true);

@@ -1,8 +1,8 @@
-// Per-credential fixed-window rate limiting, counted in Redis (DESIGN.md §3). Every public
-// response carries RateLimit-Limit / -Remaining / -Reset; a refusal is RESOURCE_EXHAUSTED (429)
-// with Retry-After. When the counter store is unreachable the request fails fast with
-// UNAVAILABLE rather than passing unlimited. Errors are mapped, with these headers, by the outer
-// interceptor alone (request-context.ts).
+// Per-credential fixed-window rate limiting, counted in Redis (docs/architecture.md,
+// "Authentication and authorization"). Every public response carries RateLimit-Limit / -Remaining /
+// -Reset; a refusal is RESOURCE_EXHAUSTED (429) with Retry-After. When the counter store is
+// unreachable the request fails fast with UNAVAILABLE rather than passing unlimited. Errors are
+// mapped, with these headers, by the outer interceptor alone (request-context.ts).
 import { createContextKey, type Interceptor } from "@connectrpc/connect";
 import { DomainError, unavailable } from "./errors.js";
 import { kPrincipal } from "./context.js";

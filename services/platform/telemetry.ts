@@ -1,5 +1,5 @@
 // Where the platform's own activity (session creation, stored messages, model usage) goes as
-// telemetry events (ANALYTICS.md), so the next day's analytics reflect API use. The analytics
+// telemetry events (docs/telemetry.md), so the next day's analytics reflect API use. The analytics
 // area implements it over its raw-event tables; any module may record through it.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { TelemetryEventSchema } from "../../gen/agentplane/analytics/v1/analytics_pb.js";

@@ -68,8 +68,8 @@ export function checkNewMessages(messages: readonly NewMessage[]): NewMessageRow
 }
 
 /**
- * Token counts are whole numbers (ANALYTICS.md model_usage); factoryCredits may be fractional.
- * Each is at most MAX_TOKENS, the bound of the telemetry event every report becomes.
+ * Token counts are whole numbers (docs/telemetry.md, model_usage); factoryCredits may be
+ * fractional. Each is at most MAX_TOKENS, the bound of the telemetry event every report becomes.
  */
 export function checkModelUsage(reports: readonly ModelUsage[]): ModelUsageReport[] {
   return reports.map((r, i) => {

@@ -1,4 +1,4 @@
-// The telemetry events (ANALYTICS.md) that session activity emits, recorded in the same
+// The telemetry events (docs/telemetry.md) that session activity emits, recorded in the same
 // transaction as the write they describe. Each carries an event_id derived from what it
 // describes, so a replayed ingest of the same event is stored once.
 import type { TelemetryEventInit } from "../platform/telemetry.js";
@@ -20,9 +20,9 @@ export function sessionStartEvent(
 }
 
 /**
- * A `message` event per user or assistant message (ANALYTICS.md knows no other roles; tool and
- * system messages are stored but not counted). A user message counts for the user who posted
- * it, an assistant message for the session's owner.
+ * A `message` event per user or assistant message (docs/telemetry.md: the format knows no other
+ * roles; tool and system messages are stored but not counted). A user message counts for the user
+ * who posted it, an assistant message for the session's owner.
  */
 export function messageEvents(session: SessionRow, messages: readonly MessageRow[]): TelemetryEventInit[] {
   return messages

@@ -235,7 +235,7 @@ describe("envoy.yaml cross-references", () => {
     expect(filters[0]!.name).toBe("envoy.filters.http.compressor");
   });
 
-  it("transcodes exactly the public services of the service modules (the five areas and the OTLP receiver)", () => {
+  it("transcodes exactly the public services of the service modules (the five areas, the OTLP receiver, the pages)", () => {
     const listed = [...transcoderOf(parseEnvoyYaml(text)).services].sort();
     expect(listed).toEqual(modules.flatMap((m) => m.publicServices).sort());
     expect(listed).toEqual([
@@ -245,6 +245,7 @@ describe("envoy.yaml cross-references", () => {
       "agentplane.organization.v1alpha1.OrganizationService",
       "agentplane.readiness.v1.ReadinessService",
       "agentplane.sessions.v1alpha1.SessionService",
+      "agentplane.web.v1.WebService",
       "opentelemetry.proto.collector.logs.v1.LogsService",
       "opentelemetry.proto.collector.metrics.v1.MetricsService",
       "opentelemetry.proto.collector.trace.v1.TraceService",

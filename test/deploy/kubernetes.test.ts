@@ -114,21 +114,20 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
       GRPC_PORT: "8081",
       INTERNAL_GRPC_PORT: "8082",
     });
+    // Every module but web serves internal services; web (the pages) has the public port alone.
+    expect(modules.filter((m) => m.internalServices.length === 0).map((m) => m.name)).toEqual(["web"]);
     for (const m of modules) {
-      expect(m.internalServices.length).toBeGreaterThan(0); // every module has one today; the checks handle one without
+      const internal = m.internalServices.length > 0;
       const c = get(objects, "Deployment", m.name).spec.template.spec.containers[0];
       expect(c.ports).toEqual([
         { name: "grpc", containerPort: 8081, protocol: "TCP" },
-        { name: "grpc-internal", containerPort: 8082, protocol: "TCP" },
+        ...(internal ? [{ name: "grpc-internal", containerPort: 8082, protocol: "TCP" }] : []),
       ]);
       for (const probe of [c.startupProbe, c.readinessProbe, c.livenessProbe]) expect(probe.grpc.port).toBe(8081);
       const ports = get(objects, "Service", m.name).spec.ports.map(
         (p: { name: string; port: number; targetPort: string }) => [p.name, p.port, p.targetPort],
       );
-      expect(ports).toEqual([
-        ["grpc", 8081, "grpc"],
-        ["grpc-internal", 8082, "grpc-internal"],
-      ]);
+      expect(ports).toEqual([["grpc", 8081, "grpc"], ...(internal ? [["grpc-internal", 8082, "grpc-internal"]] : [])]);
     }
   });
 
@@ -184,7 +183,7 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
         if (expected(source, w.metadata.name, port)) want.push(`${source} -> ${name}`);
       }
     }
-    expect(targets.length).toBe(overlay === "local" ? 14 : 12);
+    expect(targets.length).toBe(overlay === "local" ? 15 : 13);
     expect(allowed).toEqual(want);
   });
 });
@@ -289,7 +288,8 @@ describe("the example runner (deploy/examples/session-runner.yaml), which no ove
             .ports.filter((p) => admits(policies, source, podOf(w), p.containerPort))
             .map((p) => `${w.metadata.name}:${p.name}`),
         );
-      expect(reachable.sort()).toEqual(["envoy:http", ...modules.map((m) => `${m.name}:grpc-internal`)].sort());
+      const withInternal = modules.filter((m) => m.internalServices.length > 0);
+      expect(reachable.sort()).toEqual(["envoy:http", ...withInternal.map((m) => `${m.name}:grpc-internal`)].sort());
       // Its label is what lets it in.
       const unlabelled = { pod: { ...source.pod, labels: { "app.kubernetes.io/name": "session-runner" } } };
       expect(admits(policies, unlabelled, podOf(module), reached)).toBe(false);
@@ -550,7 +550,7 @@ describe("a deliberately broken copy of deploy/ fails", () => {
   it("a datastore admitting a pod that does not use it", () => {
     const objects = renderBroken(
       "deploy/components/in-cluster-datastores/network-policies.yaml",
-      /(name: redis-from-agentplane[\s\S]*?organization)\]/,
+      /(name: redis-from-agentplane[\s\S]*?organization, web)\]/,
       "$1, migrate]",
     );
     expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual(
@@ -561,8 +561,8 @@ describe("a deliberately broken copy of deploy/ fails", () => {
   it("a datastore refusing a pod that uses it", () => {
     const objects = renderBroken(
       "deploy/components/in-cluster-datastores/network-policies.yaml",
-      "organization, migrate]",
-      "organization]",
+      "organization, web, migrate]",
+      "organization, web]",
     );
     expect(checkKubernetesCrossReferences(objects, modules, repo)).toContainEqual(
       "Job/agentplane-migrate: uses Service/postgres, but StatefulSet/postgres does not admit it on port 5432",

@@ -1,7 +1,8 @@
-// The isolation matrix (DESIGN.md §3): every endpoint of spec §4 called by every kind of caller
-// — owner, manager, member, guest, another organization's owner, a revoked key, an expired and
-// a wrongly signed JWT, and a valid JWT — with the status the design gives, and no answer that
-// carries the other organization's data (its marker strings or any ID of a row it owns).
+// The isolation matrix (docs/architecture.md, "Authentication and authorization"): every endpoint
+// of spec §4 called by every kind of caller — owner, manager, member, guest, another organization's
+// owner, a revoked key, an expired and a wrongly signed JWT, and a valid JWT — with the status the
+// design gives, and no answer that carries the other organization's data (its marker strings or any
+// ID of a row it owns).
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UNWATCHED_CACHE_TTL_MS } from "../../services/organization/credentials.js";

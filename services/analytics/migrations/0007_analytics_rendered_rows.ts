@@ -2,7 +2,7 @@
 //
 // Pre-rendered JSON of the two large analytics responses, written by the rollup, so a request
 // reads stored text instead of having thousands of JSON objects rendered and rebuilt:
-// - analytics_daily.tokens_json: the day's whole /tokens row (ANALYTICS.md "Credits", spec §2.2),
+// - analytics_daily.tokens_json: the day's whole /tokens row (docs/metrics.md, "/tokens"),
 //   by_user included, exactly as the API prints it; tokens_md5 its digest, from which the
 //   response's ETag is computed without hashing megabytes. Null on rows without a rollup (quiet
 //   days that only carry weekly and monthly active users): the reader prints the zero row.

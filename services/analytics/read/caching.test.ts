@@ -1,6 +1,7 @@
 // HTTP caching of analytics responses (no database).
 import { describe, expect, it } from "vitest";
-import { matchesIfNoneMatch, etagOf } from "./caching.js";
+import { matchesIfNoneMatch } from "../../platform/entity-tags.js";
+import { etagOf } from "./caching.js";
 
 describe("If-None-Match", () => {
   it("matches the current tag, weak or strong, in a list, or *", () => {

@@ -39,7 +39,8 @@ import { onConnection, stopIfAbandoned } from "../../platform/abandoned.js";
 import { COMPRESSOR_MIN_CONTENT_LENGTH, compressorChoosesGzip } from "../../platform/compressor.js";
 import { parsePageLimit } from "../../platform/cursors.js";
 import { invalidArgument } from "../../platform/errors.js";
-import { CACHE_CONTROL, etagOf, etagOfParts, matchesIfNoneMatch } from "./caching.js";
+import { etagOfParts, matchesIfNoneMatch } from "../../platform/entity-tags.js";
+import { CACHE_CONTROL, etagOf } from "./caching.js";
 import { dayOf, parseDayRange, type DayRange } from "../dates.js";
 import type { DailyRow } from "../tables.js";
 import {

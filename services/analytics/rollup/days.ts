@@ -1,5 +1,5 @@
 // Recomputes one organization's aggregates for a set of UTC days from their raw events
-// (ANALYTICS.md "Definitions"), set-based: each statement covers all the days at once, and the
+// (docs/metrics.md), set-based: each statement covers all the days at once, and the
 // raw events are read twice in all:
 // 1. pass 1 collects, per day, the model usage per user and model, the counts of every
 //    breakdown key and the distinct session ids (a temporary table of a few hundred rows a day);
@@ -107,7 +107,7 @@ async function collectGroups(db: Executor, c: Chunk): Promise<void> {
     ) x`.execute(db);
 }
 
-// Credit multipliers per model_id (ANALYTICS.md "Credits": billable tokens × m, m = 1 unless
+// Credit multipliers per model_id (docs/metrics.md, "/tokens": billable tokens × m, m = 1 unless
 // configured). Stored in analytics_credit_multipliers, set with `agentplane multiplier set`; the
 // rollup applies them, so a change counts for days rolled up afterwards (re-run
 // `agentplane rollup --from D --to D` to apply it to past days).
@@ -216,7 +216,7 @@ const modeCount = (mode: string) =>
 
 /**
  * The most frequent mode; CASE tests in the order of AUTONOMY_MODES, which breaks ties as
- * ANALYTICS.md says (auto-high, auto-medium, auto-low, spec, manual). Null without sessions.
+ * docs/metrics.md says (auto-high, auto-medium, auto-low, spec, manual). Null without sessions.
  */
 const DOMINANT_MODE = sql.raw(
   `case greatest(${AUTONOMY_MODES.map((_, i) => `c.m${i}`).join(", ")}) when 0 then null ` +

@@ -18,7 +18,7 @@ import { writeFileAtomic } from "./write-atomic.js";
 import { parseCommandLine, type CommandLine } from "../options.js";
 import { createOutput, fail, UsageError, type Output } from "../output.js";
 
-const USAGE = `usage: agentplane hook <command> [options]
+export const HOOK_USAGE = `usage: agentplane hook <command> [options]
 
 commands:
   notify [--config FILE]          the hook itself: reads one event as JSON on stdin and notifies
@@ -45,7 +45,7 @@ export async function runHookCommand(argv: string[]): Promise<void> {
   try {
     const [sub, ...rest] = positionals;
     if (values.help || sub === undefined) {
-      if (values.help) return void process.stdout.write(USAGE);
+      if (values.help) return void process.stdout.write(HOOK_USAGE);
       throw new UsageError("hook needs a command: notify, install, uninstall or test (agentplane hook --help)");
     }
     if (sub === "install") return await install(values, rest, out);
@@ -57,12 +57,13 @@ export async function runHookCommand(argv: string[]): Promise<void> {
   }
 }
 
-const OPTIONS = ["settings", "events", "timeout", "config"] as const;
-type Values = CommandLine<(typeof OPTIONS)[number]>["values"];
+/** The options of `hook install|uninstall|test` (notify ignores what it is given). */
+export const HOOK_OPTIONS = ["settings", "events", "timeout", "config"] as const;
+type Values = CommandLine<(typeof HOOK_OPTIONS)[number]>["values"];
 
 function parseOrUsage(argv: string[]) {
   try {
-    return parseCommandLine(argv, OPTIONS);
+    return parseCommandLine(argv, HOOK_OPTIONS);
   } catch (err) {
     fail(err, argv.includes("--json"));
   }

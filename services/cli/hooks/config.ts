@@ -12,7 +12,7 @@ export interface WebhookConfig {
   secret?: string;
 }
 
-/** Usage reporting: one `hook` telemetry event per execution (ANALYTICS.md), best effort. */
+/** Usage reporting: one `hook` telemetry event per execution (docs/telemetry.md), best effort. */
 export interface UsageConfig {
   /** Base URL of a Connect endpoint serving agentplane.analytics.v1.TelemetryService (usage.ts). */
   url: string;

@@ -1,4 +1,5 @@
-// Usage reporting: one `hook` telemetry event (ANALYTICS.md) per notify execution, best effort.
+// Usage reporting: one `hook` telemetry event (docs/telemetry.md) per notify execution, best
+// effort.
 //
 // The ingest RPC, agentplane.analytics.v1.TelemetryService/Ingest, is internal gRPC: a developer's
 // machine cannot reach it inside the cluster. So the hook speaks the Connect protocol (unary

@@ -1,9 +1,9 @@
-// Month-to-date Standard Credits of users, from the analytics data (ANALYTICS.md "Credits"), for
-// CreditLimitService.GetCreditBalance and the public limits reads (standing.ts). Days the rollup has finished come from
-// analytics_user_daily; the others (today, yesterday before its rollup, a past day that received
-// late events and waits for a new rollup) are summed from the raw model_usage events with the
-// same formula, so the figure is current and nothing counts twice. One statement: one snapshot,
-// consistent even while a rollup commits.
+// Month-to-date Standard Credits of users, from the analytics data (docs/metrics.md, "/tokens"),
+// for CreditLimitService.GetCreditBalance and the public limits reads (standing.ts). Days the
+// rollup has finished come from analytics_user_daily; the others (today, yesterday before its
+// rollup, a past day that received late events and waits for a new rollup) are summed from the raw
+// model_usage events with the same formula, so the figure is current and nothing counts twice. One
+// statement: one snapshot, consistent even while a rollup commits.
 import { sql } from "kysely";
 import { countedEvent, rawEventsOfDay } from "../../analytics/rollup/plan.js";
 import type { Executor } from "../../database.js";

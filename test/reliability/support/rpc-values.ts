@@ -89,7 +89,7 @@ export function validPools(w: RpcWorld): Record<string, fc.Arbitrary<unknown>> {
       ].map((m) => [`${m}.format`, fc.constantFrom("", "json", "csv", "ndjson")]),
     ),
 
-    // Telemetry events (ANALYTICS.md "Events").
+    // Telemetry events (docs/telemetry.md).
     "TelemetryEvent.type": fc.constantFrom(...EVENT_TYPES),
     "TelemetryEvent.time": recentTime,
     "TelemetryEvent.userEmail": fc.constantFrom(...members.map((m) => m.email)),
