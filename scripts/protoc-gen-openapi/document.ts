@@ -109,7 +109,7 @@ function operation(
   const op: Record<string, unknown> = {
     operationId: `${service.name}_${method.name}`,
     tags: [service.name],
-    summary: method.name.replace(/(?<=[a-z])(?=[A-Z])/g, " "),
+    summary: (form?.serves ?? method.name).replace(/(?<=[a-z])(?=[A-Z])/g, " "),
   };
   const description = describe(method);
   if (description !== undefined) op["description"] = description;

@@ -22,6 +22,8 @@ export const HTTP_BODY = "google.api.HttpBody";
 export type Content = Record<string, { schema: JsonSchema }>;
 
 export interface HttpBodyForm {
+  /** The method whose answer the route serves (GetTokens for StreamTokens): the operation's summary. */
+  readonly serves?: string;
   /** The request body, when the request is an HttpBody. */
   readonly request?: Content;
   readonly success: Content;
@@ -79,7 +81,7 @@ export function httpBodyForm(
       schema: { type: "string", description: "With format=ndjson: one JSON row per line." },
     };
   }
-  return { success };
+  return { serves: sibling.name, success };
 }
 
 /** The sibling's answer; its Struct rows typed by the <X>Row and <X>GroupRow messages. */
