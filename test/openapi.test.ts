@@ -266,7 +266,10 @@ describe("gen/openapi/openapi.json", () => {
       );
       expect(prop(message, "role").enum).toEqual(["user", "assistant", "tool", "system"]);
       expect(prop(message, "visibility").enum).toEqual(["both", "llm_only", "user_only"]);
-      expect(prop(message, "openaiPhase").enum).toEqual(["commentary", "final_answer"]);
+      expect(prop(message, "openaiPhase")).toMatchObject({
+        type: ["string", "null"],
+        enum: ["commentary", "final_answer", null],
+      });
       expect(prop(message, "chatCompletionReasoningField").enum).toEqual(["reasoning", "reasoning_content"]);
       expect(prop(message, "userMessageSource").enum).toHaveLength(14);
       expect(prop(message, "geminiThoughtSignature").deprecated).toBe(true);

@@ -106,7 +106,10 @@ export const FIELD_RULES: Readonly<Record<string, FieldRule>> = {
     },
   },
   [`${SESSIONS}.Message.visibility`]: { schema: { enum: ["both", "llm_only", "user_only"] } },
-  [`${SESSIONS}.Message.openai_phase`]: { schema: { enum: ["commentary", "final_answer"] } },
+  // "enum or null" in the spec.
+  [`${SESSIONS}.Message.openai_phase`]: {
+    schema: { type: ["string", "null"], enum: ["commentary", "final_answer", null] },
+  },
   [`${SESSIONS}.Message.chat_completion_reasoning_field`]: {
     schema: { enum: ["reasoning", "reasoning_content"] },
   },
