@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["services/**/*.test.ts", "test/**/*.test.ts"],
+    include: ["services/**/*.test.ts", "test/**/*.test.ts", "clients/*/test/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",

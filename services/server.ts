@@ -15,6 +15,7 @@ import { createLocalTransport } from "./edge/local-transport.js";
 import { createUpstreamTransport } from "./edge/upstream-transport.js";
 import { authInterceptor, OPEN, policyMap } from "./platform/auth.js";
 import { startGrpcListener } from "./platform/grpc-listener.js";
+import { createCors, type StreamCors } from "./platform/cors.js";
 import { startDemoRunner } from "./sessions/runner/demo-runner.js";
 import type { Config } from "./platform/config.js";
 import { CursorStore } from "./platform/cursors.js";
@@ -137,7 +138,13 @@ export async function startServer(config: Config, logger: Logger, options: Start
 
   // gRPC, gRPC-Web and Connect over cleartext HTTP/2 (Envoy's upstream protocol), on two
   // listeners so that the edge, and NetworkPolicies, can reach the public services alone.
-  const listen2 = (name: string, services: readonly ServedService[], port: number, trustForwardedFor: boolean) =>
+  const listen2 = (
+    name: string,
+    services: readonly ServedService[],
+    port: number,
+    trustForwardedFor: boolean,
+    cors?: StreamCors,
+  ) =>
     startGrpcListener({
       name,
       routes: routesOf(services),
@@ -150,11 +157,19 @@ export async function startServer(config: Config, logger: Logger, options: Start
       // Behind the edge, the client is the last X-Forwarded-For hop; workloads connect directly.
       trustForwardedFor,
       fastUnary: config.grpcUnaryFastPath,
+      cors,
       logger,
       port,
       host: config.host,
     });
-  const grpcListener = await listen2("public", publicServed, config.grpcPort, true);
+  // Browsers may call the public services from CORS_ALLOWED_ORIGINS (platform/cors.ts); workloads are no browsers.
+  const grpcListener = await listen2(
+    "public",
+    publicServed,
+    config.grpcPort,
+    true,
+    createCors(config.corsAllowedOrigins),
+  );
   const internalListener = await listen2("internal", internalServed, config.internalGrpcPort, false);
 
   let restServer: EdgeHttpServer | undefined;

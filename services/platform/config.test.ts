@@ -74,3 +74,35 @@ describe("REDIS_URL", () => {
       expect(() => loadConfig({ REDIS_URL: url }), url).toThrow(`invalid configuration: REDIS_URL ${problem}`);
   });
 });
+
+describe("CORS_ALLOWED_ORIGINS", () => {
+  it("defaults to none and takes a comma list of origins written as browsers send them", () => {
+    expect(loadConfig({}).corsAllowedOrigins).toEqual([]);
+    expect(loadConfig({ CORS_ALLOWED_ORIGINS: " " }).corsAllowedOrigins).toEqual([]);
+    expect(
+      loadConfig({ CORS_ALLOWED_ORIGINS: "https://app.example.com, http://localhost:5173,https://app.example.com" })
+        .corsAllowedOrigins,
+    ).toEqual(["https://app.example.com", "http://localhost:5173"]);
+    const bad: [string, string][] = [
+      ["*", 'names "*", which is not an http(s) origin'],
+      ["app.example.com", 'names "app.example.com", which is not an http(s) origin'],
+      ["ftp://files.example.com", 'names "ftp://files.example.com", which is not an http(s) origin'],
+      [
+        "https://app.example.com/",
+        'names "https://app.example.com/": write the origin as browsers send it, "https://app.example.com"',
+      ],
+      [
+        "https://App.example.com",
+        'names "https://App.example.com": write the origin as browsers send it, "https://app.example.com"',
+      ],
+      [
+        "https://app.example.com:443",
+        'names "https://app.example.com:443": write the origin as browsers send it, "https://app.example.com"',
+      ],
+    ];
+    for (const [value, problem] of bad)
+      expect(() => loadConfig({ CORS_ALLOWED_ORIGINS: value }), value).toThrow(
+        `invalid configuration: CORS_ALLOWED_ORIGINS ${problem}`,
+      );
+  });
+});

@@ -78,6 +78,11 @@ export interface PlatformConfig {
    * open connections the REST edge accepts; more are closed as they arrive.
    */
   readonly edgeMaxConnections: number;
+  /**
+   * CORS_ALLOWED_ORIGINS, default none: the browser origins (`https://app.example.com`, comma
+   * separated) allowed to call the public gRPC port with Connect or gRPC-Web (cors.ts).
+   */
+  readonly corsAllowedOrigins: readonly string[];
 }
 
 export class ConfigError extends Error {
@@ -150,6 +155,32 @@ export function flag(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(name, `must be true or false, got "${raw.slice(0, 40)}"`);
 }
 
+/**
+ * CORS_ALLOWED_ORIGINS: a comma list of origins, each exactly as a browser sends it in `Origin`
+ * (scheme, host and a port other than the scheme's default; no path, no trailing slash, lower
+ * case), since the match is exact. `*` is refused: every origin is never what is meant here.
+ */
+export function parseOrigins(env: Env, name: string): string[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === "") return [];
+  const out: string[] = [];
+  for (const item of raw.split(",").map((s) => s.trim())) {
+    if (item === "") continue;
+    let origin: string;
+    try {
+      const url = new URL(item);
+      origin = url.protocol === "http:" || url.protocol === "https:" ? url.origin : "";
+    } catch {
+      origin = "";
+    }
+    if (origin === "") throw new ConfigError(name, `names "${item.slice(0, 80)}", which is not an http(s) origin`);
+    if (origin !== item)
+      throw new ConfigError(name, `names "${item.slice(0, 80)}": write the origin as browsers send it, "${origin}"`);
+    if (!out.includes(origin)) out.push(origin);
+  }
+  return out;
+}
+
 /** Expands SERVICES ("all" or a comma list) into module names, rejecting unknown names. */
 export function parseServices(raw: string | undefined): ModuleName[] {
   const value = (raw ?? "").trim();
@@ -213,6 +244,7 @@ export function loadPlatformConfig(env: Env = process.env): PlatformConfig {
     grpcUnaryFastPath: flag(env, "GRPC_UNARY_FAST_PATH", true),
     requestTimeoutMs: positiveMs(env, "REQUEST_TIMEOUT_MS", 30_000),
     edgeMaxConnections: positiveInteger(env, "EDGE_MAX_CONNECTIONS", DEFAULT_EDGE_MAX_CONNECTIONS, 1_000_000),
+    corsAllowedOrigins: parseOrigins(env, "CORS_ALLOWED_ORIGINS"),
   };
   if (config.grpcPort !== 0 && config.grpcPort === config.internalGrpcPort) {
     throw new ConfigError(

@@ -28,6 +28,7 @@ import type { Logger } from "./logger.js";
 import { createRequestDeadline } from "./request-deadline.js";
 import { createGrpcUnary } from "./grpc-unary.js";
 import { createInvoker } from "./invoke.js";
+import type { StreamCors } from "./cors.js";
 
 /** The longest deadline a call may ask for: Node's largest timer. */
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
@@ -48,6 +49,8 @@ export interface GrpcListenerOptions {
   readonly trustForwardedFor: boolean;
   /** Unary binary gRPC on the raw stream (grpc-unary.ts); false: through Connect like the rest. */
   readonly fastUnary: boolean;
+  /** Browser origins' access (cors.ts); undefined: no CORS. */
+  readonly cors?: StreamCors;
   readonly logger: Logger;
   readonly port: number;
   readonly host: string;
@@ -113,6 +116,9 @@ export async function startGrpcListener(options: GrpcListenerOptions): Promise<G
   const wrapped = early.wrap(handler);
   const deadline = createRequestDeadline({ timeoutMs: options.requestTimeoutMs, logger: options.logger });
   const server: Http2Server = createHttp2Server((req, res) => {
+    // Browsers (Connect, gRPC-Web) come this way, never by the binary gRPC fast path: a preflight
+    // is answered before the credential check, an allowed origin's answers carry CORS headers.
+    if (options.cors?.(req.stream, req.headers)) return;
     deadline.track(res.stream, req.url, (error) => early.answerUnread(req, res, error));
     wrapped(req, res);
   });

@@ -26,6 +26,13 @@ import { loadConfig } from "../../services/config.js";
 import { DRAIN_TIMEOUT_MS, MAX_REQUEST_BODY_BYTES } from "../../services/server.js";
 import { ALL_MODULES } from "../../services/modules.js";
 import { isPublic, untimedRpcs } from "../../services/platform/module.js";
+import {
+  CORS_ALLOWED_HEADERS,
+  CORS_ALLOWED_METHODS,
+  CORS_EXPOSED_HEADERS,
+  CORS_MAX_AGE_SECONDS,
+} from "../../services/platform/cors.js";
+import { PUBLIC_SERVICES } from "../../clients/typescript/src/services.js";
 
 /** The calls both edges give no timeout: the event streams. */
 const UNTIMED = untimedRpcs(ALL_MODULES.flatMap((m) => m.services.filter(isPublic)));
@@ -436,3 +443,204 @@ describe("envoy.yaml cross-references", () => {
 function routesOf(config: Config): Config[] {
   return publicEdge(config)!.hcm.route_config.virtual_hosts[0].routes;
 }
+
+// The public gRPC listener: gRPC, gRPC-Web and Connect for browsers and @agentplane/client, with
+// CORS. Its routes are matched on the gRPC path itself (no transcoder).
+
+/** The connection manager of the listener that runs envoy.filters.http.grpc_web. */
+function grpcWebEdge(config: Config): Config | undefined {
+  for (const l of config?.static_resources?.listeners ?? [])
+    for (const chain of l.filter_chains ?? [])
+      for (const f of chain.filters ?? []) {
+        const hcm = f.typed_config;
+        if ((hcm?.http_filters ?? []).some((h: Config) => h.name === "envoy.filters.http.grpc_web"))
+          return { listener: l, hcm };
+      }
+  return undefined;
+}
+
+/** The first route of that listener matching a gRPC path, as Envoy's router picks it. */
+function matchGrpcRoute(config: Config, path: string): Config | undefined {
+  const routes: Config[] = grpcWebEdge(config)?.hcm.route_config.virtual_hosts[0].routes ?? [];
+  return routes.find((r) => (r.match.path !== undefined ? r.match.path === path : path.startsWith(r.match.prefix)));
+}
+
+/** The calls that last until the client leaves: the REST event stream and its typed twin. */
+const EVENT_STREAMS = new Set([...UNTIMED, "agentplane.sessions.v1alpha1.SessionService/WatchSessionEvents"]);
+
+/** What is wrong with the public gRPC listener, in words; [] when nothing. */
+function checkGrpcWebListener(config: Config, modules: readonly ModuleFacts[]): string[] {
+  const problems: string[] = [];
+  const edge = grpcWebEdge(config);
+  if (!edge) return ["no listener runs envoy.filters.http.grpc_web"];
+  const names = edge.hcm.http_filters.map((f: Config) => f.name);
+  if (
+    JSON.stringify(names) !==
+    JSON.stringify(["envoy.filters.http.cors", "envoy.filters.http.grpc_web", "envoy.filters.http.router"])
+  )
+    problems.push(`filters must be cors, grpc_web, router in that order, got ${names.join(", ")}`);
+  if (edge.hcm.use_remote_address !== true)
+    problems.push("use_remote_address must be true (the services' failure limits)");
+  const vhosts: Config[] = edge.hcm.route_config?.virtual_hosts ?? [];
+  const policy = vhosts[0]?.typed_per_filter_config?.["envoy.filters.http.cors"];
+  if (vhosts.length !== 1 || !policy) return [...problems, "one virtual host with a CORS policy is expected"];
+  // The same policy as the services' CORS (services/platform/cors.ts).
+  if (policy.allow_methods !== CORS_ALLOWED_METHODS.join(", ")) problems.push("allow_methods differ from cors.ts");
+  if (policy.allow_headers !== CORS_ALLOWED_HEADERS.join(", ")) problems.push("allow_headers differ from cors.ts");
+  if (policy.expose_headers !== CORS_EXPOSED_HEADERS.join(", ")) problems.push("expose_headers differ from cors.ts");
+  if (policy.max_age !== String(CORS_MAX_AGE_SECONDS)) problems.push("max_age differs from cors.ts");
+  if (policy.forward_not_matching_preflights !== false)
+    problems.push("forward_not_matching_preflights must be false: another origin's preflight is answered without CORS");
+  // Origins matched exactly, each one CORS_ALLOWED_ORIGINS would take as it is.
+  const matchers: Config[] = policy.allow_origin_string_match ?? [];
+  if (matchers.length === 0) problems.push("allow_origin_string_match names no origin");
+  for (const m of matchers) {
+    if (Object.keys(m).join() !== "exact") {
+      problems.push(`origins must be matched exactly, got ${JSON.stringify(m)}`);
+      continue;
+    }
+    try {
+      if (loadConfig({ CORS_ALLOWED_ORIGINS: m.exact }).corsAllowedOrigins[0] !== m.exact) throw new Error();
+    } catch {
+      problems.push(`origin ${JSON.stringify(m.exact)} is not one CORS_ALLOWED_ORIGINS would take`);
+    }
+  }
+  // Every method the client reaches, to its module's cluster; only never-delivered calls retried;
+  // the event streams untimed, everything else timed as the REST routes are.
+  const moduleOf = new Map(modules.flatMap((m) => m.publicServices.map((s) => [s, m.name] as const)));
+  for (const service of Object.values(PUBLIC_SERVICES)) {
+    for (const method of service.methods) {
+      const rpc = `${service.typeName}/${method.name}`;
+      const route = matchGrpcRoute(config, `/${rpc}`);
+      if (!route) {
+        problems.push(`${rpc}: matches no route`);
+        continue;
+      }
+      if (route.route.cluster !== moduleOf.get(service.typeName))
+        problems.push(`${rpc}: routes to cluster "${route.route.cluster}", not "${moduleOf.get(service.typeName)}"`);
+      const retryOn = String(route.route.retry_policy?.retry_on ?? "")
+        .split(",")
+        .filter((c) => c !== "");
+      if (retryOn.some((c) => !["connect-failure", "refused-stream"].includes(c)))
+        problems.push(`${rpc}: retried on ${retryOn.join(",")}; a call here may be a write`);
+      const timeout = route.route.timeout;
+      if (EVENT_STREAMS.has(rpc) ? timeout !== "0s" || route.route.retry_policy : timeout !== "30s")
+        problems.push(`${rpc}: timeout ${timeout}${EVENT_STREAMS.has(rpc) ? " (an event stream: 0s, no retry)" : ""}`);
+    }
+  }
+  // Nothing else: internal services, the OTLP receivers, health, the test-only service.
+  const others = [
+    ...modules.flatMap((m) => [...m.internalServices, ...m.publicServices]),
+    "grpc.health.v1.Health",
+    "agentplane.edgetest.v1.EdgeTestService",
+  ].filter((s) => !Object.values(PUBLIC_SERVICES).some((p) => p.typeName === s));
+  for (const s of others) if (matchGrpcRoute(config, `/${s}/Anything`)) problems.push(`${s}: must have no route here`);
+  return problems;
+}
+
+describe("envoy.yaml's public gRPC listener (gRPC-Web, Connect and CORS for browsers)", () => {
+  it("speaks gRPC-Web with the services' CORS policy and routes exactly the client's services", () => {
+    const config = parseEnvoyYaml(text);
+    expect(checkGrpcWebListener(config, modules)).toEqual([]);
+    // The services' own port number, beside the REST edge's 8080.
+    expect(grpcWebEdge(config).listener.address.socket_address.port_value).toBe(8081);
+    // The five areas' services, the OTLP receivers aside (a module serving pages, not RPCs, neither).
+    expect(
+      Object.values(PUBLIC_SERVICES)
+        .map((s) => s.typeName)
+        .sort(),
+    ).toEqual(
+      modules
+        .filter((m) => ["analytics", "readiness", "sessions", "computers", "organization"].includes(m.name))
+        .flatMap((m) => m.publicServices)
+        .filter((s) => s.startsWith("agentplane.") && s !== "agentplane.analytics.v1.OtlpHttpService")
+        .sort(),
+    );
+  });
+
+  it.each([
+    [
+      "the grpc_web filter gone",
+      (c: Config) => {
+        const f: Config[] = grpcWebEdge(c).hcm.http_filters;
+        f.splice(
+          f.findIndex((x) => x.name === "envoy.filters.http.grpc_web"),
+          1,
+        );
+      },
+      /no listener runs envoy\.filters\.http\.grpc_web/,
+    ],
+    [
+      "CORS after gRPC-Web",
+      (c: Config) => {
+        const f: Config[] = grpcWebEdge(c).hcm.http_filters;
+        [f[0], f[1]] = [f[1], f[0]];
+      },
+      /filters must be cors, grpc_web, router in that order/,
+    ],
+    [
+      "every origin allowed",
+      (c: Config) => {
+        grpcWebEdge(c).hcm.route_config.virtual_hosts[0].typed_per_filter_config[
+          "envoy.filters.http.cors"
+        ].allow_origin_string_match = [{ prefix: "" }];
+      },
+      /origins must be matched exactly/,
+    ],
+    [
+      "an origin with a path",
+      (c: Config) => {
+        grpcWebEdge(c).hcm.route_config.virtual_hosts[0].typed_per_filter_config[
+          "envoy.filters.http.cors"
+        ].allow_origin_string_match = [{ exact: "https://app.example.com/" }];
+      },
+      /is not one CORS_ALLOWED_ORIGINS would take/,
+    ],
+    [
+      "a header list that differs from cors.ts",
+      (c: Config) => {
+        grpcWebEdge(c).hcm.route_config.virtual_hosts[0].typed_per_filter_config[
+          "envoy.filters.http.cors"
+        ].allow_headers = "Content-Type";
+      },
+      /allow_headers differ from cors\.ts/,
+    ],
+    [
+      "other origins' preflights forwarded",
+      (c: Config) => {
+        delete grpcWebEdge(c).hcm.route_config.virtual_hosts[0].typed_per_filter_config["envoy.filters.http.cors"]
+          .forward_not_matching_preflights;
+      },
+      /forward_not_matching_preflights must be false/,
+    ],
+    [
+      "an internal service routed",
+      (c: Config) => {
+        grpcWebEdge(c).hcm.route_config.virtual_hosts[0].routes.push({
+          match: { prefix: "/agentplane.sessions.v1alpha1.SessionRunnerService/" },
+          route: { cluster: "sessions", timeout: "30s" },
+        });
+      },
+      /SessionRunnerService: must have no route here/,
+    ],
+    [
+      "reads retried on unavailable (a call here may be a write)",
+      (c: Config) => {
+        for (const r of grpcWebEdge(c).hcm.route_config.virtual_hosts[0].routes)
+          if (r.route.cluster === "computers")
+            r.route.retry_policy = { retry_on: "unavailable,connect-failure", num_retries: 2 };
+      },
+      /ComputerService\/\w+: retried on unavailable,connect-failure/,
+    ],
+    [
+      "the typed event stream timed",
+      (c: Config) => {
+        for (const r of grpcWebEdge(c).hcm.route_config.virtual_hosts[0].routes)
+          if (r.match.path?.endsWith("/WatchSessionEvents")) r.route.timeout = "30s";
+      },
+      /WatchSessionEvents: timeout 30s \(an event stream/,
+    ],
+  ])("fails on a broken copy with %s", (_name, change, expected) => {
+    expect(checkGrpcWebListener(brokenConfig(change), modules)).toContainEqual(expect.stringMatching(expected));
+  });
+});

@@ -1,4 +1,4 @@
-// Organization usage analytics (spec §2.1-2.6, §4.1; metric definitions in ANALYTICS.md).
+// Organization usage analytics (the REST API's /api/v1/analytics routes; metric definitions in docs/metrics.md).
 //
 // Response keys are snake_case exactly as the spec prints them, hence the explicit json_name on
 // every response field. Counters are double so they print as JSON numbers.

@@ -1,4 +1,4 @@
-// Keyset paging shared by the v0 list endpoints (DESIGN.md §4).
+// Keyset paging shared by the v0 list endpoints (docs/architecture.md "Paging").
 //
 // Package version: the public paths say /api/v0, but buf's PACKAGE_VERSION_SUFFIX rule has no
 // "v0". v0 means "before the first stable version", which is what v1alpha1 says in protobuf
