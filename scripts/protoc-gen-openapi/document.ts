@@ -143,9 +143,9 @@ function operation(
     responses["304"] = { description: "Not Modified: If-None-Match names the answer's current ETag." };
   }
   for (const status of errorStatuses(route)) {
-    const content = form?.errors?.[status];
-    if (content !== undefined) {
-      responses[String(status)] = { description: `${reasonPhrase(status)}: ${ERROR_MEANINGS[status]}.`, content };
+    const own = form?.errors?.[status];
+    if (own !== undefined) {
+      responses[String(status)] = own;
     } else {
       responses[String(status)] = { $ref: `#/components/responses/${responseName(status)}` };
       errorsUsed.add(status);

@@ -27,8 +27,8 @@ export interface HttpBodyForm {
   /** The request body, when the request is an HttpBody. */
   readonly request?: Content;
   readonly success: Content;
-  /** Error statuses whose body is not the error body, with theirs. */
-  readonly errors?: Readonly<Record<number, Content>>;
+  /** Error statuses whose body is not the error body: when each is answered, and its body. */
+  readonly errors?: Readonly<Record<number, { description: string; content: Content }>>;
 }
 
 const OTLP_EXPORTS: Readonly<Record<string, string>> = {
@@ -38,8 +38,12 @@ const OTLP_EXPORTS: Readonly<Record<string, string>> = {
   "agentplane.analytics.v1.OtlpHttpService.ExportTraces": "opentelemetry.proto.collector.trace.v1.TraceService.Export",
 };
 
-/** The OTLP/HTTP statuses answered with a google.rpc.Status in the request's encoding. */
-const OTLP_ERROR_STATUSES = [400, 413, 415];
+/** The OTLP/HTTP statuses answered with a google.rpc.Status in the request's encoding, and when. */
+const OTLP_ERRORS: Readonly<Record<number, string>> = {
+  400: "Bad Request: the body does not decode as the OTLP message of its Content-Type.",
+  413: "Content Too Large: the body, or the body once gunzipped, is too large.",
+  415: "Unsupported Media Type: the Content-Type is neither application/x-protobuf nor application/json.",
+};
 
 const PROTOBUF_BYTES = { type: "string", contentMediaType: "application/x-protobuf" };
 
@@ -144,6 +148,8 @@ function otlpForm(grpcMethod: string, schemas: SchemaBuilder, registry: FileRegi
       "application/x-protobuf": { schema: { ...PROTOBUF_BYTES, description: `An ${method.output.name}.` } },
       "application/json": { schema: schemas.ref(method.output, "sparse-response") },
     },
-    errors: Object.fromEntries(OTLP_ERROR_STATUSES.map((s) => [s, errorContent])),
+    errors: Object.fromEntries(
+      Object.entries(OTLP_ERRORS).map(([status, description]) => [status, { description, content: errorContent }]),
+    ),
   };
 }
