@@ -11,6 +11,11 @@ import { createApiKey, createOrganization, createUser, findOrganizationByName } 
 
 export const DEMO_ORG_NAME = "Demo Organization";
 export const DEMO_OWNER_EMAIL = "ada@demo.agentplane.dev";
+/**
+ * How long ago the demo organization was founded by its owner: before the other demo users
+ * joined (from 90 days before the demo period, which is at most 366 days long).
+ */
+const FOUNDED_DAYS_AGO = 500;
 
 export interface DemoOrganization {
   orgId: string;
@@ -33,8 +38,10 @@ export async function ensureDemoOrganization(db: Kysely<Database>): Promise<Demo
       .executeTakeFirst();
     return { orgId: existing.id, ownerId: owner?.id ?? "", created: false };
   }
+  const founded = new Date(Date.now() - FOUNDED_DAYS_AGO * 86_400_000);
   return db.transaction().execute(async (trx) => {
     const org = await createOrganization(trx, { name: DEMO_ORG_NAME, plan: "team" });
+    await trx.updateTable("organizations").set({ created_at: founded }).where("id", "=", org.id).execute();
     const owner = await createUser(trx, {
       orgId: org.id,
       email: DEMO_OWNER_EMAIL,
@@ -42,6 +49,7 @@ export async function ensureDemoOrganization(db: Kysely<Database>): Promise<Demo
       firstName: "Ada",
       lastName: "Lovelace",
       metadata: { team: "platform" },
+      createdAt: founded,
     });
     const { key } = await createApiKey(trx, org.id, owner.id);
     return { orgId: org.id, ownerId: owner.id, apiKey: key, created: true };

@@ -88,6 +88,8 @@ const LEVELS = ["auto-high", "auto-medium", "auto-low", "manual"] as const;
 export interface GeneratedUser {
   id: string;
   email: string | null;
+  /** The user's first day of activity (YYYY-MM-DD): none before it (a user who joined later). */
+  activeFrom?: string;
 }
 
 export interface GenerateOptions {
@@ -106,6 +108,11 @@ export interface GenerateOptions {
    * the added events shift the times of those after them, and the benchmark's data stays as it was.
    */
   codeAndCost?: boolean;
+  /**
+   * The ID of the user's (index into users) session number `session` of `day`; by default
+   * `${idPrefix}-${user}-${day}-s${session}`. The demo names its sessions as the sessions API holds them.
+   */
+  sessionIdOf?: (user: number, day: string, session: number) => string;
 }
 
 function pick<T>(rand: () => number, items: readonly T[]): T {
@@ -173,6 +180,7 @@ export function* generateTelemetry(options: GenerateOptions): Generator<Incoming
       // Clients of three users in four report costs; the others' usage is priced (or not) by the table.
       const reportsCost = u % 4 !== 3;
       const profile = profiles[u]!;
+      if (user.activeFrom !== undefined && day < user.activeFrom) continue;
       if (rand() > (weekend ? profile.weekdayActivity * 0.25 : profile.weekdayActivity)) continue;
       const events: IncomingEvent[] = [];
       let seq = 0;
@@ -204,7 +212,7 @@ export function* generateTelemetry(options: GenerateOptions): Generator<Incoming
       const sessions = 1 + Math.floor(rand() * 2.2);
       for (let s = 0; s < sessions; s++) {
         const client = pick(rand, profile.clients);
-        const sessionId = `${prefix || "s"}-${u}-${day}-s${s}`;
+        const sessionId = options.sessionIdOf ? options.sessionIdOf(u, day, s) : `${prefix || "s"}-${u}-${day}-s${s}`;
         const mode = rand() < 0.75 ? profile.mode : pick(rand, MODES);
         emit({ type: "session_start", autonomyMode: mode }, 60_000 + rand() * 3_600_000, client, sessionId);
         const turns = Math.max(1, Math.round((2 + rand() * 5) * intensity));

@@ -1,8 +1,11 @@
 // Demo computers in every status (provisioning, active, error), for both providers, with the
-// step history each would have. Skips a name the organization already has, so it can run twice.
+// step history each would have. The active ones were set up before the demo period (the demo's
+// sessions run on them), the others recently; the sandboxes clone the repositories the readiness
+// demo evaluates. Skips a name the organization already has, so it can run twice.
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Database } from "../database.js";
+import { demoPeriodStart } from "../demo-story.js";
 import type { DemoOptions } from "../platform/module.js";
 import { findComputerByName, insertComputer } from "./queries.js";
 import { planSteps } from "./steps.js";
@@ -18,33 +21,58 @@ interface DemoComputer {
   failedStep?: number;
   failure?: string;
   registered?: boolean;
+  /** When it was created: days before the demo period, or minutes ago. */
+  created: { daysBeforePeriod: number } | { minutesAgo: number };
 }
 
 const DEMO: DemoComputer[] = [
-  { name: "ada-workstation", provider: "byom", status: "active", repos: [], autoInstallDeps: false, registered: true },
-  { name: "build-box-eu", provider: "byom", status: "provisioning", repos: [], autoInstallDeps: false },
+  {
+    name: "ada-workstation",
+    provider: "byom",
+    status: "active",
+    repos: [],
+    autoInstallDeps: false,
+    registered: true,
+    created: { daysBeforePeriod: 12 },
+  },
+  {
+    name: "build-box-eu",
+    provider: "byom",
+    status: "provisioning",
+    repos: [],
+    autoInstallDeps: false,
+    created: { minutesAgo: 25 },
+  },
   {
     name: "web-sandbox",
     provider: "e2b",
     status: "active",
-    repos: ["https://github.com/acme/web.git", "https://github.com/acme/design-system.git"],
+    repos: ["https://github.com/demo-co/web-platform.git", "https://github.com/demo-co/data-pipelines.git"],
     autoInstallDeps: true,
+    created: { daysBeforePeriod: 5 },
   },
   {
     name: "payments-sandbox",
     provider: "e2b",
     status: "error",
-    repos: ["https://github.com/acme/payments.git"],
+    repos: ["https://github.com/demo-co/payments-api.git"],
     autoInstallDeps: true,
     failedStep: 1,
     failure:
-      "git clone of https://github.com/acme/payments.git failed with exit code 128: fatal: could not read Username for 'https://github.com': terminal prompts disabled",
+      "git clone of https://github.com/demo-co/payments-api.git failed with exit code 128: fatal: could not read Username for 'https://github.com': terminal prompts disabled",
+    created: { minutesAgo: 180 },
   },
 ];
 
-export async function writeComputersDemo(db: Kysely<Database>, orgId: string, _options: DemoOptions): Promise<void> {
+/** The demo computers the demo's sessions run on. */
+export const DEMO_WORKSTATION = "ada-workstation";
+export const DEMO_SANDBOX = "web-sandbox";
+
+export async function writeComputersDemo(db: Kysely<Database>, orgId: string, options: DemoOptions): Promise<void> {
   const minute = 60_000;
-  for (const [i, demo] of DEMO.entries()) {
+  const nowMs = Date.now();
+  const periodStart = demoPeriodStart(options, nowMs);
+  for (const demo of DEMO) {
     if (await findComputerByName(db, orgId, demo.name)) continue;
     await db.transaction().execute(async (trx) => {
       const hostId = demo.provider === "byom" ? randomUUID() : null;
@@ -61,7 +89,11 @@ export async function writeComputersDemo(db: Kysely<Database>, orgId: string, _o
         },
         planSteps(demo.provider, demo.repos, demo.autoInstallDeps),
       );
-      const created = new Date(Date.now() - (DEMO.length - i) * 90 * minute);
+      const created = new Date(
+        "minutesAgo" in demo.created
+          ? nowMs - demo.created.minutesAgo * minute
+          : periodStart - demo.created.daysBeforePeriod * 86_400_000 + 10 * 60 * minute,
+      );
       await trx
         .updateTable("computers")
         .set({

@@ -1,11 +1,11 @@
 // Demo readiness data: a few repositories, each evaluated several times over the demo period,
 // readiness mostly improving with the odd regression. Report IDs derive from the organization,
 // repository and sequence number, so a second run adds nothing twice.
-import { createHash } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import type { Kysely } from "kysely";
 import { ReadinessReportSchema } from "../../gen/agentplane/readiness/v1/readiness_pb.js";
 import type { Database } from "../database.js";
+import { demoDigest as digest, demoUuid } from "../demo-story.js";
 import type { DemoOptions } from "../platform/module.js";
 import { reportExists } from "./queries.js";
 import { submitReport } from "./submit.js";
@@ -65,19 +65,6 @@ const MODELS = [
   { id: "gpt-5-codex", reasoningEffort: "high" },
   { id: "claude-opus-4-1", reasoningEffort: "low" },
 ];
-
-/** Deterministic bytes for a name: stable IDs and repeatable "randomness". */
-function digest(...parts: string[]): Buffer {
-  return createHash("sha256").update(parts.join("\u0000")).digest();
-}
-
-function demoUuid(...parts: string[]): string {
-  const b = digest(...parts);
-  b[6] = (b[6]! & 0x0f) | 0x50; // version 5 layout (name-based)
-  b[8] = (b[8]! & 0x3f) | 0x80; // RFC 4122 variant
-  const hex = b.subarray(0, 16).toString("hex");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
-}
 
 export async function writeReadinessDemo(db: Kysely<Database>, orgId: string, options: DemoOptions): Promise<void> {
   const dayMs = 86_400_000;

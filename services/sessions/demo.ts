@@ -1,323 +1,382 @@
-// Demo sessions: for each user of the organization who may write (owner, manager, member), a few
-// finished coding sessions spread over the demo period, each with a realistic conversation
-// (user asks, the agent calls tools and answers), token usage, settings, and now and then a
-// subagent child session whose usage rolls up into its parent. The newest session of the first
-// user is left pending, waiting for a runner. Skipped when the organization already has demo
-// sessions (tagged "demo"), so running it twice writes them once. Deterministic per organization.
+// Demo sessions: the sessions of the demo story (demo-story.ts) — the very sessions the analytics
+// demo counts, with the same IDs, times and user and assistant messages — each with a title and
+// a conversation made from parts (what was asked, what the agent read, edited and ran, as the
+// story's tool calls and file operations say), the token usage of its model calls, and its
+// computer (the founder's terminal sessions run on the demo workstation, web and scripted ones in
+// the demo sandbox); now and then a subagent child session found the code for the first question.
+// Today the first user's question waits for a runner (status pending). Row IDs derive from the
+// story, so running it twice writes each session once (and a later run adds only the new days).
 //
-// It writes rows directly (no telemetry events: the analytics demo writes its own history).
-import { sql, type Kysely, type Transaction } from "kysely";
-import type { Database, Executor } from "../database.js";
+// It writes rows directly, in batches (the telemetry is the analytics demo's part of the story).
+import type { Insertable, Kysely } from "kysely";
+import type { Database } from "../database.js";
+import { DEMO_SANDBOX, DEMO_WORKSTATION, writeComputersDemo } from "../computers/demo.js";
+import { findComputerByName } from "../computers/queries.js";
+import {
+  demoFraction,
+  demoStory,
+  demoUuid,
+  sessionsOf,
+  subagentIdOf,
+  type StorySession,
+  type StoryTurn,
+} from "../demo-story.js";
 import type { DemoOptions } from "../platform/module.js";
-import { insertMessages, type NewMessageRow } from "./message-queries.js";
-import { insertSession } from "./session-queries.js";
-import { newId } from "../platform/ids.js";
-import type { StoredSettings } from "./tables.js";
+import type { MessagesTable, SessionsTable, StoredSettings } from "./tables.js";
 
-interface Task {
-  title: string;
-  turns: { user: string; tool?: string; assistant: string }[];
-}
-
-const TASKS: Task[] = [
-  {
-    title: "Fix flaky checkout test",
-    turns: [
-      {
-        user: "The checkout e2e test fails about one run in five on CI. Can you find out why?",
-        tool: "$ npx vitest run test/checkout.test.ts --repeat 20\n 4 failed | 16 passed",
-        assistant:
-          "The test reads the order total before the pricing request resolves. I replaced the fixed 200 ms sleep with `await screen.findByText(/Total/)`; 50 consecutive runs pass now.",
-      },
-      {
-        user: "Nice. Could you also check the cart test, it has the same sleep?",
-        assistant:
-          "Yes, `cart.test.ts` line 88 had the same pattern. Fixed it the same way and removed the now unused `sleep` helper.",
-      },
-    ],
-  },
-  {
-    title: "Add pagination to the invoices API",
-    turns: [
-      {
-        user: "GET /invoices returns everything at once. Add cursor pagination with a limit of 1 to 100, default 20.",
-        tool: '$ rg -n "listInvoices" src\nsrc/invoices/routes.ts:14\nsrc/invoices/repo.ts:31',
-        assistant:
-          "Added keyset pagination on (created_at, id) with an opaque cursor, validated `limit` (400 outside 1–100) and updated the OpenAPI document. Tests cover the first page, the last page and a bad cursor.",
-      },
-      {
-        user: "Please make the cursor expire after an hour.",
-        assistant:
-          "Cursors now carry an issue time and are rejected with a 400 after 60 minutes; the error message tells the client to start again without a cursor.",
-      },
-      {
-        user: "Ship it.",
-        tool: '$ git commit -am "invoices: cursor pagination"\n[feat/invoices-paging 3f2a9c1] invoices: cursor pagination',
-        assistant: "Committed on `feat/invoices-paging` and opened a pull request with the summary and the test plan.",
-      },
-    ],
-  },
-  {
-    title: "Upgrade to Node 22",
-    turns: [
-      {
-        user: "Upgrade the service to Node 22 and fix whatever breaks.",
-        tool: "$ npm test\n  3 failing: fetch() keep-alive, crypto.createCipher removed, url.parse deprecation",
-        assistant:
-          "Bumped the engines field, the Dockerfile and CI to Node 22. Replaced `crypto.createCipher` with `createCipheriv`, swapped `url.parse` for `new URL`, and fixed the keep-alive test to close its agent. All 412 tests pass.",
-      },
-    ],
-  },
-  {
-    title: "Explain the billing rollup job",
-    turns: [
-      {
-        user: "How does the nightly billing rollup work? I need to change when it runs.",
-        assistant:
-          "It is scheduled in `jobs/rollup.ts` at 00:15 UTC, reads the previous day's usage events, aggregates them per organization and model, and upserts `daily_usage`. The schedule comes from `ROLLUP_CRON`; changing that variable is enough, nothing else assumes the time.",
-      },
-      {
-        user: "Does it catch up if it misses a day?",
-        assistant:
-          "Yes: on start it looks for the newest rolled-up day and runs every missing day up to yesterday, oldest first.",
-      },
-    ],
-  },
-  {
-    title: "Speed up the search endpoint",
-    turns: [
-      {
-        user: "/search takes 2 s on large workspaces. Profile it and propose a fix.",
-        tool: "EXPLAIN ANALYZE ... Seq Scan on documents (rows=1840212) Filter: (workspace_id = $1)",
-        assistant:
-          "The query scans all documents because the index is on (title) only. A composite index on (workspace_id, updated_at desc) brings it to 35 ms. I added the migration and a benchmark to the perf suite.",
-      },
-    ],
-  },
-  {
-    title: "Write release notes for 3.4",
-    turns: [
-      {
-        user: "Draft release notes for 3.4 from the merged PRs since 3.3.",
-        tool: '$ gh pr list --state merged --search "merged:>=2026-01-02" --limit 100\n47 pull requests',
-        assistant:
-          "Drafted `RELEASE-NOTES.md` with highlights (SSO groups, faster search, CSV export), 12 fixes and 2 deprecations; internal refactors are left out.",
-      },
-    ],
-  },
-];
-
-const MODELS = ["claude-sonnet-4-5", "gpt-5", "claude-opus-4-1", "gemini-2.5-pro"];
-const TOOLS = ["Read", "Edit", "Execute", "Grep", "WebSearch"];
-const CLIENTS = ["terminal-ui", "web", "non-interactive-cli"];
-const MODES = ["auto-medium", "auto-high", "auto-low", "spec", "manual"];
 const DEMO_TAG = "demo";
+/** Rows per insert statement. */
+const BATCH = 500;
 
-/** A small deterministic generator (mulberry32) seeded from the organization ID. */
-function random(seedText: string): () => number {
-  let seed = 0;
-  for (const ch of seedText) seed = (Math.imul(seed, 31) + ch.charCodeAt(0)) | 0;
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+const ACTIONS = [
+  "Fix",
+  "Add",
+  "Refactor",
+  "Speed up",
+  "Document",
+  "Test",
+  "Clean up",
+  "Investigate",
+  "Harden",
+  "Simplify",
+  "Rework",
+  "Review",
+];
+const SUBJECTS = [
+  "the flaky checkout test",
+  "invoice pagination",
+  "the retry logic",
+  "session timeout handling",
+  "the CSV export",
+  "search ranking",
+  "the rate limiter",
+  "webhook signatures",
+  "feature flags",
+  "the login redirect",
+  "image uploads",
+  "the audit log",
+  "date parsing",
+  "cache invalidation",
+  "validation errors",
+  "the build cache",
+  "the permissions check",
+  "email templates",
+  "the onboarding flow",
+  "the nightly rollup",
+];
+const AREAS = [
+  "in the billing service",
+  "in the web app",
+  "in the admin console",
+  "in the payments API",
+  "in the data pipelines",
+  "in the CLI",
+  "in the mobile API",
+  "in the design system",
+  "in the ingest jobs",
+  "in the auth service",
+];
+const CONTEXTS = [
+  "It started after yesterday's deploy.",
+  "Keep the public API unchanged.",
+  "Please add tests for it.",
+  "Customers reported it twice this week.",
+  "There is a ticket for it in Linear.",
+  "Start by reading the existing code, then propose a plan.",
+  "It only happens on large workspaces.",
+  "The on-call engineer flagged it this morning.",
+];
+const FOLLOW_UPS = [
+  "Looks good. Can you also cover the error path?",
+  "Please run the whole test suite once more.",
+  "Rename the helper to something clearer.",
+  "Can you add a short note to the changelog?",
+  "What about an empty list?",
+  "Split that into two commits, please.",
+  "Make the log message say which record failed.",
+  "Good. Now update the README section too.",
+  "Could this break the mobile client?",
+  "Ship it.",
+];
+const CLOSINGS = [
+  "All tests pass now.",
+  "The change is ready for review.",
+  "I left a comment where the old behaviour was relied on.",
+  "Nothing else depends on it.",
+  "The benchmark is unchanged.",
+  "Type checks and lint are clean.",
+];
+const USER_MESSAGE_SOURCE: Record<string, string> = {
+  "terminal-ui": "cli_tui",
+  web: "web",
+  "non-interactive-cli": "sessions_api",
+};
+
+function pickOf<T>(items: readonly T[], ...seed: string[]): T {
+  return items[Math.floor(demoFraction(...seed) * items.length)]!;
 }
 
-async function hasDemoSessions(db: Executor, orgId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom("sessions")
-    .select("id")
-    .where("org_id", "=", orgId)
-    .where(sql<boolean>`settings->'tags' @> ${JSON.stringify([{ name: DEMO_TAG }])}::jsonb`)
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
-export async function writeSessionsDemo(db: Kysely<Database>, orgId: string, options: DemoOptions): Promise<void> {
-  if (await hasDemoSessions(db, orgId)) return;
-  const users = await db
-    .selectFrom("users")
-    .select("id")
-    .where("org_id", "=", orgId)
-    .where("role", "in", ["owner", "manager", "member"])
-    .orderBy("created_at")
-    .orderBy("id")
-    .execute();
-  const rand = random(orgId);
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
-  const days = Math.max(1, options.days);
-  const yesterdayEnd = new Date(new Date().setUTCHours(0, 0, 0, 0) - 60_000).getTime();
-  const perUser = Math.min(8, Math.max(2, Math.round(days / 4)));
-
-  for (const [u, user] of users.entries()) {
-    for (let n = 0; n < perUser; n++) {
-      const task = TASKS[(u + n * 3) % TASKS.length]!;
-      const dayOffset = Math.floor(rand() * days);
-      const start = yesterdayEnd - dayOffset * 86_400_000 - Math.floor(rand() * 8) * 3_600_000 - 3_600_000;
-      const waiting = u === 0 && n === perUser - 1;
-      await db
-        .transaction()
-        .execute((trx) => writeSession(trx, { orgId, userId: user.id, task, start, waiting, rand, pick }));
-    }
+/** A title made of an action, a subject and an area; one not used yet when a few tries find one. */
+function titleOf(id: string, used: Set<string>): string {
+  let title = "";
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const n = String(attempt);
+    title = `${pickOf(ACTIONS, id, "action", n)} ${pickOf(SUBJECTS, id, "subject", n)} ${pickOf(AREAS, id, "area", n)}`;
+    if (!used.has(title)) break;
   }
+  used.add(title);
+  return title;
 }
 
-interface SessionPlan {
-  orgId: string;
-  userId: string;
-  task: Task;
-  start: number;
-  /** Leave the last user message unanswered (status pending). */
-  waiting: boolean;
-  rand: () => number;
-  pick: <T>(items: readonly T[]) => T;
+const quoted = (paths: readonly string[]) => paths.map((p) => `\`${p}\``).join(", ");
+
+/** The agent's answer to a turn: what it did (the turn's tool calls and files), then the closing line. */
+function answerOf(turn: StoryTurn, closing: string): string {
+  const did: string[] = [];
+  const reads = turn.tools.filter((t) => t === "Read").length;
+  if (reads > 0) did.push(`read ${reads === 1 ? "one file" : `${reads} files`}`);
+  if (turn.tools.some((t) => t === "Grep" || t === "Glob" || t === "LS")) did.push("searched the code");
+  const created = turn.files.filter((f) => f.op === "created").map((f) => f.path);
+  const edited = turn.files.filter((f) => f.op !== "created").map((f) => f.path);
+  if (edited.length > 0) did.push(`edited ${quoted(edited)}`);
+  if (created.length > 0) did.push(`created ${quoted(created)}`);
+  if (turn.tools.includes("Bash")) did.push("ran the tests");
+  if (turn.tools.some((t) => t === "WebSearch" || t === "FetchUrl")) did.push("checked the documentation");
+  if (turn.tools.some((t) => t.includes("."))) did.push("looked up the linked issue");
+  const summary = did.length > 0 ? `I ${did.join(", ")}. ` : "";
+  return `${summary}${closing}`;
 }
 
-async function writeSession(trx: Transaction<Database>, plan: SessionPlan): Promise<void> {
-  const { rand, pick } = plan;
-  const model = pick(MODELS);
+function questionOf(title: string, turn: number, seed: string): string {
+  if (turn === 0) return `${title}. ${pickOf(CONTEXTS, seed, "context")}`;
+  return pickOf(FOLLOW_UPS, seed, "follow-up", String(turn));
+}
+
+/** The most used of the session's models (the first on a tie). */
+function mainModel(session: StorySession): string | undefined {
+  const counts = new Map<string, number>();
+  for (const u of session.usage) counts.set(u.modelId, (counts.get(u.modelId) ?? 0) + 1);
+  let best: string | undefined;
+  for (const [model, n] of counts) if (best === undefined || n > counts.get(best)!) best = model;
+  return best;
+}
+
+type SessionInsert = Insertable<SessionsTable>;
+type MessageInsert = Insertable<MessagesTable>;
+
+interface Computers {
+  workstation?: { id: string; since: number };
+  sandbox?: { id: string; since: number };
+}
+
+async function demoComputers(db: Kysely<Database>, orgId: string, options: DemoOptions): Promise<Computers> {
+  // The computers demo is idempotent: it adds each computer once.
+  await writeComputersDemo(db, orgId, options);
+  const found = async (name: string) => {
+    const c = await findComputerByName(db, orgId, name);
+    return c && { id: c.id, since: c.created_at.getTime() };
+  };
+  return { workstation: await found(DEMO_WORKSTATION), sandbox: await found(DEMO_SANDBOX) };
+}
+
+/**
+ * Where a session ran: the founder's terminal sessions on the workstation, web and scripted
+ * (non-interactive) ones in the sandbox; the others on their users' own machines (no computer).
+ */
+function computerOf(computers: Computers, founder: boolean, client: string, start: number): string | null {
+  const c = client === "terminal-ui" ? (founder ? computers.workstation : undefined) : computers.sandbox;
+  return c && c.since < start ? c.id : null;
+}
+
+/** What a subagent was asked and answered, and its title, from its parent's title. */
+const subagentTexts = (parentTitle: string) => ({
+  title: `Subagent: find the code for "${parentTitle}"`,
+  question: () => `Find the code relevant to: ${parentTitle}`,
+  answer: (turn: StoryTurn) => answerOf(turn, "The summary went back to the parent session."),
+});
+
+interface Texts {
+  title: string;
+  question(turn: number, seed: string): string;
+  answer(turn: StoryTurn, seed: string): string;
+}
+
+function rowsOf(
+  orgId: string,
+  session: StorySession,
+  texts: Texts,
+  computerId: string | null,
+  parentId: string | null,
+): { session: SessionInsert; messages: MessageInsert[] } {
+  const { title } = texts;
+  const seed = session.id;
+  const messages: MessageInsert[] = [];
+  const message = (role: "user" | "assistant", at: number, text: string): MessageInsert => ({
+    id: demoUuid("demo-message", seed, String(messages.length)),
+    org_id: orgId,
+    session_id: session.id,
+    seq: messages.length + 1,
+    role,
+    content: JSON.stringify([{ text, id: demoUuid("demo-block", seed, String(messages.length)) }]),
+    created_at: new Date(at),
+    updated_at: new Date(at),
+    computer_id: computerId,
+    visibility: "both",
+    ...(role === "user"
+      ? { user_message_source: USER_MESSAGE_SOURCE[session.client] ?? "sessions_api", author_user_id: session.userId }
+      : { is_user_visible: true, is_error: false }),
+  });
+  let activeMs = 0;
+  for (const [i, turn] of session.turns.entries()) {
+    messages.push(message("user", turn.userAt, texts.question(i, seed)));
+    messages.push(message("assistant", turn.assistantAt, texts.answer(turn, `${seed}/${i}`)));
+    activeMs += turn.assistantAt - turn.userAt;
+  }
+  const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, thinking: 0 };
+  for (const u of session.usage) {
+    usage.input += u.input;
+    usage.output += u.output;
+    usage.cacheRead += u.cacheRead;
+    usage.cacheWrite += u.cacheWrite;
+    // Thinking models spend part of their output on reasoning.
+    if (u.modelTier === "thinking") usage.thinking += Math.round(u.output * 0.4);
+  }
+  const model = mainModel(session);
+  const tools = [...new Set(session.turns.flatMap((t) => t.tools).filter((t) => !t.includes(".")))].sort();
   const settings: StoredSettings = {
-    model,
-    specModeModel: pick(MODELS),
-    assistantActiveTimeMs: Math.round(20_000 + rand() * 600_000),
+    ...(model ? { model, specModeModel: model } : {}),
+    assistantActiveTimeMs: activeMs,
     tags: [
       { name: DEMO_TAG, metadata: {} },
-      ...(rand() < 0.5 ? [{ name: "backend", metadata: { team: "platform" } }] : []),
+      ...(demoFraction(seed, "tag") < 0.4 ? [{ name: "backend", metadata: { team: "platform" } }] : []),
     ],
-    enabledToolIds: TOOLS.filter(() => rand() < 0.8),
+    enabledToolIds: tools,
     disabledToolIds: [],
   };
-  let t = plan.start;
-  const messages: { row: NewMessageRow; at: Date }[] = [];
-  const usage = { input: 0, output: 0, cacheRead: 0, cacheCreation: 0, thinking: 0 };
-  const turns = plan.waiting ? plan.task.turns.slice(0, 1) : plan.task.turns;
-  for (const [i, turn] of turns.entries()) {
-    t += 30_000 + Math.floor(rand() * 300_000);
-    messages.push({
-      at: new Date(t),
-      row: {
-        id: newId(),
-        role: "user",
-        content: [{ text: turn.user, id: newId() }],
-        user_message_source: pick(["cli_tui", "web", "sessions_api"]),
-        visibility: "both",
-        author_user_id: plan.userId,
-      },
-    });
-    if (plan.waiting && i === turns.length - 1) break;
-    if (turn.tool) {
-      t += 5_000 + Math.floor(rand() * 60_000);
-      messages.push({
-        at: new Date(t),
-        row: {
-          id: newId(),
-          role: "tool",
-          content: [{ text: turn.tool, id: newId() }],
-          visibility: "llm_only",
-          is_user_visible: false,
-          is_error: false,
-        },
-      });
-    }
-    t += 10_000 + Math.floor(rand() * 120_000);
-    messages.push({
-      at: new Date(t),
-      row: {
-        id: newId(),
-        role: "assistant",
-        content: [{ text: turn.assistant, id: newId() }],
-        visibility: "both",
-        is_user_visible: true,
-        is_error: false,
-      },
-    });
-    usage.input += 1_500 + Math.floor(rand() * 18_000);
-    usage.output += 150 + Math.floor(rand() * 1_500);
-    usage.cacheRead += Math.floor(rand() * 40_000);
-    usage.cacheCreation += Math.floor(rand() * 4_000);
-    usage.thinking += model.includes("opus") || model.includes("gpt") ? Math.floor(rand() * 2_000) : 0;
-  }
-  const credits = Math.round((usage.input + usage.output + usage.cacheCreation + 0.1 * usage.cacheRead) * 100) / 100;
-  const last = new Date(t);
-  const session = await insertSession(
-    trx,
-    {
-      orgId: plan.orgId,
-      userId: plan.userId,
-      parentSessionId: null,
-      title: plan.task.title,
-      computerId: null,
-      settings,
-      client: pick(CLIENTS),
-      autonomyMode: pick(MODES),
-      createdAt: new Date(plan.start),
-    },
-    {
-      status: plan.waiting ? "pending" : "idle",
-      pending_since: plan.waiting ? last : null,
-      updated_at: last,
-      completed_at: plan.waiting ? null : last,
+  const credits = Math.round((usage.input + usage.output + usage.cacheWrite + 0.1 * usage.cacheRead) * 100) / 100;
+  const end = new Date(session.end);
+  return {
+    messages,
+    session: {
+      id: session.id,
+      org_id: orgId,
+      user_id: session.userId,
+      parent_session_id: parentId,
+      root_id: parentId ?? session.id,
+      title,
+      computer_id: computerId,
+      status: "idle",
       message_count: messages.length,
-      claimed_seq: plan.waiting ? 0 : messages.length,
-      handled_seq: plan.waiting ? 0 : messages.length,
+      settings: JSON.stringify(settings),
+      client: session.client,
+      autonomy_mode: session.autonomyMode,
+      created_at: new Date(session.start),
+      updated_at: end,
+      completed_at: end,
+      claimed_seq: messages.length,
+      handled_seq: messages.length,
       input_tokens: usage.input,
       output_tokens: usage.output,
       cache_read_tokens: usage.cacheRead,
-      cache_creation_tokens: usage.cacheCreation,
+      cache_creation_tokens: usage.cacheWrite,
       thinking_tokens: usage.thinking,
       factory_credits: credits,
     },
-  );
-  for (const [i, m] of messages.entries()) {
-    await insertMessages(trx, { orgId: plan.orgId, sessionId: session.id, lastSeq: i }, m.at, [m.row]);
-  }
-  // Now and then a subagent explored part of the task: a child session with its own usage.
-  if (!plan.waiting && rand() < 0.35) {
-    const childStart = plan.start + 60_000;
-    const child = await insertSession(
-      trx,
-      {
-        orgId: plan.orgId,
-        userId: plan.userId,
-        parentSessionId: session.id,
-        title: `Subagent: explore code for "${plan.task.title}"`,
-        computerId: null,
-        settings: { model: "claude-haiku-4-5", tags: [{ name: DEMO_TAG, metadata: {} }] },
-        client: session.client,
-        autonomyMode: "auto-high",
-        createdAt: new Date(childStart),
-      },
-      {
-        updated_at: new Date(childStart + 90_000),
-        completed_at: new Date(childStart + 90_000),
-        message_count: 2,
-        claimed_seq: 2,
-        handled_seq: 2,
-        input_tokens: 4_200,
-        output_tokens: 610,
-        cache_read_tokens: 12_000,
-        factory_credits: 6_010,
-      },
-    );
-    await insertMessages(trx, { orgId: plan.orgId, sessionId: child.id, lastSeq: 0 }, new Date(childStart + 1_000), [
-      {
+  };
+}
+
+/**
+ * Inserts the rows a batch at a time, sessions first (messages reference them). Their IDs derive
+ * from the story, so rows a previous run wrote are left as they are.
+ */
+async function insertRows(db: Kysely<Database>, sessions: SessionInsert[], messages: MessageInsert[]): Promise<void> {
+  for (let i = 0; i < sessions.length; i += BATCH)
+    await db
+      .insertInto("sessions")
+      .values(sessions.slice(i, i + BATCH))
+      .onConflict((oc) => oc.column("id").doNothing())
+      .execute();
+  for (let i = 0; i < messages.length; i += BATCH)
+    await db
+      .insertInto("messages")
+      .values(messages.slice(i, i + BATCH))
+      .onConflict((oc) => oc.column("id").doNothing())
+      .execute();
+}
+
+export async function writeSessionsDemo(db: Kysely<Database>, orgId: string, options: DemoOptions): Promise<void> {
+  const computers = await demoComputers(db, orgId, options);
+  const story = await demoStory(db, orgId, options, Date.now());
+  const founder = story.users[0]?.id;
+  const titles = new Set<string>();
+  let sessions: SessionInsert[] = [];
+  let messages: MessageInsert[] = [];
+  await db.transaction().execute(async (trx) => {
+    for (const userDay of story.telemetry()) {
+      const held = sessionsOf(userDay);
+      const subagents = new Set(held.map((s) => subagentIdOf(s.id)));
+      // Parents first: a child's row names its parent's.
+      for (const s of held.filter((s) => !subagents.has(s.id))) {
+        const computerId = computerOf(computers, s.userId === founder, s.client, s.start);
+        const title = titleOf(s.id, titles);
+        const texts: Texts = {
+          title,
+          question: (i, seed) => questionOf(title, i, seed),
+          answer: (turn, seed) => answerOf(turn, pickOf(CLOSINGS, seed, "closing")),
+        };
+        const rows = rowsOf(orgId, s, texts, computerId, null);
+        sessions.push(rows.session);
+        messages.push(...rows.messages);
+        const child = held.find((c) => c.id === subagentIdOf(s.id));
+        if (child) {
+          const childRows = rowsOf(orgId, child, subagentTexts(title), computerId, s.id);
+          sessions.push(childRows.session);
+          messages.push(...childRows.messages);
+        }
+      }
+      if (messages.length >= 10 * BATCH) {
+        await insertRows(trx, sessions, messages);
+        sessions = [];
+        messages = [];
+      }
+    }
+    const pending = story.pending;
+    if (pending) {
+      const title = titleOf(pending.id, titles);
+      const computerId = computerOf(computers, true, pending.client, pending.start);
+      const at = new Date(pending.messageAt);
+      sessions.push({
+        id: pending.id,
+        org_id: orgId,
+        user_id: pending.userId,
+        parent_session_id: null,
+        root_id: pending.id,
+        title,
+        computer_id: computerId,
+        status: "pending",
+        pending_since: at,
+        message_count: 1,
+        settings: JSON.stringify({ tags: [{ name: DEMO_TAG, metadata: {} }] } satisfies StoredSettings),
+        client: pending.client,
+        autonomy_mode: pending.autonomyMode,
+        created_at: new Date(pending.start),
+        updated_at: at,
+      });
+      messages.push({
+        id: pending.messageId,
+        org_id: orgId,
+        session_id: pending.id,
+        seq: 1,
         role: "user",
-        content: [{ text: `Find the code relevant to: ${plan.task.turns[0]!.user}`, id: newId() }],
-        visibility: "llm_only",
-        author_user_id: plan.userId,
-      },
-    ]);
-    await insertMessages(trx, { orgId: plan.orgId, sessionId: child.id, lastSeq: 1 }, new Date(childStart + 90_000), [
-      {
-        role: "assistant",
-        content: [
-          { text: "The relevant code is in src/ (3 files); summary returned to the parent session.", id: newId() },
-        ],
+        content: JSON.stringify([{ text: questionOf(title, 0, pending.id), id: demoUuid("demo-block", pending.id) }]),
+        created_at: at,
+        updated_at: at,
+        computer_id: computerId,
         visibility: "both",
-      },
-    ]);
-  }
+        user_message_source: USER_MESSAGE_SOURCE[pending.client]!,
+        author_user_id: pending.userId,
+      });
+    }
+    await insertRows(trx, sessions, messages);
+  });
 }

@@ -586,8 +586,10 @@ describe("session handlers", () => {
   describe("demo", () => {
     it("writes sessions with message histories once", async () => {
       const orgId = (await createOrganization(database.db, { name: "Demo" })).id;
+      // They joined before the demo period: nobody works before joining.
+      const createdAt = new Date(Date.now() - 60 * 86_400_000);
       for (const role of ["owner", "member", "guest"] as const)
-        await createUser(database.db, { orgId, email: `${role}@demo.test`, role });
+        await createUser(database.db, { orgId, email: `${role}@demo.test`, role, createdAt });
       await writeSessionsDemo(database.db, orgId, { days: 14, users: 0 });
       const db = database.db;
       const sessions = await db.selectFrom("sessions").selectAll().where("org_id", "=", orgId).execute();

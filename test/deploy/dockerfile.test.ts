@@ -93,6 +93,9 @@ describe("Dockerfile", () => {
     expect(bin).toContain('"../dist/services/cli/main.js"');
     expect(final.instructions).toContainEqual({ op: "COPY", args: "--from=build /app/dist/services ./dist/services" });
     expect(final.instructions).toContainEqual({ op: "COPY", args: "--from=build /app/dist/gen ./dist/gen" });
+    // The dashboard's build, where the web module looks for it (web/dist beside package.json).
+    expect(build.instructions.some((i) => i.op === "RUN" && /npm run build:web/.test(i.args))).toBe(true);
+    expect(final.instructions).toContainEqual({ op: "COPY", args: "--from=build /app/web/dist ./web/dist" });
     expect(final.instructions).toContainEqual({ op: "COPY", args: "bin ./bin" });
     // package.json makes dist/*.js ES modules ("type": "module").
     expect(final.instructions).toContainEqual({ op: "COPY", args: "package.json ./" });
@@ -123,11 +126,13 @@ describe("Dockerfile", () => {
     );
     expect([...new Set(copied)].sort()).toEqual([
       "bin",
+      "clients/typescript/package.json",
       "gen",
       "package-lock.json",
       "package.json",
       "services",
       "tsconfig.json",
+      "web",
     ]);
     for (const file of [
       "package.json",
@@ -136,6 +141,9 @@ describe("Dockerfile", () => {
       "bin/agentplane.js",
       "gen/agentplane/sessions/v1alpha1/sessions_pb.ts",
       "services/cli/main.ts",
+      "clients/typescript/package.json",
+      "web/index.html",
+      "web/src/main.ts",
     ]) {
       expect(ignored(file), file).toBe(false);
     }
@@ -148,6 +156,8 @@ describe("Dockerfile", () => {
       "services/edge/edge.test.ts",
       "deploy/envoy/api.binpb",
       "README.md",
+      "web/dist/index.html",
+      "clients/typescript/src/index.ts",
     ]) {
       expect(ignored(file), file).toBe(true);
     }

@@ -131,7 +131,7 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
     }
   });
 
-  it("admits exactly: anyone to Envoy's listener, Envoy to the public port, workloads to the internal port, the pods that use them to the datastores", () => {
+  it("admits exactly: anyone to Envoy's listeners, Envoy to the public port, workloads to the internal port, the pods that use them to the datastores", () => {
     const objects = objectsOf(overlay);
     const policies = objects.filter((o) => o.kind === "NetworkPolicy");
     expect(policies.map((p) => p.metadata.name).sort()).toEqual(
@@ -168,7 +168,7 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
       );
     const isModule = (name: string) => modules.some((m) => m.name === name);
     const expected = (source: string, target: string, port: number): boolean => {
-      if (target === "envoy" && port === 8080) return true;
+      if (target === "envoy" && (port === 8080 || port === 8081)) return true;
       if (isModule(target) && port === 8081) return source === "envoy";
       if (isModule(target) && port === 8082) return source.startsWith("workload");
       if (target === "postgres") return isModule(source) || source === "migrate";
@@ -183,7 +183,7 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
         if (expected(source, w.metadata.name, port)) want.push(`${source} -> ${name}`);
       }
     }
-    expect(targets.length).toBe(overlay === "local" ? 15 : 13);
+    expect(targets.length).toBe(overlay === "local" ? 16 : 14);
     expect(allowed).toEqual(want);
   });
 });
@@ -289,7 +289,9 @@ describe("the example runner (deploy/examples/session-runner.yaml), which no ove
             .map((p) => `${w.metadata.name}:${p.name}`),
         );
       const withInternal = modules.filter((m) => m.internalServices.length > 0);
-      expect(reachable.sort()).toEqual(["envoy:http", ...withInternal.map((m) => `${m.name}:grpc-internal`)].sort());
+      expect(reachable.sort()).toEqual(
+        ["envoy:http", "envoy:grpc", ...withInternal.map((m) => `${m.name}:grpc-internal`)].sort(),
+      );
       // Its label is what lets it in.
       const unlabelled = { pod: { ...source.pod, labels: { "app.kubernetes.io/name": "session-runner" } } };
       expect(admits(policies, unlabelled, podOf(module), reached)).toBe(false);

@@ -29,7 +29,7 @@ describe("streamed exports", () => {
     database = await createTestDatabase<Database>(migrations);
     const orgId = (await createOrganization(database.db, { name: "Streamed exports" })).id;
     const userId = (await createUser(database.db, { orgId, email: "owner@exports.test", role: "owner" })).id;
-    await writeAnalyticsDemo(database.db, orgId, { users: 260, days: 30 }, NOW);
+    await writeAnalyticsDemo(database.db, orgId, { users: 320, days: 30 }, NOW);
     const count = await database.db
       .selectFrom("analytics_user_daily")
       .select((eb) => eb.fn.countAll<number>().as("n"))
