@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fails when gen/, the Envoy descriptor set or deploy/envoy/envoy.yaml differ from what
+# Fails when gen/ (the TypeScript of every proto and gen/openapi/openapi.json), the Envoy descriptor set or deploy/envoy/envoy.yaml differ from what
 # `npm run generate` writes from proto/ and envoy.yaml (all committed, never edited by hand).
 # Generates into a scratch copy so the working tree is left alone.
 set -euo pipefail
@@ -9,6 +9,8 @@ trap 'rm -rf "$tmp"' EXIT
 cp -r "$root/proto" "$root/buf.yaml" "$root/buf.gen.yaml" "$root/envoy.yaml" "$tmp/"
 mkdir -p "$tmp/deploy/envoy"
 ln -s "$root/node_modules" "$tmp/node_modules"
+# The OpenAPI plugin (buf.gen.yaml) runs from scripts/protoc-gen-openapi and imports from services/.
+ln -s "$root/scripts" "$root/services" "$tmp/"
 # The same script as `npm run generate`, so this check compares with exactly what it writes.
 (cd "$tmp" && PATH="$root/node_modules/.bin:$PATH" bash "$root/scripts/generate.sh")
 if ! diff -r "$root/gen" "$tmp/gen" >/dev/null; then

@@ -4,6 +4,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { WebService } from "../../gen/agentplane/web/v1/web_pb.js";
 import { DomainError, notFound } from "../platform/errors.js";
 import { fileAnswer } from "./answer.js";
+import { API_REFERENCE_CSP, type ApiReferenceFiles } from "./api-reference.js";
 import type { StaticFile } from "./files.js";
 
 /**
@@ -29,16 +30,19 @@ const PAGE_HEADERS = {
   "referrer-policy": "no-referrer",
   "x-frame-options": "DENY",
 };
+const REFERENCE_PAGE_HEADERS = { ...PAGE_HEADERS, "content-security-policy": API_REFERENCE_CSP };
 
 export interface WebDeps {
   /** The dashboard's build, by path relative to web/dist ("index.html", "assets/index-3f2a.js"). */
   readonly dashboard: ReadonlyMap<string, StaticFile>;
+  /** The OpenAPI document, the reference page and its bundle (api-reference.ts). */
+  readonly apiReference: ApiReferenceFiles;
 }
 
 const NOT_BUILT =
   "the dashboard is not built in this installation: run `npm run build:web` (npm install does it) and restart";
 
-export function createWebService({ dashboard }: WebDeps): Partial<ServiceImpl<typeof WebService>> {
+export function createWebService({ dashboard, apiReference }: WebDeps): Partial<ServiceImpl<typeof WebService>> {
   return {
     async *getDashboard(_req, ctx) {
       const page = dashboard.get("index.html");
@@ -47,11 +51,17 @@ export function createWebService({ dashboard }: WebDeps): Partial<ServiceImpl<ty
       yield* fileAnswer(ctx, page, { cacheControl: "no-cache", headers: PAGE_HEADERS });
     },
     async *getAsset(req, ctx) {
-      const file = dashboard.get(`assets/${req.path}`);
+      const file = dashboard.get(`assets/${req.path}`) ?? apiReference.assets.get(req.path);
       if (file === undefined) throw notFound(`asset "${req.path.slice(0, 200)}"`);
       // Vite names every asset by a hash of its content: a name never changes meaning.
       yield* fileAnswer(ctx, file, { cacheControl: "public, max-age=31536000, immutable" });
     },
-    // GetOpenApiDocument and GetApiReference are not built yet: the router answers UNIMPLEMENTED.
+    // Revalidated on every load: a new version of the server may answer another document.
+    async *getOpenApiDocument(_req, ctx) {
+      yield* fileAnswer(ctx, apiReference.document, { cacheControl: "no-cache" });
+    },
+    async *getApiReference(_req, ctx) {
+      yield* fileAnswer(ctx, apiReference.page, { cacheControl: "no-cache", headers: REFERENCE_PAGE_HEADERS });
+    },
   };
 }

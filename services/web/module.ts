@@ -3,6 +3,7 @@
 import { WebService } from "../../gen/agentplane/web/v1/web_pb.js";
 import { PUBLIC_OPEN } from "../platform/auth.js";
 import { settingsOf, type ServiceModule } from "../platform/module.js";
+import { loadApiReferenceFiles } from "./api-reference.js";
 import { loadWebConfig, type WebConfig } from "./config.js";
 import { readStaticFiles } from "./files.js";
 import { createWebService } from "./handlers.js";
@@ -14,7 +15,7 @@ export const webModule: ServiceModule<WebConfig> = {
   services: [{ service: WebService, policy: PUBLIC_OPEN }],
   routes: (platform) => {
     const { dashboardDir } = settingsOf(platform.config, webModule);
-    const web = createWebService({ dashboard: readStaticFiles(dashboardDir) });
+    const web = createWebService({ dashboard: readStaticFiles(dashboardDir), apiReference: loadApiReferenceFiles() });
     return (router) => router.service(WebService, web);
   },
 };
