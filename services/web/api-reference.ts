@@ -1,11 +1,8 @@
 // The OpenAPI document and the API reference page (docs/openapi.md). The document is
 // gen/openapi/openapi.json, which `npm run generate` writes from the protos; imported here, so
 // that the compiled dist/ carries it. The page is rendered in the browser by @scalar/api-reference
-// from its standalone bundle, which this server serves as an asset of its own: nothing is loaded
-// from another origin.
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+// from its standalone bundle, which the dashboard's build carries (web/vite.config.ts) and this
+// server serves as an asset of its own: nothing is loaded from another origin.
 import openApiDocument from "../../gen/openapi/openapi.json" with { type: "json" };
 import { type StaticFile, staticFile } from "./files.js";
 
@@ -30,10 +27,8 @@ export const API_REFERENCE_CSP = [
 export interface ApiReferenceFiles {
   /** GET /openapi.json. */
   readonly document: StaticFile;
-  /** GET /docs. */
-  readonly page: StaticFile;
-  /** The bundle, by its path under /assets/ (its version in the name, so it is cached for good). */
-  readonly assets: ReadonlyMap<string, StaticFile>;
+  /** GET /docs; undefined without the dashboard's build, which carries Scalar's bundle. */
+  readonly page: StaticFile | undefined;
 }
 
 /** Scalar's settings: no fonts from its CDN, no telemetry, no link to its hosted services. */
@@ -46,16 +41,18 @@ const SCALAR_CONFIGURATION = {
   agent: { disabled: true },
 };
 
-export function loadApiReferenceFiles(): ApiReferenceFiles {
-  const entry = createRequire(import.meta.url).resolve("@scalar/api-reference");
-  const packageDir = join(dirname(entry), "..");
-  const { version } = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8")) as { version: string };
-  const bundleName = `scalar-api-reference-${version}.js`;
-  const bundle = staticFile(readFileSync(join(packageDir, "dist", "browser", "standalone.js")), bundleName);
+/** Scalar's bundle in the dashboard's build (web/vite.config.ts puts it there, its version in the name). */
+const BUNDLE = /^assets\/(scalar-api-reference-[\w.-]+\.js)$/;
+
+/**
+ * The document, and the page with the bundle when the dashboard's build holds one (else the page
+ * is undefined: /docs then says how to build it).
+ */
+export function loadApiReferenceFiles(dashboard: ReadonlyMap<string, StaticFile>): ApiReferenceFiles {
+  const bundlePath = [...dashboard.keys()].find((path) => BUNDLE.test(path));
   return {
     document: staticFile(Buffer.from(JSON.stringify(openApiDocument)), "openapi.json"),
-    page: staticFile(Buffer.from(referencePage(`/assets/${bundleName}`)), "docs.html"),
-    assets: new Map([[bundleName, bundle]]),
+    page: bundlePath === undefined ? undefined : staticFile(Buffer.from(referencePage(`/${bundlePath}`)), "docs.html"),
   };
 }
 

@@ -41,6 +41,8 @@ export interface WebDeps {
 
 const NOT_BUILT =
   "the dashboard is not built in this installation: run `npm run build:web` (npm install does it) and restart";
+const NOT_BUILT_DOCS =
+  "the API reference page comes with the dashboard's build, which this installation lacks: run `npm run build:web` (npm install does it) and restart; the document itself is at /openapi.json";
 
 export function createWebService({ dashboard, apiReference }: WebDeps): Partial<ServiceImpl<typeof WebService>> {
   return {
@@ -51,7 +53,7 @@ export function createWebService({ dashboard, apiReference }: WebDeps): Partial<
       yield* fileAnswer(ctx, page, { cacheControl: "no-cache", headers: PAGE_HEADERS });
     },
     async *getAsset(req, ctx) {
-      const file = dashboard.get(`assets/${req.path}`) ?? apiReference.assets.get(req.path);
+      const file = dashboard.get(`assets/${req.path}`);
       if (file === undefined) throw notFound(`asset "${req.path.slice(0, 200)}"`);
       // Vite names every asset by a hash of its content: a name never changes meaning.
       yield* fileAnswer(ctx, file, { cacheControl: "public, max-age=31536000, immutable" });
@@ -61,6 +63,7 @@ export function createWebService({ dashboard, apiReference }: WebDeps): Partial<
       yield* fileAnswer(ctx, apiReference.document, { cacheControl: "no-cache" });
     },
     async *getApiReference(_req, ctx) {
+      if (apiReference.page === undefined) throw new DomainError("not_found", NOT_BUILT_DOCS);
       yield* fileAnswer(ctx, apiReference.page, { cacheControl: "no-cache", headers: REFERENCE_PAGE_HEADERS });
     },
   };

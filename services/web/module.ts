@@ -15,7 +15,8 @@ export const webModule: ServiceModule<WebConfig> = {
   services: [{ service: WebService, policy: PUBLIC_OPEN }],
   routes: (platform) => {
     const { dashboardDir } = settingsOf(platform.config, webModule);
-    const web = createWebService({ dashboard: readStaticFiles(dashboardDir), apiReference: loadApiReferenceFiles() });
+    const dashboard = readStaticFiles(dashboardDir);
+    const web = createWebService({ dashboard, apiReference: loadApiReferenceFiles(dashboard) });
     return (router) => router.service(WebService, web);
   },
 };
