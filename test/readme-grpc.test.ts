@@ -10,7 +10,7 @@ import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionService } from "../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
-import { ALL_MODULES } from "../services/modules.js";
+import { ALL_MODULES, SCOPES } from "../services/modules.js";
 import { isPublic } from "../services/platform/module.js";
 import { bearer, createTestOrg, createTestServiceAccount, createTestUser, type TestUser } from "./support/fixtures.js";
 import { grpcurl, shellWords } from "./support/grpcurl.js";
@@ -68,11 +68,18 @@ describe("README: gRPC", () => {
     const blocks = codeBlocks(grpcSection(), "sh");
     expect(blocks).toHaveLength(1);
     const lines = blocks[0]!.split("\n").filter((l) => l.trim() !== "" && !l.startsWith("#"));
-    // The key comes from the demo's file in the README; here, the test user's.
-    expect(lines[0]).toBe("KEY=$(cat .data/demo-api-key)");
+    // The README takes the key from the demo's file and makes a service account with the CLI;
+    // here they are the test user's key and a test account's token, with the scope it names.
+    const assignments = lines.filter((l) => /^[A-Z]+=/.test(l));
+    expect(assignments).toEqual([
+      "KEY=$(cat .data/demo-api-key)",
+      "TOKEN=$(npx agentplane service-account create --name grpcurl --scopes sessions.runner)",
+    ]);
+    expect(SCOPES).toContain("sessions.runner");
     const variables = { KEY: owner.key, TOKEN: token };
     const results = [];
-    for (const line of lines.slice(1)) results.push(await grpcurl(shellWords(line, variables), urlOf));
+    for (const line of lines.filter((l) => !assignments.includes(l)))
+      results.push(await grpcurl(shellWords(line, variables), urlOf));
     expect(results).toHaveLength(4);
     const [list, describe, call, internalList] = results;
 
