@@ -7,8 +7,6 @@ import type { AddressInfo } from "node:net";
 import type { ConnectRouter, Interceptor, Transport } from "@connectrpc/connect";
 import type { DescService } from "@bufbuild/protobuf";
 import { Health } from "../gen/grpc/health/v1/health_pb.js";
-import { ServerReflection } from "../gen/grpc/reflection/v1/reflection_pb.js";
-import { ServerReflection as ServerReflectionV1alpha } from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import type { Database } from "./database.js";
 import { migrations } from "./migrations.js";
 import { ALL_MODULES, MODULES } from "./modules.js";
@@ -28,7 +26,7 @@ import type { Logger } from "./platform/logger.js";
 import { migrateToLatest } from "./platform/migrator.js";
 import { isPublic, type Platform, type ServedService, untimedRpcs, type Worker } from "./platform/module.js";
 import { rateLimitInterceptor } from "./platform/rate-limit.js";
-import { createReflection, REFLECTION_SERVICES } from "./platform/reflection.js";
+import { REFLECTION_SERVICES, reflectionRoutes } from "./platform/reflection.js";
 import { requestContextInterceptor } from "./platform/request-context.js";
 
 export const DRAIN_TIMEOUT_MS = 20_000;
@@ -157,15 +155,14 @@ export async function startServer(config: Config, logger: Logger, options: Start
       ...REFLECTION_SERVICES.map((service) => [service, reflectionPolicy] as const),
     ];
     const described = [...services.map((s) => s.service), ...platformServices.map(([service]) => service)];
-    const reflection = createReflection(described);
+    const reflection = reflectionRoutes(described);
     const listenerPolicies = policyMap([...services.map((s) => [s.service, s.policy] as const), ...platformServices]);
-    const moduleRoutes = routesOf(services);
+    const serviceRoutes = routesOf(services);
     return startGrpcListener({
       name,
       routes: (router) => {
-        moduleRoutes(router);
-        router.service(ServerReflection, reflection.v1);
-        router.service(ServerReflectionV1alpha, reflection.v1alpha);
+        serviceRoutes(router);
+        reflection(router);
       },
       interceptors: interceptorsFor(listenerPolicies),
       authenticator,

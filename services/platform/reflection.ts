@@ -14,7 +14,7 @@ import {
   type MessageInitShape,
   toBinary,
 } from "@bufbuild/protobuf";
-import { Code, type ServiceImpl } from "@connectrpc/connect";
+import { Code, type ConnectRouter, type ServiceImpl } from "@connectrpc/connect";
 import {
   ServerReflection,
   type ServerReflectionRequest,
@@ -32,7 +32,7 @@ import { type DescribedApi, describeApi } from "./reflection-descriptors.js";
 /** Both versions of the service: a listener serves the two. */
 export const REFLECTION_SERVICES: readonly DescService[] = [ServerReflection, ServerReflectionV1alpha];
 
-export interface Reflection {
+interface Reflection {
   readonly v1: ServiceImpl<typeof ServerReflection>;
   readonly v1alpha: ServiceImpl<typeof ServerReflectionV1alpha>;
 }
@@ -103,8 +103,19 @@ function respond(api: DescribedApi, request: ServerReflectionRequest): ServerRef
   });
 }
 
-/** Reflection describing `services`: every service of a listener, these two included. */
-export function createReflection(services: readonly DescService[]): Reflection {
+/**
+ * Registers both versions of reflection, describing `services`: every service of a listener,
+ * these two included.
+ */
+export function reflectionRoutes(services: readonly DescService[]): (router: ConnectRouter) => void {
+  const reflection = createReflection(services);
+  return (router) => {
+    router.service(ServerReflection, reflection.v1);
+    router.service(ServerReflectionV1alpha, reflection.v1alpha);
+  };
+}
+
+function createReflection(services: readonly DescService[]): Reflection {
   const api = describeApi(services);
   return {
     v1: {
