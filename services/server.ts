@@ -5,6 +5,7 @@
 import type { Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ConnectRouter, Interceptor, Transport } from "@connectrpc/connect";
+import type { DescService } from "@bufbuild/protobuf";
 import { Health } from "../gen/grpc/health/v1/health_pb.js";
 import type { Database } from "./database.js";
 import { migrations } from "./migrations.js";
@@ -13,7 +14,7 @@ import { createRestEdge } from "./edge/edge.js";
 import { createEdgeHttpServer, type EdgeHttpServer } from "./edge/http-server.js";
 import { createLocalTransport } from "./edge/local-transport.js";
 import { createUpstreamTransport } from "./edge/upstream-transport.js";
-import { authInterceptor, OPEN, policyMap } from "./platform/auth.js";
+import { ANY_WORKLOAD, authInterceptor, type AuthPolicy, OPEN, policyMap } from "./platform/auth.js";
 import { startGrpcListener } from "./platform/grpc-listener.js";
 import { createCors, type StreamCors } from "./platform/cors.js";
 import { startDemoRunner } from "./sessions/runner/demo-runner.js";
@@ -26,6 +27,7 @@ import type { Logger } from "./platform/logger.js";
 import { migrateToLatest } from "./platform/migrator.js";
 import { isPublic, type Platform, type ServedService, untimedRpcs, type Worker } from "./platform/module.js";
 import { rateLimitInterceptor } from "./platform/rate-limit.js";
+import { REFLECTION_SERVICES, reflectionRoutes } from "./platform/reflection.js";
 import { requestContextInterceptor } from "./platform/request-context.js";
 
 export const DRAIN_TIMEOUT_MS = 20_000;
@@ -117,11 +119,12 @@ export async function startServer(config: Config, logger: Logger, options: Start
 
   // Every listener authenticates, whichever modules run here: the provider runs regardless.
   const authenticator = MODULES.provider("authenticator")(platform, database);
-  const interceptors: Interceptor[] = [
+  const interceptorsFor = (policies: ReadonlyMap<string, AuthPolicy>): Interceptor[] => [
     requestContextInterceptor(logger),
     authInterceptor(authenticator, policies),
     rateLimitInterceptor(kv),
   ];
+  const interceptors = interceptorsFor(policies);
   // Each module's implementations are built once and shared by every router (both gRPC
   // listeners and the in-process edge), with whatever state they keep.
   const moduleRoutes = modules.map((module) => module.routes(platform));
@@ -137,21 +140,36 @@ export async function startServer(config: Config, logger: Logger, options: Start
   const routes = routesOf(served);
 
   // gRPC, gRPC-Web and Connect over cleartext HTTP/2 (Envoy's upstream protocol), on two
-  // listeners so that the edge, and NetworkPolicies, can reach the public services alone.
+  // listeners so that the edge, and NetworkPolicies, can reach the public services alone. Each
+  // also serves server reflection (platform/reflection.ts) describing exactly what it serves,
+  // under `reflectionPolicy`: open on the public listener, as the API's contract is public; a
+  // service-account token on the internal one, as everything there wants.
   const listen2 = (
     name: string,
     services: readonly ServedService[],
     port: number,
     trustForwardedFor: boolean,
+    reflectionPolicy: AuthPolicy,
     cors?: StreamCors,
-  ) =>
-    startGrpcListener({
+  ) => {
+    const platformServices: readonly (readonly [DescService, AuthPolicy])[] = [
+      [Health, OPEN],
+      ...REFLECTION_SERVICES.map((service) => [service, reflectionPolicy] as const),
+    ];
+    const described = [...services.map((s) => s.service), ...platformServices.map(([service]) => service)];
+    const reflection = reflectionRoutes(described);
+    const listenerPolicies = policyMap([...services.map((s) => [s.service, s.policy] as const), ...platformServices]);
+    const serviceRoutes = routesOf(services);
+    return startGrpcListener({
       name,
-      routes: routesOf(services),
-      interceptors,
+      routes: (router) => {
+        serviceRoutes(router);
+        reflection(router);
+      },
+      interceptors: interceptorsFor(listenerPolicies),
       authenticator,
-      policies: policyMap([...services.map((s) => [s.service, s.policy] as const), [Health, OPEN] as const]),
-      services: [...services.map((s) => s.service), Health],
+      policies: listenerPolicies,
+      services: described,
       maxMessageBytes: MAX_REQUEST_BODY_BYTES,
       requestTimeoutMs: config.requestTimeoutMs,
       // Behind the edge, the client is the last X-Forwarded-For hop; workloads connect directly.
@@ -162,15 +180,17 @@ export async function startServer(config: Config, logger: Logger, options: Start
       port,
       host: config.host,
     });
+  };
   // Browsers may call the public services from CORS_ALLOWED_ORIGINS (platform/cors.ts); workloads are no browsers.
   const grpcListener = await listen2(
     "public",
     publicServed,
     config.grpcPort,
     true,
+    OPEN,
     createCors(config.corsAllowedOrigins),
   );
-  const internalListener = await listen2("internal", internalServed, config.internalGrpcPort, false);
+  const internalListener = await listen2("internal", internalServed, config.internalGrpcPort, false, ANY_WORKLOAD);
 
   let restServer: EdgeHttpServer | undefined;
   let restPort: number | undefined;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  ANY_WORKLOAD,
   API_KEY_ONLY,
   API_KEY_OR_JWT,
   API_KEY_OR_WORKLOAD,
@@ -49,6 +50,18 @@ describe("authorize", () => {
     expect(refusal(() => authorize(telemetry, "T", "Rollup", workload(["analytics.ingest"])))).toBe(
       "permission_denied: T/Rollup needs a service account with the analytics.rollup scope",
     );
+  });
+
+  it("lets any service account, whatever its scopes, and no user call a workload-only service", () => {
+    const reflection = "grpc.reflection.v1.ServerReflection";
+    for (const scopes of [[], ["sessions.runner"], ["analytics.ingest", "computers.host"]])
+      expect(refusal(() => authorize(ANY_WORKLOAD, reflection, "ServerReflectionInfo", workload(scopes)))).toBe(
+        "allowed",
+      );
+    for (const user of [apiKey, jwt])
+      expect(refusal(() => authorize(ANY_WORKLOAD, reflection, "ServerReflectionInfo", user))).toBe(
+        `permission_denied: ${reflection}/ServerReflectionInfo needs a service account token; API keys are not accepted`,
+      );
   });
 
   it("lets a user's key call only the methods the policy opens to users", () => {

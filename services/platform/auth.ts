@@ -30,6 +30,11 @@ export type AuthPolicy =
       readonly userMethods?: readonly string[];
     }
   /**
+   * A service-account token, whatever its scopes: server reflection on the internal listener
+   * (reflection.ts), which tells a workload that may call something there what there is.
+   */
+  | { readonly kind: "workload" }
+  /**
    * No credentials at all: health checks (on every listener), and with `public` the pages that
    * hold no data (the web module: dashboard, OpenAPI document), which the edge routes.
    */
@@ -59,6 +64,7 @@ export const kAuthenticated = createContextKey<Authenticated | undefined>(undefi
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 function credentialNoun(policy: AuthPolicy): string {
+  if (policy.kind === "workload") return "service account token";
   if (policy.kind === "internal")
     return policy.userMethods?.length ? "service account token or API key" : "service account token";
   if (policy.kind === "public" && policy.workloadScope !== undefined) return "API key or service account token";
@@ -80,6 +86,11 @@ export function authorize(policy: AuthPolicy, service: string, method: string, c
     }
     if (!policy.credentials.includes(caller.principal.credentialKind))
       throw unauthenticated(`invalid or revoked ${credentialNoun(policy)}`);
+    return;
+  }
+  if (policy.kind === "workload") {
+    if (caller.kind !== "workload")
+      throw permissionDenied(`${service}/${method} needs a service account token; API keys are not accepted`);
     return;
   }
   const scope = policy.scopes[method];
@@ -170,6 +181,8 @@ export const API_KEY_OR_JWT: AuthPolicy = { kind: "public", credentials: ["api_k
 export const OPEN: AuthPolicy = { kind: "open" };
 /** Open and routed by the edge: pages that hold no data (AuthPolicy "open"). */
 export const PUBLIC_OPEN: AuthPolicy = { kind: "open", public: true };
+/** Any service-account token (auth.ts, AuthPolicy "workload"). */
+export const ANY_WORKLOAD: AuthPolicy = { kind: "workload" };
 /** A public service that also takes service-account tokens holding `scope` (auth.ts, AuthPolicy). */
 export const API_KEY_OR_WORKLOAD = (scope: string): AuthPolicy => ({
   kind: "public",

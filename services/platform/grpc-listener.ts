@@ -68,13 +68,17 @@ export interface GrpcListener {
 }
 
 export async function startGrpcListener(options: GrpcListenerOptions): Promise<GrpcListener> {
-  // The request deadline, and the reset at a stop, take a request that has not arrived in full
-  // for one whose handler has not run: true of a method taking one request message (Connect
-  // runs the handler once the request's end is in), not of one streaming its requests.
-  for (const s of options.services)
-    for (const m of s.methods)
-      if (m.methodKind === "client_streaming" || m.methodKind === "bidi_streaming")
-        throw new Error(`${s.typeName}/${m.name} streams its requests: request-deadline.ts would cut it`);
+  // The request deadline takes a request that has not arrived in full for one whose handler has
+  // not run: true of a method taking one request message (Connect runs the handler once the
+  // request's end is in), not of one streaming its requests (server reflection), which it leaves
+  // alone until a stop (request-deadline.ts).
+  const requestStreaming = new Set(
+    options.services.flatMap((s) =>
+      s.methods
+        .filter((m) => m.methodKind === "client_streaming" || m.methodKind === "bidi_streaming")
+        .map((m) => `/${s.typeName}/${m.name}`),
+    ),
+  );
   const early = createEarlyAuth({
     authenticator: options.authenticator,
     policies: options.policies,
@@ -114,7 +118,11 @@ export async function startGrpcListener(options: GrpcListenerOptions): Promise<G
       });
   };
   const wrapped = early.wrap(handler);
-  const deadline = createRequestDeadline({ timeoutMs: options.requestTimeoutMs, logger: options.logger });
+  const deadline = createRequestDeadline({
+    timeoutMs: options.requestTimeoutMs,
+    logger: options.logger,
+    requestStreaming,
+  });
   const server: Http2Server = createHttp2Server((req, res) => {
     // Browsers (Connect, gRPC-Web) come this way, never by the binary gRPC fast path: a preflight
     // is answered before the credential check, an allowed origin's answers carry CORS headers.

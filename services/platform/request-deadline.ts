@@ -28,6 +28,11 @@
 // is destroyed, by the sweep and at a stop. This was what held the stop of
 // test/reliability/fuzz-rpc.test.ts for the whole 20 s.
 //
+// A method that streams its requests (server reflection's bidirectional stream) is the one
+// exception to the deadline: its handler runs from the first message, answers each as it comes,
+// and the call lasts as long as the client keeps asking, like a server stream. A stop cuts it
+// all the same (its request has not arrived in full), so it never holds the drain.
+//
 // It tracks HTTP/2 streams, whoever serves them: Connect over Node's compatibility layer, or the
 // unary gRPC fast path on the raw stream (grpc-unary.ts); each stream comes with its own way of
 // answering DEADLINE_EXCEEDED without reading the body.
@@ -46,6 +51,8 @@ export interface RequestDeadlineOptions {
   /** REQUEST_TIMEOUT_MS: from a stream's headers to the end of its request. */
   readonly timeoutMs: number;
   readonly logger: Logger;
+  /** The paths ("/pkg.Service/Method") of the methods that stream their requests: no deadline. */
+  readonly requestStreaming?: ReadonlySet<string>;
 }
 
 /**
@@ -100,6 +107,8 @@ interface Tracked {
   since: number;
   readonly path: string;
   readonly answer: AnswerUnread;
+  /** A method streaming its requests: the sweep does not hold it to the deadline. */
+  readonly streaming: boolean;
 }
 
 export function createRequestDeadline(options: RequestDeadlineOptions): RequestDeadline {
@@ -108,6 +117,7 @@ export function createRequestDeadline(options: RequestDeadlineOptions): RequestD
   // at sweep n: it is late when that many ticks cover the timeout.
   const lateAfterTicks = Math.ceil(options.timeoutMs / tickMs);
   let ticks = 0;
+  const requestStreaming = options.requestStreaming ?? new Set<string>();
   // Every open stream; a Map keeps insertion order, so the oldest come first.
   const open = new Map<ServerHttp2Stream, Tracked>();
   function closed(this: ServerHttp2Stream) {
@@ -137,7 +147,7 @@ export function createRequestDeadline(options: RequestDeadlineOptions): RequestD
         release(stream);
         continue;
       }
-      if (!received(stream)) late(stream, tracked);
+      if (!received(stream) && !tracked.streaming) late(stream, tracked);
       // Looked at: again a timeout from now, while it stays open (a stop counts it). Moved to the
       // end, behind younger streams, so this loop ends at it.
       open.delete(stream);
@@ -149,7 +159,8 @@ export function createRequestDeadline(options: RequestDeadlineOptions): RequestD
 
   return {
     track(stream, path, answer) {
-      open.set(stream, { since: ticks, path, answer });
+      const streaming = requestStreaming.size > 0 && requestStreaming.has(path.split("?", 1)[0]!);
+      open.set(stream, { since: ticks, path, answer, streaming });
       stream.once("close", closed);
     },
     cut() {

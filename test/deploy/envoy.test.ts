@@ -282,11 +282,17 @@ describe("envoy.yaml cross-references", () => {
     expect(bindings).toBeGreaterThanOrEqual(modules.length);
   });
 
-  it("gives internal and test-only services no route, whatever the verb", () => {
+  it("gives internal, test-only, health and reflection services no route, whatever the verb", () => {
     const config = parseEnvoyYaml(text);
     const internal = modules.flatMap((m) => m.internalServices);
     expect(internal).toContain("agentplane.sessions.v1alpha1.SessionRunnerService");
-    for (const name of [...internal, "agentplane.edgetest.v1.EdgeTestService", "grpc.health.v1.Health"]) {
+    for (const name of [
+      ...internal,
+      "agentplane.edgetest.v1.EdgeTestService",
+      "grpc.health.v1.Health",
+      "grpc.reflection.v1.ServerReflection",
+      "grpc.reflection.v1alpha.ServerReflection",
+    ]) {
       for (const verb of ["GET", "POST", "DELETE"])
         expect(matchRoute(config, transcodedRequest(name, "Anything", verb))).toBeUndefined();
     }
