@@ -41,6 +41,8 @@ const PUBLIC = [
   "agentplane.organization.v1alpha1.OrganizationService",
   "agentplane.readiness.v1.ReadinessService",
   "agentplane.sessions.v1alpha1.SessionService",
+  // The pages (the web module): open, public, HttpBody streams over gRPC too.
+  "agentplane.web.v1.WebService",
   "opentelemetry.proto.collector.logs.v1.LogsService",
   "opentelemetry.proto.collector.metrics.v1.MetricsService",
   "opentelemetry.proto.collector.trace.v1.TraceService",
