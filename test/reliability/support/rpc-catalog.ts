@@ -14,6 +14,7 @@ import {
 import { ReadinessService, ReportSubmissionService } from "../../../gen/agentplane/readiness/v1/readiness_pb.js";
 import { SessionRunnerService, SessionService } from "../../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import { OtlpHttpService } from "../../../gen/agentplane/analytics/v1/otlp_pb.js";
+import { WebService } from "../../../gen/agentplane/web/v1/web_pb.js";
 import { Health } from "../../../gen/grpc/health/v1/health_pb.js";
 import { LogsService } from "../../../gen/opentelemetry/proto/collector/logs/v1/logs_service_pb.js";
 import { MetricsService } from "../../../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.js";
@@ -43,6 +44,8 @@ export const RPC_SERVICES: readonly RpcService[] = [
   { service: HostService, access: "internal" },
   { service: CreditLimitService, access: "internal" },
   { service: Health, access: "open" },
+  // The pages (dashboard, OpenAPI document): open, on the public port only.
+  { service: WebService, access: "open" },
 ];
 
 export interface RpcMethod {
