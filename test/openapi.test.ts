@@ -72,7 +72,7 @@ describe("gen/openapi/openapi.json", () => {
     const error = doc.components.schemas.Error;
     expect(error.required.sort()).toEqual(["detail", "requestId", "status", "title"]);
     expect(error.additionalProperties).toBe(false);
-    // Spec §7: the analytics statuses and the readiness statuses.
+    // docs/interface.md §7: the analytics statuses and the readiness statuses.
     for (const path of ["/api/v1/analytics/tokens", "/api/v1/analytics/users"]) {
       for (const status of [400, 401, 403, 500]) {
         const res = responseOf(doc, operationOf(doc, "get", path)!, status);
@@ -86,12 +86,12 @@ describe("gen/openapi/openapi.json", () => {
     }
   });
 
-  it("documents every route with the authentication every call needs (spec §5)", () => {
+  it("documents every route with the authentication every call needs (docs/interface.md §5)", () => {
     expect(doc.security).toEqual([{ bearerAuth: [] }]);
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
   });
 
-  describe("analytics (spec §2.1-2.6, §4.1)", () => {
+  describe("analytics (docs/interface.md §2.1-2.6, §4.1)", () => {
     const ROWS: Array<[string, string, string | undefined, string, string | undefined]> = [
       [
         "tokens",
@@ -181,7 +181,7 @@ describe("gen/openapi/openapi.json", () => {
     });
   });
 
-  it("readiness reports (spec §2.7, §4.2)", () => {
+  it("readiness reports (docs/interface.md §2.7, §4.2)", () => {
     const path = "/api/organization/maturity-level-reports";
     const p = params("get", path);
     expect(Object.keys(p).sort()).toEqual(["query:limit", "query:repoId", "query:startAfter"]);
@@ -200,7 +200,7 @@ describe("gen/openapi/openapi.json", () => {
     expect(prop(prop(report, "modelUsed"), "reasoningEffort").enum).toEqual(["low", "medium", "high", "off"]);
   });
 
-  describe("sessions (spec §2.8, §2.9, §4.3)", () => {
+  describe("sessions (docs/interface.md §2.8, §2.9, §4.3)", () => {
     const SESSION = "sessionId* messageCount* createdAt* updatedAt* title completedAt computerId sessionSettings";
     const SETTINGS_IN =
       "model specModeModel providerLockTimestamp assistantActiveTimeMs childInclusiveTokenUsageBySessionId archivedAt tags enabledToolIds disabledToolIds";
@@ -285,7 +285,7 @@ describe("gen/openapi/openapi.json", () => {
     });
   });
 
-  describe("computers (spec §2.10, §4.4)", () => {
+  describe("computers (docs/interface.md §2.10, §4.4)", () => {
     const COMPUTER =
       "id* name* providerType* createdAt* hostId hostname status provisioningSteps relayClientUrl relayAgentUrl remoteUser";
 
@@ -320,7 +320,7 @@ describe("gen/openapi/openapi.json", () => {
     });
   });
 
-  describe("organization (spec §2.11, §2.12, §4.5)", () => {
+  describe("organization (docs/interface.md §2.11, §2.12, §4.5)", () => {
     it("GET /organization/users", () => {
       const path = "/api/v0/organization/users";
       expect(Object.keys(params("get", path)).sort()).toEqual(["query:cursor", "query:limit"]);
@@ -344,7 +344,7 @@ describe("gen/openapi/openapi.json", () => {
     });
   });
 
-  it("v0 list limits: 1 to 100, default 20 (spec §8)", () => {
+  it("v0 list limits: 1 to 100, default 20 (docs/interface.md §8)", () => {
     for (const path of ["/api/v0/sessions", "/api/v0/sessions/{sessionId}/messages", "/api/v0/organization/users"]) {
       const limit = params("get", path)["query:limit"]!.schema;
       const re = new RegExp(limit.pattern);

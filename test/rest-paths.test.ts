@@ -1,4 +1,4 @@
-// Every REST path of spec §4 reaches its RPC through the edge: with a valid key the call passes
+// Every REST path of docs/interface.md §4 reaches its RPC through the edge: with a valid key the call passes
 // authentication and rate limiting (whose headers only the RPC layer sets) and answers with the
 // RPC's own status; without a key each is a 401 with the error body.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,7 +9,7 @@ const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
 const dates = `startDate=${yesterday}&endDate=${yesterday}`;
 const someId = "00000000-0000-4000-8000-000000000000";
 
-/** Spec §4, written out by hand (not derived from our descriptors, which is what is under test). */
+/** docs/interface.md §4, written out by hand (not derived from our descriptors, which is what is under test). */
 const PATHS: Array<{ method: string; path: string; body?: unknown }> = [
   { method: "GET", path: `/api/v1/analytics/tokens?${dates}` },
   { method: "GET", path: `/api/v1/analytics/tools?${dates}` },
@@ -48,7 +48,7 @@ function expectErrorBody(res: { status: number; headers: Headers; json: any }) {
   expect(res.json.requestId).toBe(res.headers.get("x-request-id"));
 }
 
-describe("REST paths of spec §4", () => {
+describe("REST paths of docs/interface.md §4", () => {
   let server: TestServer;
   let owner: TestUser;
 

@@ -1,4 +1,4 @@
-// Sessions and messages end to end: through the REST edge (spec §2.8, §2.9, §4.3) and over gRPC
+// Sessions and messages end to end: through the REST edge (docs/interface.md §2.8, §2.9, §4.3) and over gRPC
 // with a @grpc/grpc-js client (public SessionService and internal SessionRunnerService).
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -30,7 +30,7 @@ const NAME_63 = { minLength: 1, maxLength: 63 };
 const SESSION_STATUS = { enum: ["idle", "pending", "running"] };
 const WEBHOOK_EVENTS = { enum: ["session.status_changed", "message.created", "computer.status_changed"] };
 
-/** The rules of the analytics requests (spec §4.1): dates, group_by's values, the export format. */
+/** The rules of the analytics requests (docs/interface.md §4.1): dates, group_by's values, the export format. */
 function analyticsRequest(message: string, groupBy: readonly string[] | undefined): Record<string, FieldRule> {
   const rules: Record<string, FieldRule> = {
     [`${ANALYTICS}.${message}.start_date`]: { schema: DATE, required: true },
@@ -44,7 +44,7 @@ function analyticsRequest(message: string, groupBy: readonly string[] | undefine
 }
 
 export const FIELD_RULES: Readonly<Record<string, FieldRule>> = {
-  // ---- analytics (spec §2.1-2.6, §4.1) ----
+  // ---- analytics (docs/interface.md §2.1-2.6, §4.1) ----
   ...analyticsRequest("GetTokensRequest", ["model"]),
   ...analyticsRequest("GetToolsRequest", ["tool_name"]),
   ...analyticsRequest("GetActivityRequest", ["client"]),
@@ -65,7 +65,7 @@ export const FIELD_RULES: Readonly<Record<string, FieldRule>> = {
     schema: { enum: ["auto-high", "auto-medium", "auto-low", "spec", "manual"] },
   },
 
-  // ---- readiness (spec §2.7, §4.2) ----
+  // ---- readiness (docs/interface.md §2.7, §4.2) ----
   [`${READINESS}.ListReportsRequest.limit`]: { schema: { minimum: 1, maximum: 100, default: 20 } },
   [`${READINESS}.ReadinessReport.report_id`]: { schema: { format: "uuid" } },
   [`${READINESS}.CriterionEvaluation.numerator`]: { schema: { minimum: 0 } },
@@ -73,7 +73,7 @@ export const FIELD_RULES: Readonly<Record<string, FieldRule>> = {
   [`${READINESS}.ModelUsed.reasoning_effort`]: { schema: { enum: ["low", "medium", "high", "off"] } },
   [`${READINESS}.ReadinessReport.score`]: { schema: { minimum: 0, maximum: 1 } },
 
-  // ---- sessions (spec §2.8, §2.9, §4.3) ----
+  // ---- sessions (docs/interface.md §2.8, §2.9, §4.3) ----
   [`${SESSIONS}.ListSessionsRequest.limit`]: { schema: V0_LIMIT },
   [`${SESSIONS}.ListMessagesRequest.limit`]: { schema: V0_LIMIT },
   [`${SESSIONS}.ListMessagesRequest.role`]: { schema: { enum: ["user", "assistant", "tool"] } },
@@ -125,7 +125,7 @@ export const FIELD_RULES: Readonly<Record<string, FieldRule>> = {
   [`${SESSIONS}.SessionEvent.previous_status`]: { schema: SESSION_STATUS },
   [`${SESSIONS}.SessionEvent.role`]: { schema: { enum: ["user", "assistant", "tool", "system"] } },
 
-  // ---- computers (spec §2.10, §4.4) ----
+  // ---- computers (docs/interface.md §2.10, §4.4) ----
   [`${COMPUTERS}.CreateComputerRequest.name`]: { schema: NAME_63, required: true },
   [`${COMPUTERS}.CreateComputerRequest.remote_user`]: { schema: NAME_63, required: true },
   [`${COMPUTERS}.CreateComputerRequest.provider`]: { schema: { enum: ["byom", "e2b"], default: "byom" } },
@@ -147,7 +147,7 @@ export const FIELD_RULES: Readonly<Record<string, FieldRule>> = {
     schema: { enum: ["pending", "running", "succeeded", "failed", "skipped"] },
   },
 
-  // ---- organization (spec §2.11, §2.12, §4.5) ----
+  // ---- organization (docs/interface.md §2.11, §2.12, §4.5) ----
   [`${ORGANIZATION}.ListUsersRequest.limit`]: { schema: V0_LIMIT },
   [`${ORGANIZATION}.ListUsersResponse.pagination`]: { alwaysPrinted: true },
   [`${ORGANIZATION}.OrganizationUser.email`]: { schema: { format: "email" } },

@@ -148,7 +148,7 @@ export interface UserDailyTable {
   languages: string[];
   /** Bit set of the clients the user used that day (rollup/days.ts CLIENT_BITS). */
   clients: number;
-  /** The /users row (spec §2.6) as the API prints it, rendered by the rollup. */
+  /** The /users row (docs/interface.md §2.6) as the API prints it, rendered by the rollup. */
   row_json: string;
 }
 
@@ -194,7 +194,7 @@ export interface DailyTable {
   cache_read_tokens: Count;
   cache_write_tokens: Count;
   by_model: Json<ModelEntry[]>;
-  /** The day's /tokens row (spec §2.2, by_user included) as the API prints it; null on quiet days. */
+  /** The day's /tokens row (docs/interface.md §2.2, by_user included) as the API prints it; null on quiet days. */
   tokens_json: string | null;
   /** md5 of tokens_json: the /tokens ETag is computed from these, not from megabytes of JSON. */
   tokens_md5: string | null;

@@ -1,4 +1,4 @@
-// Validation of the computer requests (spec §4.4, §8). Each function returns the clean value or
+// Validation of the computer requests (docs/interface.md §4.4, §8). Each function returns the clean value or
 // throws a 400 whose message starts with the JSON field name the client sent.
 import { invalidArgument } from "../platform/errors.js";
 import type { ProviderType } from "./tables.js";

@@ -1,4 +1,4 @@
-// The public shape of a computer (spec §2.10): rows → Computer message init. Unix-ms doubles for
+// The public shape of a computer (docs/interface.md §2.10): rows → Computer message init. Unix-ms doubles for
 // times; optional fields are left out while they have no value (a hostname exists only once the
 // host has registered).
 import type { MessageInitShape } from "@bufbuild/protobuf";

@@ -1,4 +1,4 @@
-// Reading a report from its JSON form (spec §2.7), as `agentplane readiness submit FILE.json`
+// Reading a report from its JSON form (docs/interface.md §2.7), as `agentplane readiness submit FILE.json`
 // gets it. Unlike protobuf's JSON reader, which stops at the first bad field, this one collects
 // every type problem, so the file's author sees them all at once alongside validation's.
 import { create } from "@bufbuild/protobuf";

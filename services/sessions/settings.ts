@@ -1,4 +1,4 @@
-// sessionSettings: validating the request fields of a PATCH or CreateSession body (spec §2.8)
+// sessionSettings: validating the request fields of a PATCH or CreateSession body (docs/interface.md §2.8)
 // into what is stored, and merging them ("a field present replaces the stored one").
 //
 // List and map fields arrive as Struct/ListValue (so "absent" and "empty" differ); any JSON fits

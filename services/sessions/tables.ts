@@ -12,7 +12,7 @@ type Counter = ColumnType<number, number | undefined, number>;
 
 export type SessionStatus = "idle" | "pending" | "running";
 
-/** The request-side fields of sessionSettings (spec §2.8) as stored, JSON names. */
+/** The request-side fields of sessionSettings (docs/interface.md §2.8) as stored, JSON names. */
 export interface StoredSettings {
   model?: string;
   specModeModel?: string;

@@ -1,4 +1,4 @@
-// Rows → the response shapes of spec §2.8 / §2.9: every mapping of the sessions area, from what
+// Rows → the response shapes of docs/interface.md §2.8 / §2.9: every mapping of the sessions area, from what
 // the *-queries.ts files read. The list shapes are separate messages that simply lack the fields
 // the spec leaves out of lists. A session's response also needs the token usage of its subtree
 // (usage.ts), computed here from the tree read with it.

@@ -1,4 +1,4 @@
-// The fuzzer's and the isolation matrix's endpoint list is the spec §4 surface the edge serves:
+// The fuzzer's and the isolation matrix's endpoint list is the docs/interface.md §4 surface the edge serves:
 // the same method and path for every route of every public service, and each endpoint fuzzed by
 // one of the fuzz files. A new route that is not added there fails here. Likewise the RPC
 // fuzzer's service list (support/rpc-catalog.ts) is every service the modules serve on the gRPC

@@ -1,4 +1,4 @@
-// Bad input on the session endpoints (spec §4.3); see support/fuzz-suite.ts.
+// Bad input on the session endpoints (docs/interface.md §4.3); see support/fuzz-suite.ts.
 import { FUZZ_GROUPS } from "./support/fuzz-groups.js";
 import { defineFuzzSuite } from "./support/fuzz-suite.js";
 

@@ -1,5 +1,5 @@
 // The isolation matrix (docs/architecture.md, "Authentication and authorization"): every endpoint
-// of spec §4 called by every kind of caller — owner, manager, member, guest, another organization's
+// of docs/interface.md §4 called by every kind of caller — owner, manager, member, guest, another organization's
 // owner, a revoked key, an expired and a wrongly signed JWT, and a valid JWT — with the status the
 // design gives, and no answer that carries the other organization's data (its marker strings or any
 // ID of a row it owns).
@@ -457,7 +457,7 @@ describe("isolation matrix", () => {
     await server?.close();
   });
 
-  it("covers every endpoint of spec §4", () => {
+  it("covers every endpoint of docs/interface.md §4", () => {
     const all = new Set(
       endpoints(a, {
         ...NO_FRESH_RESOURCES,

@@ -1,4 +1,4 @@
-// The shapes of the API answers the dashboard reads (interface spec §2 and the README's
+// The shapes of the API answers the dashboard reads (interface docs/interface.md §2 and the README's
 // additive fields), as far as it reads them.
 export interface Envelope<Row> {
   data: Row[];

@@ -1,4 +1,4 @@
-// UTC calendar days (YYYY-MM-DD) and the analytics API's date rules (interface spec §8): days
+// UTC calendar days (YYYY-MM-DD) and the analytics API's date rules (interface docs/interface.md §8): days
 // from 2026-01-14 through yesterday (UTC), at most 366 days in a range. Data lags by 24 hours: a
 // day is rolled up shortly after it ends, so today is never available and yesterday's figures
 // may still change while late events arrive.

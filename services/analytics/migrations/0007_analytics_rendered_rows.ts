@@ -6,7 +6,7 @@
 //   by_user included, exactly as the API prints it; tokens_md5 its digest, from which the
 //   response's ETag is computed without hashing megabytes. Null on rows without a rollup (quiet
 //   days that only carry weekly and monthly active users): the reader prints the zero row.
-// - analytics_user_daily.row_json: the /users row (spec §2.6) of that user and day.
+// - analytics_user_daily.row_json: the /users row (docs/interface.md §2.6) of that user and day.
 // The by_user jsonb column is superseded by tokens_json (which holds the same entries) and
 // dropped after existing rows are carried over, so rolled-up days need no new rollup.
 import { sql, type Kysely } from "kysely";

@@ -141,7 +141,7 @@ function notModified(ctx: HandlerContext, etag: string, coding?: ContentCoding |
   return true;
 }
 
-/** The envelope's meta every endpoint shares (spec §2.1). */
+/** The envelope's meta every endpoint shares (docs/interface.md §2.1). */
 function metaOf(principal: Principal, range: DayRange) {
   return { orgId: principal.orgId, startDate: range.start, endDate: range.end };
 }

@@ -76,7 +76,7 @@ export const PRODUCTIVITY_COLUMNS = [
 ] as const;
 export type ProductivityDay = Pick<DailyRow, (typeof PRODUCTIVITY_COLUMNS)[number]>;
 
-/** A /users row (spec §2.6) as the rollup rendered it (analytics_user_daily.row_json). */
+/** A /users row (docs/interface.md §2.6) as the rollup rendered it (analytics_user_daily.row_json). */
 export interface RenderedUserDay {
   user_id: string;
   user_email: string | null;

@@ -1,4 +1,4 @@
-// The JSON rows of the four day endpoints (spec §2.2-2.5) from the stored day aggregates: one
+// The JSON rows of the four day endpoints (docs/interface.md §2.2-2.5) from the stored day aggregates: one
 // row per day of the range, zeros and empty breakdowns where no row is stored, or with group_by
 // one row per (day, group) ordered by date then group_key. Keys are the json_names of the typed
 // row messages in analytics.proto (TokensRow, TokensGroupRow, ...).

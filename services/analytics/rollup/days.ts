@@ -231,7 +231,7 @@ const USERS = sql.raw("analytics_rollup_users");
  * Pass 2 over the raw events: per day, one row per user with events (counts, clients, session
  * modes, languages), into USERS. insertUserRows completes them with credits and the primary
  * model from the per-model rows, and for a day without a session start the user's latest
- * earlier mode; each row also gets its /users JSON (spec §2.6 field names).
+ * earlier mode; each row also gets its /users JSON (docs/interface.md §2.6 field names).
  */
 async function aggregateUsers(db: Executor, c: Chunk): Promise<void> {
   await sql`drop table if exists pg_temp.${USERS}`.execute(db);
@@ -512,7 +512,7 @@ async function insertDayRows(db: Executor, c: Chunk): Promise<number> {
       select ut.*, coalesce(mt.billable_tokens, 0) as billable_tokens, coalesce(mt.input_tokens, 0) as input_tokens,
         coalesce(mt.output_tokens, 0) as output_tokens, coalesce(mt.cache_read_tokens, 0) as cache_read_tokens,
         coalesce(mt.cache_write_tokens, 0) as cache_write_tokens, coalesce(bm.by_model, '[]'::json) as by_model,
-        -- The day's /tokens row (spec §2.2) as the API prints it.
+        -- The day's /tokens row (docs/interface.md §2.2) as the API prints it.
         json_build_object('date', ut.day, 'billable_tokens', coalesce(mt.billable_tokens, 0), 'input_tokens', coalesce(mt.input_tokens, 0),
           'output_tokens', coalesce(mt.output_tokens, 0), 'cache_read_tokens', coalesce(mt.cache_read_tokens, 0),
           'cache_write_tokens', coalesce(mt.cache_write_tokens, 0), 'by_model', coalesce(bm.by_model, '[]'::json),

@@ -1,4 +1,4 @@
-// `agentplane hook notify|install|uninstall|test` (spec §6). main.ts dispatches here before it
+// `agentplane hook notify|install|uninstall|test` (docs/interface.md §6). main.ts dispatches here before it
 // loads the server's commands, so a hook starts in a fraction of the time (hooks must exit
 // quickly). `hook notify` always exits 0 and writes nothing to stdout or stderr: everything it
 // has to say goes to the hook log.

@@ -1,4 +1,4 @@
-// Hook input (spec §6): the JSON object an agent writes to a hook's standard input, and the short
+// Hook input (docs/interface.md §6): the JSON object an agent writes to a hook's standard input, and the short
 // human message each event becomes. Only the fields the spec names are read (plus tool_name on
 // PostToolUse when present); anything else in the object is ignored.
 import { basename } from "node:path";

@@ -1,4 +1,4 @@
-// `hook install` / `hook uninstall` on an agent settings file (spec §6):
+// `hook install` / `hook uninstall` on an agent settings file (docs/interface.md §6):
 //   {"hooks": {"<Event>": [{"hooks": [{"type": "command", "command": "...", "timeout": 5}]}]}}
 // Our hook is recognised by its command (it runs `agentplane … hook notify`), so uninstall
 // touches nothing else. Edits go through json-edit.ts and keep the file's formatting.

@@ -1,6 +1,6 @@
 // Frozen: never edit a migration once it has been merged; add a new one.
 //
-// Computers (spec §2.10) and their provisioning steps. Timestamps are timestamptz(3), like the
+// Computers (docs/interface.md §2.10) and their provisioning steps. Timestamps are timestamptz(3), like the
 // rest of the schema, so a JS Date round-trips exactly.
 import { sql, type Kysely } from "kysely";
 

@@ -1,4 +1,4 @@
-// Table types of per-user credit limits (spec §2.12, §4.5).
+// Table types of per-user credit limits (docs/interface.md §2.12, §4.5).
 import type { ColumnType } from "kysely";
 
 export interface UserCreditLimitsTable {

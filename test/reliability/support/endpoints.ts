@@ -1,4 +1,4 @@
-// Every REST endpoint of spec §4, with each path variable, query parameter and body field: how
+// Every REST endpoint of docs/interface.md §4, with each path variable, query parameter and body field: how
 // to make a value the service must accept ("valid") and one it must refuse ("invalid"), and the
 // shape of a correct 2xx body. The fuzzer combines them with hostile values; the isolation
 // matrix reuses the method/path list. A test checks that this list and the edge's route table
@@ -25,7 +25,7 @@ export interface Param {
 
 export interface Endpoint {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
-  /** Path template as spec §4 writes it, variables in braces. */
+  /** Path template as docs/interface.md §4 writes it, variables in braces. */
   template: string;
   params: Param[];
   /** The status of a valid request (204: it has no body, which the invariants check). */
@@ -252,7 +252,7 @@ function sseRecords(text: string): string | undefined {
   return undefined;
 }
 
-/** The spec §4 endpoints, with valid values drawn from `org` (whose owner calls them). */
+/** The docs/interface.md §4 endpoints, with valid values drawn from `org` (whose owner calls them). */
 export function endpoints(org: Org, resources: Resources): Endpoint[] {
   const { fuzzComputer, freshSession } = resources;
   const own = org.sessions.owner;

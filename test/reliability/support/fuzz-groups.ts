@@ -1,4 +1,4 @@
-// Which fuzz file covers which endpoint of spec §4 (four files, so they run side by side).
+// Which fuzz file covers which endpoint of docs/interface.md §4 (four files, so they run side by side).
 export const FUZZ_GROUPS = {
   analytics: [
     "GET /api/v1/analytics/tokens",

@@ -310,7 +310,7 @@ export const MetaSchema: GenMessage<Meta> = /*@__PURE__*/
   messageDesc(file_agentplane_analytics_v1_analytics, 7);
 
 /**
- * Envelope of /tokens, /tools, /activity and /productivity (spec §2.1), and of /code and /costs.
+ * Envelope of /tokens, /tools, /activity and /productivity (docs/interface.md §2.1), and of /code and /costs.
  *
  * @generated from message agentplane.analytics.v1.AnalyticsResponse
  */

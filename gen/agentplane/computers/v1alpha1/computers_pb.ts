@@ -1,4 +1,4 @@
-// Computers that sessions run on (spec §2.10, §3, §4.4).
+// Computers that sessions run on (docs/interface.md §2.10, §3, §4.4).
 //
 // Package version: the REST paths are /api/v0; see agentplane/paging/v1alpha1/paging.proto for
 // why v0 maps to the protobuf package version v1alpha1.
@@ -92,7 +92,7 @@ export const ProvisioningStepSchema: GenMessage<ProvisioningStep> = /*@__PURE__*
   messageDesc(file_agentplane_computers_v1alpha1_computers, 0);
 
 /**
- * Spec §2.10.
+ * docs/interface.md §2.10.
  *
  * @generated from message agentplane.computers.v1alpha1.Computer
  */

@@ -1,4 +1,4 @@
-// Organization users and their credit limits (spec §2.11, §2.12, §4.5).
+// Organization users and their credit limits (docs/interface.md §2.11, §2.12, §4.5).
 //
 // Package version: the REST paths are /api/v0; see agentplane/paging/v1alpha1/paging.proto for
 // why v0 maps to the protobuf package version v1alpha1.
@@ -72,7 +72,7 @@ export const ListUsersResponseSchema: GenMessage<ListUsersResponse> = /*@__PURE_
   messageDesc(file_agentplane_organization_v1alpha1_organization, 1);
 
 /**
- * Spec §2.11.
+ * docs/interface.md §2.11.
  *
  * @generated from message agentplane.organization.v1alpha1.OrganizationUser
  */
@@ -125,7 +125,7 @@ export const OrganizationUserSchema: GenMessage<OrganizationUser> = /*@__PURE__*
   messageDesc(file_agentplane_organization_v1alpha1_organization, 2);
 
 /**
- * Spec §2.12. The limit is in Standard Credits per calendar month (UTC), a finite number >= 0
+ * docs/interface.md §2.12. The limit is in Standard Credits per calendar month (UTC), a finite number >= 0
  * (0 blocks all use). `limit` has explicit presence so that an entry without it is reported as
  * an error ("limit is required") instead of silently setting 0.
  *

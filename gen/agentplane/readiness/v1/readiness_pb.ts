@@ -1,4 +1,4 @@
-// Agent readiness reports (spec §2.7, §4.2).
+// Agent readiness reports (docs/interface.md §2.7, §4.2).
 //
 // The REST path has no version segment; the package is v1, the first version of this contract.
 
@@ -196,7 +196,7 @@ export const CriterionChangeSchema: GenMessage<CriterionChange> = /*@__PURE__*/
   messageDesc(file_agentplane_readiness_v1_readiness, 5);
 
 /**
- * Spec §2.7. Optional fields are omitted from JSON when the submitted report did not carry them.
+ * docs/interface.md §2.7. Optional fields are omitted from JSON when the submitted report did not carry them.
  *
  * @generated from message agentplane.readiness.v1.ReadinessReport
  */
