@@ -16,6 +16,8 @@ import { waitForListeners } from "./support/event-listeners.js";
 import { memoryOf, resetPeak, type Memory } from "./support/process-memory.js";
 import { envelope, H2Client } from "./support/raw-h2.js";
 import { REFLECTION_SERVICES } from "../../services/platform/reflection.js";
+import { WebService } from "../../gen/agentplane/web/v1/web_pb.js";
+import type { DescService } from "@bufbuild/protobuf";
 import { RPC_METHODS, rpcId, rpcUrlFor } from "./support/rpc-catalog.js";
 import { binaryBody, MessageGenerator } from "./support/rpc-messages.js";
 import { fuzzMethod, type RpcFigures } from "./support/rpc-runner.js";
@@ -120,10 +122,15 @@ describe("fuzzing the gRPC port", () => {
     }
     // Server reflection is served on both ports and not fuzzed here: its bidirectional stream is
     // no call this fuzzer makes (test/grpc-reflection.test.ts covers it).
-    const notFuzzed = REFLECTION_SERVICES.flatMap((s) => s.methods.map((m) => `${s.typeName}/${m.name}`));
+    const methodIds = (services: readonly DescService[]) =>
+      services.flatMap((s) => s.methods.map((m) => `${s.typeName}/${m.name}`));
+    const notFuzzed = methodIds(REFLECTION_SERVICES);
     for (const id of notFuzzed) expect(servedAt.get(id), id).toEqual(urls);
-    expect([...servedAt.keys()].sort()).toEqual([...RPC_METHODS.map(rpcId), ...notFuzzed].sort());
-    expect(servedAt.size - notFuzzed.length).toBe(64); // catalog.test.ts says which
+    // Nor the web module's pages (rpc-catalog.ts says why): served on the public port alone.
+    const pages = methodIds([WebService]);
+    for (const id of pages) expect(servedAt.get(id), id).toEqual([target.grpcUrl]);
+    expect([...servedAt.keys()].sort()).toEqual([...RPC_METHODS.map(rpcId), ...notFuzzed, ...pages].sort());
+    expect(servedAt.size - notFuzzed.length - pages.length).toBe(60); // catalog.test.ts says which
     // Each is fuzzed where it is served; once internal services have a port of their own, the
     // public port does not serve them.
     for (const m of RPC_METHODS) {
