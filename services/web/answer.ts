@@ -1,15 +1,15 @@
 // A file as the answer of an HttpBody stream method: its caching headers, a 304 when the client's
 // copy is current, and the coding the client takes (gzip or deflate, platform/accept-encoding.ts)
-// for text from COMPRESS_FROM_BYTES, the threshold Envoy's compressor applies to the JSON answers.
+// for text from the size from which Envoy's compressor compresses the JSON answers.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import type { HttpBodySchema } from "../../gen/google/api/httpbody_pb.js";
 import { preferredCoding } from "../platform/accept-encoding.js";
+import { COMPRESSOR_MIN_CONTENT_LENGTH } from "../platform/compressor.js";
 import { type ContentCoding, encodedStream } from "../platform/deflate-parts.js";
 import { matchesIfNoneMatch } from "../platform/entity-tags.js";
 import type { StaticFile } from "./files.js";
 
-const COMPRESS_FROM_BYTES = 8192;
 /** Chunks small enough that no message nears a gRPC client's 4 MiB default limit. */
 const CHUNK_BYTES = 64 * 1024;
 
@@ -37,17 +37,15 @@ export function* fileAnswer(
   file: StaticFile,
   options: FileAnswerOptions,
 ): Generator<MessageInitShape<typeof HttpBodySchema>> {
-  const coding =
-    file.compressible && file.bytes.length >= COMPRESS_FROM_BYTES
-      ? preferredCoding(ctx.requestHeader.get("accept-encoding") ?? undefined)
-      : null;
+  const compressible = file.compressible && file.bytes.length >= COMPRESSOR_MIN_CONTENT_LENGTH;
+  const coding = compressible ? preferredCoding(ctx.requestHeader.get("accept-encoding") ?? undefined) : null;
   const headers = ctx.responseHeader;
   headers.set("cache-control", options.cacheControl);
   headers.set("x-content-type-options", "nosniff");
   for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value);
   // The representation varies by Accept-Encoding whenever it could be compressed; a compressed
   // one is another representation of the same bytes, so its validator is weak.
-  if (file.compressible && file.bytes.length >= COMPRESS_FROM_BYTES) headers.set("vary", "Accept-Encoding");
+  if (compressible) headers.set("vary", "Accept-Encoding");
   headers.set("etag", coding === null ? file.etag : `W/${file.etag}`);
   if (matchesIfNoneMatch(ctx.requestHeader.get("if-none-match"), file.etag)) {
     headers.set("x-http-code", "304");
