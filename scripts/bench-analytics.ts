@@ -257,6 +257,8 @@ async function startReadServer(
  */
 const OTLP_PER_EXPORT = Math.min(BATCH, 100_000);
 const OTLP_EXPORTS = Math.max(2 * CONCURRENCY, Math.ceil(100_000 / OTLP_PER_EXPORT));
+/** Exports of each kind sent untimed before the timed ones (about 20,000 items): the service's code warm. */
+const OTLP_WARMUP_EXPORTS = Math.max(CONCURRENCY, Math.ceil(20_000 / OTLP_PER_EXPORT));
 
 interface OtlpIngest {
   logRecordsPerSecond: number;
@@ -311,20 +313,22 @@ async function timeOtlpIngest(
     periods.push({ from: started, to: performance.now() });
     return (bodies.length * OTLP_PER_EXPORT) / ((performance.now() - started) / 1000);
   };
+  const logsRejected = (a: Uint8Array) =>
+    fromBinary(ExportLogsServiceResponseSchema, a).partialSuccess?.rejectedLogRecords ?? 0n;
+  const pointsRejected = (a: Uint8Array) =>
+    fromBinary(ExportMetricsServiceResponseSchema, a).partialSuccess?.rejectedDataPoints ?? 0n;
   const logBodies = logExports(spec);
   const metricBodies = metricExports({ ...spec, startMs: spec.startMs + 1 });
+  // Untimed exports first, of records and points of their own (an earlier hour, so none is a
+  // retry of a timed one): the native ingest is timed warm, after the main ingest, and so is this.
+  const warm = { ...spec, exports: OTLP_WARMUP_EXPORTS, startMs: spec.startMs - 3_600_000 };
+  await post("/v1/logs", logExports(warm), logsRejected);
+  await post("/v1/metrics", metricExports({ ...warm, startMs: warm.startMs + 1 }), pointsRejected);
+  periods.length = 0;
   const before = await native?.();
-  const logRecordsPerSecond = await post(
-    "/v1/logs",
-    logBodies,
-    (a) => fromBinary(ExportLogsServiceResponseSchema, a).partialSuccess?.rejectedLogRecords ?? 0n,
-  );
+  const logRecordsPerSecond = await post("/v1/logs", logBodies, logsRejected);
   const between = await native?.();
-  const dataPointsPerSecond = await post(
-    "/v1/metrics",
-    metricBodies,
-    (a) => fromBinary(ExportMetricsServiceResponseSchema, a).partialSuccess?.rejectedDataPoints ?? 0n,
-  );
+  const dataPointsPerSecond = await post("/v1/metrics", metricBodies, pointsRejected);
   const after = await native?.();
   return {
     logRecordsPerSecond: Math.round(logRecordsPerSecond),

@@ -1,7 +1,8 @@
 // The date rules of the analytics endpoints and of on-demand rollups (no database).
 import { describe, expect, it } from "vitest";
 import { invalidArgumentMessage as error } from "../../test/support/domain-errors.js";
-import { addDays, eachDay, isDay, parseDayRange } from "./dates.js";
+import fc from "fast-check";
+import { addDays, eachDay, isDay, isoOfMs, parseDayRange } from "./dates.js";
 import { parseRollupRange } from "./rollup/rollup.js";
 
 const TODAY = "2027-03-01";
@@ -86,5 +87,24 @@ describe("eachDay", () => {
     }
     expect(eachDay("2026-03-02", "2026-03-01")).toEqual([]);
     expect(eachDay("2028-02-28", "2028-03-01")).toEqual(["2028-02-28", "2028-02-29", "2028-03-01"]);
+  });
+});
+
+describe("isoOfMs", () => {
+  it("writes what toISOString writes, from 1970 through 9999 and outside it", () => {
+    const edges = [0, 1, 999, 1000, 59_999, 3_599_999, 86_399_999, 86_400_000, 951_782_400_000, 253_402_300_799_999];
+    for (const ms of [...edges, -1, -86_400_001, 253_402_300_800_000])
+      expect(isoOfMs(ms)).toBe(new Date(ms).toISOString());
+    fc.assert(
+      fc.property(fc.integer({ min: -8.64e15, max: 8.64e15 }), (ms) => isoOfMs(ms) === new Date(ms).toISOString()),
+      { numRuns: 20_000 },
+    );
+  });
+
+  it("keeps no day from one instant to the next that belongs to another", () => {
+    const day = Date.UTC(2026, 10, 27);
+    expect(isoOfMs(day + 5)).toBe("2026-11-27T00:00:00.005Z");
+    expect(isoOfMs(day - 5)).toBe("2026-11-26T23:59:59.995Z");
+    expect(isoOfMs(day + 5)).toBe("2026-11-27T00:00:00.005Z");
   });
 });

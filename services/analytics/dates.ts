@@ -14,6 +14,36 @@ export function dayOf(instant: Date | number): string {
   return new Date(instant).toISOString().slice(0, 10);
 }
 
+const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n));
+
+/** The last day isoOfMs formatted, and its text: the instants of one export fall on a few days. */
+let cachedDay = Number.NaN;
+let cachedDayText = "";
+
+const pad3 = (n: number) => (n < 10 ? `00${n}` : n < 100 ? `0${n}` : `${n}`);
+
+/**
+ * An instant (Unix ms) as Date.prototype.toISOString writes it (2026-03-01T12:00:00.000Z), for
+ * instants from 1970 through 9999: the day's part from the Date once per day, the time of day by
+ * arithmetic, about a fifth of toISOString's time on the OTLP receiver's path of one per record.
+ */
+export function isoOfMs(ms: number): string {
+  const day = Math.floor(ms / DAY_MS);
+  if (!(ms >= 0 && ms < 253_402_300_800_000)) return new Date(ms).toISOString();
+  if (day !== cachedDay) {
+    cachedDay = day;
+    cachedDayText = new Date(day * DAY_MS).toISOString().slice(0, 11);
+  }
+  let rest = ms - day * DAY_MS;
+  const milli = rest % 1000;
+  rest = (rest - milli) / 1000;
+  const sec = rest % 60;
+  rest = (rest - sec) / 60;
+  const min = rest % 60;
+  const hour = (rest - min) / 60;
+  return `${cachedDayText}${pad2(hour)}:${pad2(min)}:${pad2(sec)}.${pad3(milli)}Z`;
+}
+
 export function addDays(day: string, n: number): string {
   return dayOf(Date.parse(`${day}T00:00:00Z`) + n * DAY_MS);
 }
@@ -27,8 +57,6 @@ export function startOfDay(day: string): Date {
 export function daysBetween(start: string, end: string): number {
   return Math.round((Date.parse(`${end}T00:00:00Z`) - Date.parse(`${start}T00:00:00Z`)) / DAY_MS);
 }
-
-const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n));
 
 /**
  * Every day from start through end. Per request on the analytics read path, so the days are

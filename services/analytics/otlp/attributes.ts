@@ -70,8 +70,3 @@ export function numeric(attrs: Attributes, key: string): number | undefined {
   }
   return undefined;
 }
-
-/** The attributes in a canonical order, as text: what names a metric series. */
-export function canonical(attrs: Attributes): string {
-  return JSON.stringify([...attrs.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-}

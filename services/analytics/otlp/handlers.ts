@@ -132,6 +132,20 @@ function grpcServices({ work, receive }: ReturnType<typeof receivers>): {
 const body = (contentType: string, data: Uint8Array): HttpBody => create(HttpBodySchema, { contentType, data });
 
 /**
+ * `use` of `value`, with nothing here holding `value` once `use` has it: a decoded export is
+ * thousands of objects, garbage once the receiver has mapped it, and would otherwise live (and be
+ * copied by every young-generation collection) until its events are stored and the answer written.
+ */
+function handOver<T, R>(value: T, use: (value: T) => Promise<R>): () => Promise<R> {
+  let held: T | undefined = value;
+  return () => {
+    const taken = held as T;
+    held = undefined;
+    return use(taken);
+  };
+}
+
+/**
  * An OTLP/HTTP answer: the Export*ServiceResponse in the request's encoding, or for a request
  * OTLP answers with an HTTP error (undecodable 400, too large 413, other content type 415) that
  * status in x-http-code (both edges turn it into the response status) and a google.rpc.Status.
@@ -154,8 +168,9 @@ async function* httpExport<Req extends DescMessage, Res extends DescMessage>(
     yield body(CONTENT_TYPES[requested], encodeStatus(e.message, requested));
     return;
   }
-  const response = await work(() => handle(decoded.message));
-  yield body(CONTENT_TYPES[decoded.encoding], encodeMessage(responseSchema, response, decoded.encoding));
+  const { encoding } = decoded;
+  const response = await work(handOver(decoded.message, handle));
+  yield body(CONTENT_TYPES[encoding], encodeMessage(responseSchema, response, encoding));
 }
 
 function httpService({ work, receive }: ReturnType<typeof receivers>): Partial<ServiceImpl<typeof OtlpHttpService>> {

@@ -4,26 +4,23 @@
 // analytics_otlp_series), and store the events through the same validation and idempotency as
 // TelemetryService.Ingest. What cannot be stored is rejected and counted, never an error: the
 // answer is the OTLP partial success (rejected count and the reasons, with the names ignored).
-import { createHash } from "node:crypto";
-import { toBinary } from "@bufbuild/protobuf";
 import { sql, type Kysely, type Transaction } from "kysely";
 import type { ExportLogsServiceRequest } from "../../../gen/opentelemetry/proto/collector/logs/v1/logs_service_pb.js";
 import type { ExportMetricsServiceRequest } from "../../../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.js";
 import type { KeyValue } from "../../../gen/opentelemetry/proto/common/v1/common_pb.js";
-import { LogRecordSchema } from "../../../gen/opentelemetry/proto/logs/v1/logs_pb.js";
 import { AggregationTemporality } from "../../../gen/opentelemetry/proto/metrics/v1/metrics_pb.js";
-import { ResourceSchema } from "../../../gen/opentelemetry/proto/resource/v1/resource_pb.js";
 import type { Database } from "../../database.js";
 import type { Logger } from "../../platform/logger.js";
-import { dayOf, EARLIEST_DATE } from "../dates.js";
+import { dayOf, EARLIEST_DATE, isoOfMs } from "../dates.js";
 import { type EventSource, type IncomingEvent, MAX_CLOCK_SKEW_MS } from "../ingest/events.js";
 import { checkEvents } from "../ingest/ingest.js";
 import { ensurePartitions, monthsOfInstants } from "../ingest/partitions.js";
 import { supportsCopy } from "../ingest/pg-copy.js";
 import { storeEvents } from "../ingest/store.js";
-import { type Attributes, attributesOf, attributesOver, canonical, text } from "./attributes.js";
+import { type Attributes, attributesOf, attributesOver, text } from "./attributes.js";
 import type { Attributor, Owner } from "./attribution.js";
 import { LOG_EVENTS, mapLogEvent, mapMetric, METRICS, type Mapped } from "./claude-code.js";
+import { cumulativePointId, deltaPointId, logRecordId, resourceText, seriesKey } from "./identity.js";
 
 /**
  * Data points (or log records) one export may carry; the rest of a larger one are rejected
@@ -91,12 +88,6 @@ function msOf(nanos: bigint): number | undefined {
   const ms = Number(nanos / 1_000_000n);
   return Number.isFinite(ms) && ms <= 8.64e15 ? ms : undefined;
 }
-
-const hash = (...parts: (string | Uint8Array)[]) => {
-  const h = createHash("sha256");
-  for (const p of parts) h.update(p).update("\0");
-  return h.digest("hex").slice(0, 40);
-};
 
 /** Months of the instants (Unix ms) that can be stored, for the partitions to exist before the transaction. */
 function monthsOfTimes(instants: readonly number[], nowMs: number): string[] {
@@ -232,13 +223,13 @@ export async function receiveMetrics(
             continue;
           }
           times.push(ms);
-          const at = new Date(ms).toISOString();
+          const at = isoOfMs(ms);
           const owner = attribution.owner;
           if (temporality === AggregationTemporality.DELTA) {
-            const eventId = `otlp:${hash(orgId, m.name, canonical(attrs), String(p.startTimeUnixNano), String(p.timeUnixNano))}`;
+            const eventId = deltaPointId(orgId, m.name, attrs, p.startTimeUnixNano, p.timeUnixNano);
             addMapped(mapMetric(m.name, value, { owner, attrs, time: at, eventId }), item, candidates, tally);
           } else if (temporality === AggregationTemporality.CUMULATIVE) {
-            const key = hash(m.name, canonical(attrs));
+            const key = seriesKey(m.name, attrs);
             cumulative.push({
               item,
               name: m.name,
@@ -318,7 +309,7 @@ async function addCumulative(
       changed.add(p.key);
     }
     if (delta <= 0) continue;
-    const eventId = `otlp:${hash(orgId, p.key, String(p.start), String(p.time))}`;
+    const eventId = cumulativePointId(orgId, p.key, p.start, p.time);
     addMapped(
       mapMetric(p.name, delta, { owner: p.owner, attrs: p.attrs, time: p.at, eventId }),
       p.item,
@@ -369,11 +360,11 @@ function eventNameOf(record: LogRecord, attrs: Attributes): string {
  */
 function recordTime(record: LogRecord, attrs: Attributes): { at: string; ms: number } | undefined {
   const ms = msOf(record.timeUnixNano);
-  if (ms !== undefined) return { at: new Date(ms).toISOString(), ms };
+  if (ms !== undefined) return { at: isoOfMs(ms), ms };
   const stamp = text(attrs, "event.timestamp");
   if (stamp !== undefined) return { at: stamp, ms: Date.parse(stamp) };
   const observed = msOf(record.observedTimeUnixNano);
-  return observed === undefined ? undefined : { at: new Date(observed).toISOString(), ms: observed };
+  return observed === undefined ? undefined : { at: isoOfMs(observed), ms: observed };
 }
 
 export async function receiveLogs(
@@ -396,7 +387,7 @@ export async function receiveLogs(
   let item = -1;
   for (const rl of req.resourceLogs) {
     const resource = attributesOf(rl.resource?.attributes ?? []);
-    const resourceBytes = rl.resource ? toBinary(ResourceSchema, rl.resource) : new Uint8Array();
+    const resourceName = resourceText(rl.resource);
     for (const sl of rl.scopeLogs)
       for (const record of sl.logRecords) {
         item++;
@@ -424,8 +415,8 @@ export async function receiveLogs(
           continue;
         }
         times.push(time.ms);
-        // The record's own bytes name it: a retried export carries the same ones.
-        const eventId = `otlp:${hash(orgId, resourceBytes, sl.scope?.name ?? "", toBinary(LogRecordSchema, record))}`;
+        // The record's own fields name it: a retried export carries the same ones.
+        const eventId = logRecordId(orgId, resourceName, sl.scope?.name ?? "", record);
         addMapped(
           mapLogEvent(name, { owner: attribution.owner, attrs, time: time.at, eventId }),
           item,

@@ -1,0 +1,139 @@
+// What names OTLP items: series keys and delta and cumulative point IDs stay what earlier
+// versions stored (their series' last values and claimed IDs must still match after an
+// upgrade), and a log record's ID depends on its fields alone, not on how they were encoded.
+import { createHash } from "node:crypto";
+import { create, fromBinary, fromJsonString, toBinary, toJsonString } from "@bufbuild/protobuf";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { type LogRecord, LogRecordSchema } from "../../../gen/opentelemetry/proto/logs/v1/logs_pb.js";
+import { ResourceSchema } from "../../../gen/opentelemetry/proto/resource/v1/resource_pb.js";
+import type { Scalar } from "./attributes.js";
+import { canonical, cumulativePointId, deltaPointId, logRecordId, resourceText, seriesKey } from "./identity.js";
+
+/** How the first version named things: a hash object fed each part and a NUL; sorted entries as JSON. */
+const earlierHash = (...parts: string[]) => {
+  const h = createHash("sha256");
+  for (const p of parts) h.update(p).update("\0");
+  return h.digest("hex").slice(0, 40);
+};
+const earlierCanonical = (attrs: Map<string, Scalar>) =>
+  JSON.stringify([...attrs.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+
+const scalar = fc.oneof(
+  fc.string({ unit: "grapheme", maxLength: 12 }),
+  fc.string({ unit: "binary", maxLength: 12 }),
+  fc.double(),
+  fc.integer(),
+  fc.boolean(),
+);
+const attributeMaps = fc
+  .array(fc.tuple(fc.string({ unit: "binary", maxLength: 10 }), scalar), { maxLength: 8 })
+  .map((entries) => new Map<string, Scalar>(entries));
+
+describe("metric series and point IDs", () => {
+  it("write the canonical text JSON.stringify wrote of the sorted entries, for any keys and values", () => {
+    fc.assert(
+      fc.property(attributeMaps, (attrs) => canonical(attrs) === earlierCanonical(attrs)),
+      { numRuns: 5000 },
+    );
+  });
+
+  it("are the IDs and keys the first version stored", () => {
+    fc.assert(
+      fc.property(attributeMaps, fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), (attrs, time) => {
+        const key = seriesKey("claude_code.token.usage", attrs);
+        expect(key).toBe(earlierHash("claude_code.token.usage", earlierCanonical(attrs)));
+        expect(deltaPointId("org_1", "claude_code.cost.usage", attrs, time - 1n, time)).toBe(
+          `otlp:${earlierHash("org_1", "claude_code.cost.usage", earlierCanonical(attrs), String(time - 1n), String(time))}`,
+        );
+        expect(cumulativePointId("org_1", key, 5n, time)).toBe(`otlp:${earlierHash("org_1", key, "5", String(time))}`);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe("log record IDs", () => {
+  const record = (): LogRecord =>
+    create(LogRecordSchema, {
+      timeUnixNano: 1_764_000_000_123_456_789n,
+      observedTimeUnixNano: 1_764_000_000_123_456_999n,
+      severityNumber: 9,
+      severityText: "INFO",
+      eventName: "claude_code.api_request",
+      body: { value: { case: "stringValue", value: "claude_code.api_request" } },
+      attributes: [
+        { key: "model", value: { value: { case: "stringValue", value: "claude-sonnet-4-5" } } },
+        { key: "input_tokens", value: { value: { case: "intValue", value: 1200n } } },
+        { key: "cost_usd", value: { value: { case: "doubleValue", value: 0.0123 } } },
+        { key: "ok", value: { value: { case: "boolValue", value: true } } },
+        { key: "raw", value: { value: { case: "bytesValue", value: new Uint8Array([1, 2, 3]) } } },
+        {
+          key: "nested",
+          value: {
+            value: {
+              case: "kvlistValue",
+              value: { values: [{ key: "a", value: { value: { case: "arrayValue", value: { values: [] } } } }] },
+            },
+          },
+        },
+      ],
+      traceId: new Uint8Array(16).fill(7),
+      spanId: new Uint8Array(8).fill(9),
+    });
+  const resource = resourceText(
+    create(ResourceSchema, {
+      attributes: [{ key: "user.email", value: { value: { case: "stringValue", value: "a@b.c" } } }],
+    }),
+  );
+  const idOf = (r: LogRecord) => logRecordId("org_1", resource, "com.anthropic.claude_code.events", r);
+
+  it("are the same for a record decoded from protobuf or from JSON", () => {
+    const r = record();
+    const viaBinary = fromBinary(LogRecordSchema, toBinary(LogRecordSchema, r));
+    const viaJson = fromJsonString(LogRecordSchema, toJsonString(LogRecordSchema, r));
+    expect(idOf(viaBinary)).toBe(idOf(r));
+    expect(idOf(viaJson)).toBe(idOf(r));
+  });
+
+  it("differ when any field differs, or the resource, scope or organization", () => {
+    const base = idOf(record());
+    const changes: ((r: LogRecord) => void)[] = [
+      (r) => (r.timeUnixNano += 1n),
+      (r) => (r.observedTimeUnixNano += 1n),
+      (r) => (r.severityNumber = 10),
+      (r) => (r.severityText = "WARN"),
+      (r) => (r.eventName = "claude_code.user_prompt"),
+      (r) => (r.body = undefined),
+      (r) => r.attributes.pop(),
+      (r) =>
+        (r.attributes[1]!.value = {
+          $typeName: "opentelemetry.proto.common.v1.AnyValue",
+          value: { case: "stringValue", value: "1200" },
+        }),
+      (r) => (r.droppedAttributesCount = 1),
+      (r) => (r.flags = 1),
+      (r) => (r.traceId = new Uint8Array(16).fill(8)),
+      (r) => (r.spanId = new Uint8Array(8)),
+    ];
+    const ids = new Set([base]);
+    for (const change of changes) {
+      const r = record();
+      change(r);
+      ids.add(idOf(r));
+    }
+    expect(ids.size).toBe(changes.length + 1);
+    expect(logRecordId("org_2", resource, "com.anthropic.claude_code.events", record())).not.toBe(base);
+    expect(logRecordId("org_1", resourceText(undefined), "com.anthropic.claude_code.events", record())).not.toBe(base);
+    expect(logRecordId("org_1", resource, "other.scope", record())).not.toBe(base);
+  });
+
+  it("do not run two strings' texts together: a quote or separator inside one is quoted", () => {
+    const a = record();
+    a.severityText = 'x"|y';
+    const b = record();
+    b.severityText = "x";
+    b.eventName = `y|${b.eventName}`;
+    expect(idOf(a)).not.toBe(idOf(b));
+  });
+});

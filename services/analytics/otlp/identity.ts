@@ -1,0 +1,123 @@
+// What names an OTLP item, so that a retried export is stored once: the event IDs of log records
+// and data points, and the keys of cumulative series. Each is the SHA-256 of a canonical text of
+// what was decoded, so it does not depend on the encoding (protobuf or JSON) or on the path
+// (OTLP/HTTP or OTLP/gRPC) the item came by, and it is computed without re-encoding anything: a
+// log record's protobuf re-encoding and a hash object per item cost more than the rest of the
+// receiver together.
+import { hash } from "node:crypto";
+import type { AnyValue, KeyValue } from "../../../gen/opentelemetry/proto/common/v1/common_pb.js";
+import type { LogRecord } from "../../../gen/opentelemetry/proto/logs/v1/logs_pb.js";
+import type { Resource } from "../../../gen/opentelemetry/proto/resource/v1/resource_pb.js";
+import type { Attributes } from "./attributes.js";
+
+/**
+ * The first 40 hex digits of the SHA-256 of the parts, each followed by a NUL: one call, no hash
+ * object. (The parts never hold a NUL of their own where it could join two of them ambiguously:
+ * the canonical texts below quote every string.)
+ */
+function digest(...parts: string[]): string {
+  return hash("sha256", `${parts.join("\0")}\0`, "hex").slice(0, 40);
+}
+
+/** Text JSON.stringify would print without escapes: printable ASCII, no quote or backslash. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** JSON.stringify(text), without its cost for the plain text attribute keys and values mostly are. */
+function quote(text: string): string {
+  return PLAIN.test(text) ? `"${text}"` : JSON.stringify(text);
+}
+
+/**
+ * The attributes sorted by key, as JSON: `[["key","value"],["n",5]]`. What names a metric series;
+ * written out rather than JSON.stringify'd from a sorted copy of the entries, with the same text,
+ * so that the series keys stored by earlier versions still match.
+ */
+export function canonical(attrs: Attributes): string {
+  const keys = [...attrs.keys()].sort();
+  let text = "[";
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    if (i > 0) text += ",";
+    const value = attrs.get(key);
+    text += `[${quote(key)},${typeof value === "string" ? quote(value) : JSON.stringify(value)}]`;
+  }
+  return `${text}]`;
+}
+
+/** An AnyValue as text, its type named by a one-letter tag, strings quoted. */
+function valueText(value: AnyValue | undefined): string {
+  const v = value?.value;
+  switch (v?.case) {
+    case "stringValue":
+      return `s${quote(v.value)}`;
+    case "boolValue":
+      return v.value ? "t" : "f";
+    case "intValue":
+      return `i${v.value}`;
+    case "doubleValue":
+      return `d${v.value}`;
+    case "bytesValue":
+      return `b${Buffer.from(v.value.buffer, v.value.byteOffset, v.value.byteLength).toString("base64")}`;
+    case "arrayValue":
+      return `a[${v.value.values.map(valueText).join(",")}]`;
+    case "kvlistValue":
+      return `k${attributesText(v.value.values)}`;
+    default:
+      return "n";
+  }
+}
+
+/** KeyValues in the order sent (a retry sends them in the same order). */
+function attributesText(kvs: readonly KeyValue[]): string {
+  let text = "{";
+  for (let i = 0; i < kvs.length; i++) {
+    const kv = kvs[i]!;
+    if (i > 0) text += ",";
+    text += `${quote(kv.key)}:${valueText(kv.value)}`;
+  }
+  return `${text}}`;
+}
+
+const hex = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
+
+/** The key of a cumulative series of `metric`: what analytics_otlp_series stores its last value under. */
+export function seriesKey(metric: string, attrs: Attributes): string {
+  return digest(metric, canonical(attrs));
+}
+
+/** The event ID of a cumulative point: what it adds to its series from start to time (Unix ns). */
+export function cumulativePointId(orgId: string, series: string, start: bigint, time: bigint): string {
+  return `otlp:${digest(orgId, series, String(start), String(time))}`;
+}
+
+/** The event ID of a delta point of `metric`. */
+export function deltaPointId(orgId: string, metric: string, attrs: Attributes, start: bigint, time: bigint): string {
+  return `otlp:${digest(orgId, metric, canonical(attrs), String(start), String(time))}`;
+}
+
+/** The event ID of a log record: its resource's text (resourceText), its scope's name and its fields. */
+export function logRecordId(orgId: string, resource: string, scope: string, record: LogRecord): string {
+  return `otlp:${digest(orgId, resource, quote(scope), logRecordText(record))}`;
+}
+
+/** A resource as text: its attributes (read once for all its items). */
+export function resourceText(resource: Resource | undefined): string {
+  return resource === undefined ? "" : `${attributesText(resource.attributes)}${resource.droppedAttributesCount}`;
+}
+
+/** Every field of a log record, in field-number order, as text. */
+function logRecordText(record: LogRecord): string {
+  return [
+    record.timeUnixNano,
+    record.severityNumber,
+    quote(record.severityText),
+    valueText(record.body),
+    attributesText(record.attributes),
+    record.droppedAttributesCount,
+    record.flags,
+    hex(record.traceId),
+    hex(record.spanId),
+    record.observedTimeUnixNano,
+    quote(record.eventName),
+  ].join("|");
+}
