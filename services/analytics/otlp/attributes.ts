@@ -5,7 +5,12 @@
 import type { AnyValue, KeyValue } from "../../../gen/opentelemetry/proto/common/v1/common_pb.js";
 
 export type Scalar = string | number | boolean;
-export type Attributes = ReadonlyMap<string, Scalar>;
+
+/** What the mapping reads of attributes: values by key, and the keys (a series' canonical text). */
+export interface Attributes {
+  get(key: string): Scalar | undefined;
+  keys(): Iterable<string>;
+}
 
 /** Longest attribute value kept; a longer one is cut (events.ts bounds what is stored anyway). */
 const MAX_VALUE_CHARS = 4096;
@@ -37,16 +42,37 @@ export function attributesOf(...lists: readonly (readonly KeyValue[])[]): Map<st
 }
 
 /**
- * `own` over attributes already read (a resource's, read once for all its items): the same map
- * as attributesOf(resource, own).
+ * A data point's or log record's own attributes over its resource's (read once for all its items):
+ * what attributesOf(resource, own) would hold, read in place rather than copied into a map of
+ * its own for every item.
  */
-export function attributesOver(base: Attributes, own: readonly KeyValue[]): Map<string, Scalar> {
-  const map = new Map(base);
-  for (const kv of own) {
-    const value = scalarOf(kv.value);
-    if (value !== undefined) map.set(kv.key, value);
+export function attributesOver(base: ReadonlyMap<string, Scalar>, own: readonly KeyValue[]): Attributes {
+  return new AttributesOver(base, own);
+}
+
+class AttributesOver implements Attributes {
+  constructor(
+    private readonly base: ReadonlyMap<string, Scalar>,
+    private readonly own: readonly KeyValue[],
+  ) {}
+
+  /** The last scalar value `own` has for the key (what a map filled in order would keep), else the base's. */
+  get(key: string): Scalar | undefined {
+    const own = this.own;
+    for (let i = own.length - 1; i >= 0; i--) {
+      const kv = own[i]!;
+      if (kv.key !== key) continue;
+      const value = scalarOf(kv.value);
+      if (value !== undefined) return value;
+    }
+    return this.base.get(key);
   }
-  return map;
+
+  keys(): Iterable<string> {
+    const keys = new Set(this.base.keys());
+    for (const kv of this.own) if (scalarOf(kv.value) !== undefined) keys.add(kv.key);
+    return keys;
+  }
 }
 
 /** A non-empty string attribute (numbers and booleans as their text), else undefined. */

@@ -11,12 +11,13 @@ import type { Resource } from "../../../gen/opentelemetry/proto/resource/v1/reso
 import type { Attributes } from "./attributes.js";
 
 /**
- * The first 40 hex digits of the SHA-256 of the parts, each followed by a NUL: one call, no hash
- * object. (The parts never hold a NUL of their own where it could join two of them ambiguously:
- * the canonical texts below quote every string.)
+ * The first 40 hex digits of the SHA-256 of `parts`: the parts of an ID each followed by a NUL,
+ * hashed in one call with no hash object (it runs once per data point or log record). The parts
+ * never hold a NUL of their own where it could join two of them ambiguously: the canonical texts
+ * below quote every string.
  */
-function digest(...parts: string[]): string {
-  return hash("sha256", `${parts.join("\0")}\0`, "hex").slice(0, 40);
+function digest(parts: string): string {
+  return hash("sha256", parts, "hex").slice(0, 40);
 }
 
 /** Text JSON.stringify would print without escapes: printable ASCII, no quote or backslash. */
@@ -82,22 +83,22 @@ const hex = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, b
 
 /** The key of a cumulative series of `metric`: what analytics_otlp_series stores its last value under. */
 export function seriesKey(metric: string, attrs: Attributes): string {
-  return digest(metric, canonical(attrs));
+  return digest(`${metric}\0${canonical(attrs)}\0`);
 }
 
 /** The event ID of a cumulative point: what it adds to its series from start to time (Unix ns). */
 export function cumulativePointId(orgId: string, series: string, start: bigint, time: bigint): string {
-  return `otlp:${digest(orgId, series, String(start), String(time))}`;
+  return `otlp:${digest(`${orgId}\0${series}\0${start}\0${time}\0`)}`;
 }
 
 /** The event ID of a delta point of `metric`. */
 export function deltaPointId(orgId: string, metric: string, attrs: Attributes, start: bigint, time: bigint): string {
-  return `otlp:${digest(orgId, metric, canonical(attrs), String(start), String(time))}`;
+  return `otlp:${digest(`${orgId}\0${metric}\0${canonical(attrs)}\0${start}\0${time}\0`)}`;
 }
 
 /** The event ID of a log record: its resource's text (resourceText), its scope's name and its fields. */
 export function logRecordId(orgId: string, resource: string, scope: string, record: LogRecord): string {
-  return `otlp:${digest(orgId, resource, quote(scope), logRecordText(record))}`;
+  return `otlp:${digest(`${orgId}\0${resource}\0${quote(scope)}\0${logRecordText(record)}\0`)}`;
 }
 
 /** A resource as text: its attributes (read once for all its items). */

@@ -137,21 +137,16 @@ interface CumulativePoint {
   readonly at: string;
 }
 
-/** The user.email and organization.id values an export names (an item's own, else its resource's). */
+/** The user.email and organization.id values an export names, read as attribution reads them. */
 class Named {
   readonly emails = new Set<string>();
   readonly orgIds = new Set<string>();
-  add(own: readonly KeyValue[], resource: readonly KeyValue[]): void {
-    const email = stringAttribute(own, "user.email") ?? stringAttribute(resource, "user.email");
+  add(attrs: Attributes): void {
+    const email = text(attrs, "user.email");
     if (email !== undefined) this.emails.add(email);
-    const org = stringAttribute(own, "organization.id") ?? stringAttribute(resource, "organization.id");
+    const org = text(attrs, "organization.id");
     if (org !== undefined) this.orgIds.add(org);
   }
-}
-
-function stringAttribute(kvs: readonly KeyValue[], key: string): string | undefined {
-  const kv = kvs.find((a) => a.key === key);
-  return kv?.value?.value.case === "stringValue" ? kv.value.value.value : undefined;
 }
 
 export async function receiveMetrics(
@@ -166,12 +161,13 @@ export async function receiveMetrics(
   // First pass: the emails and organization IDs to resolve.
   const named = new Named();
   for (const rm of req.resourceMetrics) {
-    const resource = rm.resource?.attributes ?? [];
+    const resource = attributesOf(rm.resource?.attributes ?? []);
     for (const sm of rm.scopeMetrics)
       for (const m of sm.metrics) {
         const points = m.data.case === undefined ? [] : m.data.value.dataPoints;
         if (METRICS[m.name] === undefined) continue;
-        for (const p of points as readonly { attributes: KeyValue[] }[]) named.add(p.attributes, resource);
+        for (const p of points as readonly { attributes: KeyValue[] }[])
+          named.add(attributesOver(resource, p.attributes));
       }
   }
   await attributor.prepare(named);
@@ -378,8 +374,8 @@ export async function receiveLogs(
   const orgId = attributor.orgId;
   const named = new Named();
   for (const rl of req.resourceLogs) {
-    const resource = rl.resource?.attributes ?? [];
-    for (const sl of rl.scopeLogs) for (const r of sl.logRecords) named.add(r.attributes, resource);
+    const resource = attributesOf(rl.resource?.attributes ?? []);
+    for (const sl of rl.scopeLogs) for (const r of sl.logRecords) named.add(attributesOver(resource, r.attributes));
   }
   await attributor.prepare(named);
   const candidates: Candidate[] = [];
