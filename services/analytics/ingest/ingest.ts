@@ -27,12 +27,21 @@ export interface IngestResult {
 export const notMemberReason = (row: Pick<EventRow, "orgId" | "userId">) =>
   `user_id: user "${row.userId}" does not belong to organization "${row.orgId}"`;
 
+export interface CheckOptions extends ValidateOptions {
+  /**
+   * Every event's user was read from its organization's users moments ago, by the caller (the
+   * OTLP receiver attributes each record to a user it looked up in the organization): the
+   * membership query would only repeat that lookup.
+   */
+  membersKnown?: boolean;
+}
+
 /** Validation plus the membership check; the rows to store and the rejections, by index. */
 export async function checkEvents(
   db: Executor,
   events: readonly IncomingEvent[],
   nowMs: number,
-  options: ValidateOptions = {},
+  options: CheckOptions = {},
 ): Promise<{ rows: EventRow[]; rejected: Rejection[] }> {
   const rejected: Rejection[] = [];
   const candidates: Array<{ index: number; row: EventRow }> = [];
@@ -41,6 +50,7 @@ export async function checkEvents(
     if (v.ok) candidates.push({ index, row: v.row });
     else rejected.push({ index, reason: v.reason });
   });
+  if (options.membersKnown) return { rows: candidates.map((c) => c.row), rejected };
   // A batch holds runs of one user's events: the key is built once per run, not per event.
   const pairs = new Map<string, [string, string]>();
   let lastOrg: string | null = null;

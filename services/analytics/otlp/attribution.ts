@@ -26,6 +26,10 @@ export interface Attributor {
   readonly orgId: string;
   /** Resolves the emails and organization IDs the export names, before attribute() is called. */
   prepare(named: { readonly emails: Iterable<string>; readonly orgIds: Iterable<string> }): Promise<void>;
+  /**
+   * The owner of an item: always a user read from the credential's organization in this request
+   * (the receiver stores their events without asking again).
+   */
   attribute(attrs: Attributes): Attribution;
 }
 
