@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { type LogRecord, LogRecordSchema } from "../../../gen/opentelemetry/proto/logs/v1/logs_pb.js";
 import { ResourceSchema } from "../../../gen/opentelemetry/proto/resource/v1/resource_pb.js";
 import type { Scalar } from "./attributes.js";
-import { canonical, cumulativePointId, deltaPointId, logRecordId, resourceText, seriesKey } from "./identity.js";
+import { canonical, cumulativePointId, deltaPointId, logRecordIds, seriesKey } from "./identity.js";
 
 /** How the first version named things: a hash object fed each part and a NUL; sorted entries as JSON. */
 const earlierHash = (...parts: string[]) => {
@@ -81,12 +81,10 @@ describe("log record IDs", () => {
       traceId: new Uint8Array(16).fill(7),
       spanId: new Uint8Array(8).fill(9),
     });
-  const resource = resourceText(
-    create(ResourceSchema, {
-      attributes: [{ key: "user.email", value: { value: { case: "stringValue", value: "a@b.c" } } }],
-    }),
-  );
-  const idOf = (r: LogRecord) => logRecordId("org_1", resource, "com.anthropic.claude_code.events", r);
+  const resource = create(ResourceSchema, {
+    attributes: [{ key: "user.email", value: { value: { case: "stringValue", value: "a@b.c" } } }],
+  });
+  const idOf = (r: LogRecord) => logRecordIds("org_1", resource, "com.anthropic.claude_code.events")(r);
 
   it("are the same for a record decoded from protobuf or from JSON", () => {
     const r = record();
@@ -123,9 +121,9 @@ describe("log record IDs", () => {
       ids.add(idOf(r));
     }
     expect(ids.size).toBe(changes.length + 1);
-    expect(logRecordId("org_2", resource, "com.anthropic.claude_code.events", record())).not.toBe(base);
-    expect(logRecordId("org_1", resourceText(undefined), "com.anthropic.claude_code.events", record())).not.toBe(base);
-    expect(logRecordId("org_1", resource, "other.scope", record())).not.toBe(base);
+    expect(logRecordIds("org_2", resource, "com.anthropic.claude_code.events")(record())).not.toBe(base);
+    expect(logRecordIds("org_1", undefined, "com.anthropic.claude_code.events")(record())).not.toBe(base);
+    expect(logRecordIds("org_1", resource, "other.scope")(record())).not.toBe(base);
   });
 
   it("do not run two strings' texts together: a quote or separator inside one is quoted", () => {

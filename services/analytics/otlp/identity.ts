@@ -96,29 +96,25 @@ export function deltaPointId(orgId: string, metric: string, attrs: Attributes, s
   return `otlp:${digest(`${orgId}\0${metric}\0${canonical(attrs)}\0${start}\0${time}\0`)}`;
 }
 
-/** The event ID of a log record: its resource's text (resourceText), its scope's name and its fields. */
-export function logRecordId(orgId: string, resource: string, scope: string, record: LogRecord): string {
-  return `otlp:${digest(`${orgId}\0${resource}\0${quote(scope)}\0${logRecordText(record)}\0`)}`;
+/**
+ * The event IDs of one scope's log records: the organization, the resource (its digest, once
+ * for all its records) and the scope's name, then every field of the record.
+ */
+export function logRecordIds(
+  orgId: string,
+  resource: Resource | undefined,
+  scope: string,
+): (record: LogRecord) => string {
+  const prefix = `${orgId}\0${digest(resourceText(resource))}\0${quote(scope)}\0`;
+  return (record) => `otlp:${digest(`${prefix}${logRecordText(record)}\0`)}`;
 }
 
-/** A resource as text: its attributes (read once for all its items). */
-export function resourceText(resource: Resource | undefined): string {
+/** A resource as text: its attributes. */
+function resourceText(resource: Resource | undefined): string {
   return resource === undefined ? "" : `${attributesText(resource.attributes)}${resource.droppedAttributesCount}`;
 }
 
 /** Every field of a log record, in field-number order, as text. */
-function logRecordText(record: LogRecord): string {
-  return [
-    record.timeUnixNano,
-    record.severityNumber,
-    quote(record.severityText),
-    valueText(record.body),
-    attributesText(record.attributes),
-    record.droppedAttributesCount,
-    record.flags,
-    hex(record.traceId),
-    hex(record.spanId),
-    record.observedTimeUnixNano,
-    quote(record.eventName),
-  ].join("|");
+function logRecordText(r: LogRecord): string {
+  return `${r.timeUnixNano}|${r.severityNumber}|${quote(r.severityText)}|${valueText(r.body)}|${attributesText(r.attributes)}|${r.droppedAttributesCount}|${r.flags}|${hex(r.traceId)}|${hex(r.spanId)}|${r.observedTimeUnixNano}|${quote(r.eventName)}`;
 }

@@ -20,7 +20,7 @@ import { storeEvents } from "../ingest/store.js";
 import { type Attributes, attributesOf, attributesOver, text } from "./attributes.js";
 import type { Attributor, Owner } from "./attribution.js";
 import { LOG_EVENTS, mapLogEvent, mapMetric, METRICS, type Mapped } from "./claude-code.js";
-import { cumulativePointId, deltaPointId, logRecordId, resourceText, seriesKey } from "./identity.js";
+import { cumulativePointId, deltaPointId, logRecordIds, seriesKey } from "./identity.js";
 
 /**
  * Data points (or log records) one export may carry; the rest of a larger one are rejected
@@ -393,8 +393,9 @@ export async function receiveLogs(
   let item = -1;
   for (const rl of req.resourceLogs) {
     const resource = attributesOf(rl.resource?.attributes ?? []);
-    const resourceName = resourceText(rl.resource);
-    for (const sl of rl.scopeLogs)
+    for (const sl of rl.scopeLogs) {
+      // The record's own fields name it, with its resource and scope: a retried export carries the same.
+      const idOf = logRecordIds(orgId, rl.resource, sl.scope?.name ?? "");
       for (const record of sl.logRecords) {
         item++;
         if (item >= MAX_ITEMS_PER_EXPORT) {
@@ -422,15 +423,14 @@ export async function receiveLogs(
           continue;
         }
         times.push(time.ms);
-        // The record's own fields name it: a retried export carries the same ones.
-        const eventId = logRecordId(orgId, resourceName, sl.scope?.name ?? "", record);
         addMapped(
-          mapLogEvent(name, { owner: attribution.owner, attrs, time: time.at, eventId }),
+          mapLogEvent(name, { owner: attribution.owner, attrs, time: time.at, eventId: idOf(record) }),
           item,
           candidates,
           tally,
         );
       }
+    }
   }
   await ensurePartitions(db, monthsOfTimes(times, nowMs));
   const copy = await supportsCopy(db);
