@@ -56,8 +56,15 @@ import { buildService } from "../bench/build.js";
 import { summarizeProfile } from "../bench/profile-summary.js";
 import { logExports, metricExports } from "../bench/otlp-exports.js";
 import { fromBinary } from "@bufbuild/protobuf";
-import { ExportLogsServiceResponseSchema } from "../gen/opentelemetry/proto/collector/logs/v1/logs_service_pb.js";
-import { ExportMetricsServiceResponseSchema } from "../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.js";
+import {
+  ExportLogsServiceRequestSchema,
+  ExportLogsServiceResponseSchema,
+} from "../gen/opentelemetry/proto/collector/logs/v1/logs_service_pb.js";
+import {
+  ExportMetricsServiceRequestSchema,
+  ExportMetricsServiceResponseSchema,
+} from "../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.js";
+import { type GrpcIngestTiming, timeIngestOverGrpc } from "../bench/grpc-ingest.js";
 import { createServiceAccount } from "../services/organization/service-accounts.js";
 import { cpuDelta, cpuOf, freePort, pidsNamed, sampleMachine, spawnNode, waitForPorts } from "../bench/processes.js";
 
@@ -185,6 +192,7 @@ async function startReadServer(
     if (server.restUrl === undefined) throw new Error("the service started without its REST edge");
     return {
       restUrl: server.restUrl,
+      grpc: { publicUrl: server.grpcUrl, internalUrl: server.internalGrpcUrl },
       description: "the service in this process (in-memory PGlite)",
       stop: () => server.stop(),
       profile: undefined,
@@ -192,7 +200,7 @@ async function startReadServer(
   }
   const url = new URL(serverUrl);
   url.pathname = `/${dbName}`;
-  const [restPort, grpcPort] = [await freePort(), await freePort()];
+  const [restPort, grpcPort, internalPort] = [await freePort(), await freePort(), await freePort()];
   const logFile = join(tmpdir(), `agentplane-bench-analytics-${process.pid}.log`);
   const env = {
     ...process.env,
@@ -202,7 +210,7 @@ async function startReadServer(
     HOST: "127.0.0.1",
     PORT: String(restPort),
     GRPC_PORT: String(grpcPort),
-    INTERNAL_GRPC_PORT: "0",
+    INTERNAL_GRPC_PORT: String(internalPort),
     SERVICES: "all",
     SEED_DEMO: "false",
     LOG_LEVEL: "warn",
@@ -223,13 +231,14 @@ async function startReadServer(
   );
   const started = performance.now();
   try {
-    await waitForPorts(child.child, [restPort, grpcPort], 120_000, "the service");
+    await waitForPorts(child.child, [restPort, grpcPort, internalPort], 120_000, "the service");
   } catch (err) {
     await child.stop();
     throw err;
   }
   return {
     restUrl: `http://127.0.0.1:${restPort}`,
+    grpc: { publicUrl: `http://127.0.0.1:${grpcPort}`, internalUrl: `http://127.0.0.1:${internalPort}` },
     description: `agentplane serve in a child process (log: ${logFile})`,
     stop: () => child.stop(),
     /** With --cpu-prof, the service's profile (once stopped) over these periods (performance.now()). */
@@ -341,6 +350,41 @@ async function timeOtlpIngest(
   };
 }
 
+/**
+ * OTLP/gRPC and TelemetryService.Ingest into the service, in turns (bench/grpc-ingest.ts): the
+ * OTLP exports are of an hour of their own, so that none is a retry of those sent over HTTP.
+ */
+async function timeOtlpAndNativeOverGrpc(
+  db: Kysely<Database>,
+  orgId: string,
+  urls: { publicUrl: string; internalUrl: string },
+  nativeEvents: readonly IncomingEvent[],
+): Promise<GrpcIngestTiming> {
+  const { token } = await createServiceAccount(db, { name: "bench gRPC ingest", scopes: ["analytics.ingest"], orgId });
+  const emails = (
+    await db.selectFrom("users").select("email").where("org_id", "=", orgId).orderBy("id").limit(1000).execute()
+  ).map((u) => u.email);
+  // Each kind's timed exports and one more to warm up.
+  const spec = {
+    emails,
+    exports: OTLP_EXPORTS + 1,
+    itemsPerExport: OTLP_PER_EXPORT,
+    startMs: Date.now() - 3 * 3_600_000,
+  };
+  return timeIngestOverGrpc({
+    ...urls,
+    token,
+    concurrency: CONCURRENCY,
+    nativeEvents,
+    batch: BATCH,
+    logs: logExports(spec).map((b) => fromBinary(ExportLogsServiceRequestSchema, b)),
+    metrics: metricExports({ ...spec, startMs: spec.startMs + 1 }).map((b) =>
+      fromBinary(ExportMetricsServiceRequestSchema, b),
+    ),
+    itemsPerExport: OTLP_PER_EXPORT,
+  });
+}
+
 /** Ingests the events natively, BATCH a call, CONCURRENCY calls in flight; returns how many were stored. */
 async function ingestInBatches(db: Kysely<Database>, events: readonly IncomingEvent[]): Promise<number> {
   let next = 0;
@@ -388,6 +432,7 @@ async function main() {
 
     let orgId: string;
     const beside: IncomingEvent[] = [];
+    const overGrpc: IncomingEvent[] = [];
     let key: string;
     let ingested = 0;
     let ingestMs = 0;
@@ -469,6 +514,13 @@ async function main() {
         for (const userDay of generateTelemetry({ ...besideOpts, days: [d] })) for (const e of userDay) beside.push(e);
       }
       beside.length = Math.min(beside.length, wanted);
+      // And again, for the native ingest over gRPC (timeIngestOverGrpc), a batch more to warm up.
+      const grpcOpts = { ...opts, idPrefix: args["without-ids"] ? "" : "grpc" };
+      for (const d of days) {
+        if (overGrpc.length >= wanted + BATCH) break;
+        for (const userDay of generateTelemetry({ ...grpcOpts, days: [d] })) for (const e of userDay) overGrpc.push(e);
+      }
+      overGrpc.length = Math.min(overGrpc.length, wanted + BATCH);
     }
 
     // Rollup: every day of the organization, as `agentplane rollup --from --to` does.
@@ -502,6 +554,7 @@ async function main() {
     const range = `startDate=${days[0]}&endDate=${yesterday}`;
     const latency: Record<string, { p50: number; p99: number; bytes: number }> = {};
     let otlp: OtlpIngest | undefined;
+    let grpc: GrpcIngestTiming | undefined;
     let inflateMs = 0;
     try {
       const browser = "gzip, deflate, br";
@@ -548,6 +601,12 @@ async function main() {
             ? `; the native ingest beside them: ${otlp.nativeBeside.logs} and ${otlp.nativeBeside.metrics} events/s`
             : ""),
       );
+      if (overGrpc.length > 0) {
+        grpc = await timeOtlpAndNativeOverGrpc(db, orgId, server.grpc, overGrpc);
+        log(
+          `over gRPC (${OTLP_PER_EXPORT} items a call, ${CONCURRENCY} in flight): OTLP ${grpc.logRecordsPerSecond} log records/s, ${grpc.dataPointsPerSecond} data points/s; TelemetryService.Ingest beside them ${grpc.nativeBeside.logs} and ${grpc.nativeBeside.metrics} events/s`,
+        );
+      }
     } finally {
       await server.stop();
     }
@@ -585,6 +644,8 @@ async function main() {
       otlpDataPointsPerSecond: otlp?.dataPointsPerSecond ?? null,
       // The native ingest (in process, as above) timed in turns around each OTLP kind.
       nativeBesideOtlp: otlp?.nativeBeside ?? null,
+      // Both over gRPC into the service: OTLP/gRPC Export, and TelemetryService.Ingest in turns around each kind.
+      overGrpc: grpc ?? null,
       latencyMs: Object.fromEntries(
         Object.entries(latency).map(([k, v]) => [
           k,
@@ -615,6 +676,11 @@ async function main() {
                       `OTLP vs native:    ${Math.round((100 * (result.otlpLogRecordsPerSecond ?? 0)) / result.nativeBesideOtlp.logs)}% and ${Math.round((100 * (result.otlpDataPointsPerSecond ?? 0)) / result.nativeBesideOtlp.metrics)}% of the native ingest timed in turns beside each (${result.nativeBesideOtlp.logs} and ${result.nativeBesideOtlp.metrics} events/s)`,
                     ]
                   : []),
+              ]
+            : []),
+          ...(result.overGrpc
+            ? [
+                `both over gRPC:    OTLP ${result.overGrpc.logRecordsPerSecond} log records/s and ${result.overGrpc.dataPointsPerSecond} data points/s, ${Math.round((100 * result.overGrpc.logRecordsPerSecond) / result.overGrpc.nativeBeside.logs)}% and ${Math.round((100 * result.overGrpc.dataPointsPerSecond) / result.overGrpc.nativeBeside.metrics)}% of TelemetryService.Ingest's events/s timed in turns beside each (${result.overGrpc.nativeBeside.logs} and ${result.overGrpc.nativeBeside.metrics})`,
               ]
             : []),
           `freshness:         the last day (${result.lastDayEvents} events) queryable ${result.freshnessMinutes} min after midnight UTC (00:${String(TICK_MINUTE).padStart(2, "0")} tick + ${result.lastDaySweepSeconds} s sweep)`,
