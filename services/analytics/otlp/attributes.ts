@@ -6,10 +6,16 @@ import type { AnyValue, KeyValue } from "../../../gen/opentelemetry/proto/common
 
 export type Scalar = string | number | boolean;
 
-/** What the mapping reads of attributes: values by key, and the keys (a series' canonical text). */
+/**
+ * What the mapping reads of an item's attributes: values by key, and for a series' canonical text
+ * (identity.ts) the two layers they come from: the resource's, one map shared by all its items,
+ * and the item's own over them.
+ */
 export interface Attributes {
   get(key: string): Scalar | undefined;
-  keys(): Iterable<string>;
+  readonly shared: ReadonlyMap<string, Scalar>;
+  /** The item's own scalar attributes, each key once (its last scalar value), in no order. */
+  ownEntries(): [string, Scalar][];
 }
 
 /** Longest attribute value kept; a longer one is cut (events.ts bounds what is stored anyway). */
@@ -52,7 +58,7 @@ export function attributesOver(base: ReadonlyMap<string, Scalar>, own: readonly 
 
 class AttributesOver implements Attributes {
   constructor(
-    private readonly base: ReadonlyMap<string, Scalar>,
+    readonly shared: ReadonlyMap<string, Scalar>,
     private readonly own: readonly KeyValue[],
   ) {}
 
@@ -65,13 +71,19 @@ class AttributesOver implements Attributes {
       const value = scalarOf(kv.value);
       if (value !== undefined) return value;
     }
-    return this.base.get(key);
+    return this.shared.get(key);
   }
 
-  keys(): Iterable<string> {
-    const keys = new Set(this.base.keys());
-    for (const kv of this.own) if (scalarOf(kv.value) !== undefined) keys.add(kv.key);
-    return keys;
+  ownEntries(): [string, Scalar][] {
+    const entries: [string, Scalar][] = [];
+    const own = this.own;
+    for (let i = own.length - 1; i >= 0; i--) {
+      const kv = own[i]!;
+      if (entries.some(([key]) => key === kv.key)) continue;
+      const value = scalarOf(kv.value);
+      if (value !== undefined) entries.push([kv.key, value]);
+    }
+    return entries;
   }
 }
 

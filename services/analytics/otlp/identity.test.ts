@@ -5,9 +5,10 @@ import { createHash } from "node:crypto";
 import { create, fromBinary, fromJsonString, toBinary, toJsonString } from "@bufbuild/protobuf";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { type KeyValue, KeyValueSchema } from "../../../gen/opentelemetry/proto/common/v1/common_pb.js";
 import { type LogRecord, LogRecordSchema } from "../../../gen/opentelemetry/proto/logs/v1/logs_pb.js";
 import { ResourceSchema } from "../../../gen/opentelemetry/proto/resource/v1/resource_pb.js";
-import type { Scalar } from "./attributes.js";
+import { attributesOf, attributesOver, type Scalar } from "./attributes.js";
 import { canonical, cumulativePointId, deltaPointId, logRecordIds, seriesKey } from "./identity.js";
 
 /** How the first version named things: a hash object fed each part and a NUL; sorted entries as JSON. */
@@ -26,25 +27,50 @@ const scalar = fc.oneof(
   fc.integer(),
   fc.boolean(),
 );
-const attributeMaps = fc
-  .array(fc.tuple(fc.string({ unit: "binary", maxLength: 10 }), scalar), { maxLength: 8 })
-  .map((entries) => new Map<string, Scalar>(entries));
+const keyValueOf = ([key, value]: [string, Scalar]): KeyValue =>
+  create(KeyValueSchema, {
+    key,
+    value: {
+      value:
+        typeof value === "string"
+          ? { case: "stringValue", value }
+          : typeof value === "number"
+            ? { case: "doubleValue", value }
+            : { case: "boolValue", value },
+    },
+  });
+
+const entries = (keys: fc.Arbitrary<string>, maxLength: number) => fc.array(fc.tuple(keys, scalar), { maxLength });
+
+/** An item's attributes over its resource's, and the one map of both the first version read. */
+const attributeSets = fc
+  .tuple(
+    entries(fc.string({ unit: "binary", maxLength: 10 }), 8),
+    entries(fc.oneof(fc.constantFrom("model", "type"), fc.string({ unit: "binary", maxLength: 10 })), 5),
+  )
+  .map(([resource, own]) => {
+    const shared = attributesOf(resource.map(keyValueOf));
+    return {
+      attrs: attributesOver(shared, own.map(keyValueOf)),
+      merged: new Map<string, Scalar>([...shared, ...own]),
+    };
+  });
 
 describe("metric series and point IDs", () => {
   it("write the canonical text JSON.stringify wrote of the sorted entries, for any keys and values", () => {
     fc.assert(
-      fc.property(attributeMaps, (attrs) => canonical(attrs) === earlierCanonical(attrs)),
+      fc.property(attributeSets, ({ attrs, merged }) => canonical(attrs) === earlierCanonical(merged)),
       { numRuns: 5000 },
     );
   });
 
   it("are the IDs and keys the first version stored", () => {
     fc.assert(
-      fc.property(attributeMaps, fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), (attrs, time) => {
+      fc.property(attributeSets, fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), ({ attrs, merged }, time) => {
         const key = seriesKey("claude_code.token.usage", attrs);
-        expect(key).toBe(earlierHash("claude_code.token.usage", earlierCanonical(attrs)));
+        expect(key).toBe(earlierHash("claude_code.token.usage", earlierCanonical(merged)));
         expect(deltaPointId("org_1", "claude_code.cost.usage", attrs, time - 1n, time)).toBe(
-          `otlp:${earlierHash("org_1", "claude_code.cost.usage", earlierCanonical(attrs), String(time - 1n), String(time))}`,
+          `otlp:${earlierHash("org_1", "claude_code.cost.usage", earlierCanonical(merged), String(time - 1n), String(time))}`,
         );
         expect(cumulativePointId("org_1", key, 5n, time)).toBe(`otlp:${earlierHash("org_1", key, "5", String(time))}`);
       }),

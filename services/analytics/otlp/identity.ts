@@ -8,7 +8,7 @@ import { hash } from "node:crypto";
 import type { AnyValue, KeyValue } from "../../../gen/opentelemetry/proto/common/v1/common_pb.js";
 import type { LogRecord } from "../../../gen/opentelemetry/proto/logs/v1/logs_pb.js";
 import type { Resource } from "../../../gen/opentelemetry/proto/resource/v1/resource_pb.js";
-import type { Attributes } from "./attributes.js";
+import type { Attributes, Scalar } from "./attributes.js";
 
 /**
  * The first 40 hex digits of the SHA-256 of `parts`: the parts of an ID each followed by a NUL,
@@ -28,21 +28,50 @@ function quote(text: string): string {
   return PLAIN.test(text) ? `"${text}"` : JSON.stringify(text);
 }
 
+/** One attribute in a series' canonical text: `["key","value"]`, `["n",5]`. */
+const piece = (key: string, value: Scalar) =>
+  `[${quote(key)},${typeof value === "string" ? quote(value) : JSON.stringify(value)}]`;
+
+const byKey = ([a]: [string, Scalar], [b]: [string, Scalar]) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** A resource's attributes sorted by key, and their pieces: made once per resource, for all its points. */
+const sharedPieces = new WeakMap<ReadonlyMap<string, Scalar>, { keys: string[]; pieces: string[] }>();
+
+function piecesOf(shared: ReadonlyMap<string, Scalar>): { keys: string[]; pieces: string[] } {
+  let made = sharedPieces.get(shared);
+  if (made === undefined) {
+    const entries = [...shared.entries()].sort(byKey);
+    made = { keys: entries.map(([key]) => key), pieces: entries.map(([key, value]) => piece(key, value)) };
+    sharedPieces.set(shared, made);
+  }
+  return made;
+}
+
 /**
- * The attributes sorted by key, as JSON: `[["key","value"],["n",5]]`. What names a metric series;
- * written out rather than JSON.stringify'd from a sorted copy of the entries, with the same text,
- * so that the series keys stored by earlier versions still match.
+ * The attributes sorted by key, as JSON: `[["key","value"],["n",5]]`. What names a metric series.
+ * Written out, the resource's part once for all its points, rather than JSON.stringify'd from a
+ * sorted copy of the entries; the text is the same, so that the series keys stored by earlier
+ * versions still match.
  */
 export function canonical(attrs: Attributes): string {
-  const keys = [...attrs.keys()].sort();
-  let text = "[";
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i]!;
-    if (i > 0) text += ",";
-    const value = attrs.get(key);
-    text += `[${quote(key)},${typeof value === "string" ? quote(value) : JSON.stringify(value)}]`;
+  const shared = piecesOf(attrs.shared);
+  const own = attrs.ownEntries();
+  if (own.length > 1) own.sort(byKey);
+  const parts: string[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < shared.keys.length || j < own.length) {
+    const sharedKey = shared.keys[i];
+    const ownEntry = own[j];
+    if (ownEntry === undefined || (sharedKey !== undefined && sharedKey < ownEntry[0])) {
+      parts.push(shared.pieces[i++]!);
+      continue;
+    }
+    parts.push(piece(ownEntry[0], ownEntry[1]));
+    if (sharedKey === ownEntry[0]) i++; // the item's own value over the resource's
+    j++;
   }
-  return `${text}]`;
+  return `[${parts.join(",")}]`;
 }
 
 /** An AnyValue as text, its type named by a one-letter tag, strings quoted. */
