@@ -850,9 +850,10 @@ describe("answers as the OTLP specification says", () => {
     expect(status.message).not.toBe("");
   });
 
-  it("another content type is a 415; no credential a 401; a service account without the scope a 403", async () => {
+  it("another content type is a 415; no credential a 401; a service account without the scope a 403: each a google.rpc.Status in the request's encoding", async () => {
     const res = await post("/v1/logs", alice.key, "text/plain", "hello");
     expect(res.status).toBe(415);
+    expect(res.headers.get("content-type")).toBe("application/x-protobuf");
     expect(fromBinary(StatusSchema, new Uint8Array(await res.arrayBuffer())).message).toContain("text/plain");
     const anon = await fetch(`${server.restUrl}/v1/logs`, {
       method: "POST",
@@ -860,10 +861,17 @@ describe("answers as the OTLP specification says", () => {
       body: "{}",
     });
     expect(anon.status).toBe(401);
+    expect(anon.headers.get("content-type")).toBe("application/json");
+    expect(await anon.json()).toEqual({ message: expect.stringContaining("Authorization") });
     const noScope = await createTestServiceAccount(server.platform.db, { orgId, scopes: ["analytics.rollup"] });
-    expect((await post("/v1/logs", noScope, "application/json", "{}")).status).toBe(403);
+    const denied = await post("/v1/metrics", noScope, "application/x-protobuf", new Uint8Array());
+    expect(denied.status).toBe(403);
+    expect(denied.headers.get("content-type")).toBe("application/x-protobuf");
+    expect(fromBinary(StatusSchema, new Uint8Array(await denied.arrayBuffer())).message).toContain("analytics.ingest");
     const unbound = await createTestServiceAccount(server.platform.db, { scopes: ["analytics.ingest"] });
-    expect((await post("/v1/logs", unbound, "application/json", "{}")).status).toBe(403);
+    const notBound = await post("/v1/logs", unbound, "application/json", "{}");
+    expect(notBound.status).toBe(403);
+    expect(((await notBound.json()) as { message: string }).message).toContain("bound to an organization");
   });
 
   it("huge attribute values: the records are rejected and counted, never a 5xx", async () => {
@@ -934,6 +942,8 @@ describe("answers as the OTLP specification says", () => {
     }
     expect(last?.status).toBe(429);
     expect(Number(last?.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(last?.headers.get("content-type")).toBe("application/json");
+    expect(((await last!.json()) as { message: string }).message).not.toBe("");
   });
 
   it("OTLP/gRPC logs from the SDK's gRPC exporter with a user's key: partial success in the answer", async () => {

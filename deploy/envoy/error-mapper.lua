@@ -4,7 +4,8 @@
 -- It makes Envoy's REST edge answer exactly as the TypeScript edge (services/edge) does:
 --   * every error, whoever produced it (a service's gRPC status converted by the transcoder with
 --     convert_grpc_status, the transcoder's own rejections, Envoy's local replies), becomes
---     {"title","detail","status","requestId"} with Content-Type: application/json;
+--     {"title","detail","status","requestId"} with Content-Type: application/json, except on the
+--     OTLP/HTTP paths, where it becomes a google.rpc.Status in the request's encoding;
 --   * a success carrying the service's `x-http-code` header gets that status (201, 304, ...) and
 --     the header is removed;
 --   * every response carries X-Request-Id, the client's one when it is 1-200 visible ASCII
@@ -204,6 +205,31 @@ local function error_body(status, detail, request_id)
       ',"requestId":' .. json_string(request_id) .. "}"
 end
 
+-- On the OTLP/HTTP paths (RAW_BODY_PATHS below) every error answer is instead a google.rpc.Status
+-- in the request's encoding, as the OTLP specification has it and services/platform/otlp-http.ts
+-- writes it: its code left 0 (omitted), its message the detail. Protobuf: field 2 (message),
+-- length-delimited; JSON: protobuf's JSON of that message.
+local function varint(n)
+  local out = {}
+  while n >= 128 do
+    out[#out + 1] = string.char(128 + n % 128)
+    n = math.floor(n / 128)
+  end
+  out[#out + 1] = string.char(n)
+  return table.concat(out)
+end
+
+local OTLP_CONTENT_TYPES = { protobuf = "application/x-protobuf", json = "application/json" }
+
+local function otlp_status_body(detail, encoding)
+  if encoding == "json" then
+    if detail == "" then return "{}" end
+    return '{"message":' .. json_string(detail) .. "}"
+  end
+  if detail == "" then return "" end
+  return "\18" .. varint(#detail) .. detail
+end
+
 -- gRPC percent-encodes grpc-message; invalid sequences stay as they are.
 local function percent_decode(s)
   return (s:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end))
@@ -382,12 +408,23 @@ function envoy_on_request(request_handle)
     return
   end
 
+  local path = (headers:get(":path") or ""):match("^([^?]*)")
+  local otlp_encoding = nil
+  if RAW_BODY_PATHS[path] then
+    otlp_encoding = "protobuf"
+    if is_json_media_type(headers:get("content-type") or "") then otlp_encoding = "json" end
+    request_handle:streamInfo():dynamicMetadata():set(METADATA_NAMESPACE, "otlp_encoding", otlp_encoding)
+  end
+
   local status, detail = refuse_request(headers)
   if status ~= nil then
-    local body = error_body(status, detail, id)
+    local body, content_type = error_body(status, detail, id), "application/json"
+    if otlp_encoding ~= nil then
+      body, content_type = otlp_status_body(detail, otlp_encoding), OTLP_CONTENT_TYPES[otlp_encoding]
+    end
     request_handle:respond({
       [":status"] = tostring(status),
-      ["content-type"] = "application/json",
+      ["content-type"] = content_type,
       ["content-length"] = tostring(#body),
       ["x-request-id"] = id,
     }, body)
@@ -420,9 +457,12 @@ function envoy_on_response(response_handle)
     local text = ""
     if length > 0 then text = buffer:getBytes(0, length) end
     local new_status, detail = describe_error(status, text, grpc_status, headers:get("grpc-message"))
-    local body = error_body(new_status, detail, id)
+    local body, content_type = error_body(new_status, detail, id), "application/json"
+    if meta ~= nil and meta.otlp_encoding ~= nil then
+      body, content_type = otlp_status_body(detail, meta.otlp_encoding), OTLP_CONTENT_TYPES[meta.otlp_encoding]
+    end
     headers:replace(":status", tostring(new_status))
-    headers:replace("content-type", "application/json")
+    headers:replace("content-type", content_type)
     headers:remove("grpc-status")
     headers:remove("grpc-message")
     headers:remove("grpc-status-details-bin")

@@ -1,12 +1,13 @@
 // The OpenAPI 3.1 document of the public REST routes: paths from the google.api.http rules,
 // schemas from the messages (schemas.ts, field-rules.ts), statuses (statuses.ts) and the
 // HttpBody routes' forms (http-body.ts). Every error answer but OTLP's carries the edges' error
-// body ({title, detail, status, requestId}: the Lua filter of envoy.yaml and services/edge).
+// body ({title, detail, status, requestId}: the Lua filter of envoy.yaml and services/edge); on
+// the OTLP/HTTP paths every error answer is a google.rpc.Status.
 import type { DescField, FileRegistry } from "@bufbuild/protobuf";
 import { reasonPhrase } from "../../services/edge/status.js";
 import { describe } from "./comments.js";
 import { FIELD_RULES } from "./field-rules.js";
-import { headerParameters, RETRY_AFTER, successHeaders } from "./headers.js";
+import { BUSY_RETRY_AFTER, headerParameters, RETRY_AFTER, successHeaders } from "./headers.js";
 import { httpBodyForm } from "./http-body.js";
 import type { JsonSchema } from "./json-schema.js";
 import { queryFields, type RestRoute, restRoutes } from "./routes.js";
@@ -146,6 +147,12 @@ function operation(
     const own = form?.errors?.[status];
     if (own !== undefined) {
       responses[String(status)] = own;
+    } else if (form?.errorContent !== undefined) {
+      responses[String(status)] = {
+        description: `${reasonPhrase(status)}: ${ERROR_MEANINGS[status] ?? "see the message"}.`,
+        ...(status === 429 ? { headers: RETRY_AFTER } : status === 503 ? { headers: BUSY_RETRY_AFTER } : {}),
+        content: form.errorContent,
+      };
     } else {
       responses[String(status)] = { $ref: `#/components/responses/${responseName(status)}` };
       errorsUsed.add(status);

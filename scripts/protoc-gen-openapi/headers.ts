@@ -67,3 +67,11 @@ export const COMMON_HEADERS: Readonly<Record<string, unknown>> = {
 export const RETRY_AFTER = {
   "Retry-After": { description: "Seconds until the rate limit's window ends.", schema: { type: "integer" } },
 };
+
+/** On a 503 of the OTLP receiver, busy with other exports: when to send the export again. */
+export const BUSY_RETRY_AFTER = {
+  "Retry-After": {
+    description: "Seconds to wait before sending the export again, when the receiver is busy.",
+    schema: { type: "integer" },
+  },
+};

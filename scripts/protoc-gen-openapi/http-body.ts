@@ -27,8 +27,10 @@ export interface HttpBodyForm {
   /** The request body, when the request is an HttpBody. */
   readonly request?: Content;
   readonly success: Content;
-  /** Error statuses whose body is not the error body: when each is answered, and its body. */
+  /** Error statuses answered for reasons of the route's own: when each is answered, and its body. */
   readonly errors?: Readonly<Record<number, { description: string; content: Content }>>;
+  /** The body of every other error answer, when it is not the edges' error body. */
+  readonly errorContent?: Content;
 }
 
 const OTLP_EXPORTS: Readonly<Record<string, string>> = {
@@ -151,5 +153,8 @@ function otlpForm(grpcMethod: string, schemas: SchemaBuilder, registry: FileRegi
     errors: Object.fromEntries(
       Object.entries(OTLP_ERRORS).map(([status, description]) => [status, { description, content: errorContent }]),
     ),
+    // OTLP/HTTP has every 4xx and 5xx answer carry a google.rpc.Status, and both edges answer so
+    // on these paths whatever refused the call (services/platform/otlp-http.ts).
+    errorContent,
   };
 }

@@ -2,7 +2,8 @@
 // google.api.http annotations, behaving like Envoy's grpc_json_transcoder as configured in
 // envoy.yaml (convert_grpc_status, reject_unknown_method, reject_unknown_query_parameters,
 // always_print_primitive_fields, JSON names, query_param_unescape_plus=false) plus what our Lua
-// filter adds there: the {title, detail, status, requestId} error body, x-http-code → status,
+// filter adds there: the {title, detail, status, requestId} error body (a google.rpc.Status on
+// the OTLP/HTTP paths), x-http-code → status,
 // and X-Request-Id on every response.
 //
 // All descriptor work happens in createRestEdge; a request costs a trie walk, map lookups and
@@ -17,7 +18,7 @@ import { forwardRequestHeaders } from "./headers.js";
 import { openHttpBodyStream, writeHttpBodyStream } from "./http-body-stream.js";
 import { requestIdFrom } from "../platform/request-id.js";
 import { buildRequestMessage } from "./request.js";
-import { describeError, writeError, writeSuccess } from "./respond.js";
+import { describeError, errorFormatOf, writeError, writeSuccess } from "./respond.js";
 import { withUpstreamRetries } from "./retry.js";
 import { buildRouteTable } from "./routes.js";
 
@@ -159,12 +160,13 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
         return;
       }
       if (unreadBody(req)) res.setHeader("connection", "close");
+      const format = errorFormatOf(path, req.headers["content-type"]);
       try {
-        writeError(res, parts, requestId);
+        writeError(res, parts, requestId, format);
       } catch (writeErr) {
         // e.g. service metadata node:http refuses as a header value: answer without it.
         logger.error({ ...log, err: writeErr }, "could not write the error response");
-        if (!res.headersSent) writeError(res, { ...parts, metadata: undefined }, requestId);
+        if (!res.headersSent) writeError(res, { ...parts, metadata: undefined }, requestId, format);
       }
     } finally {
       clearTimeout(deadline);

@@ -6,6 +6,7 @@ import { ConnectError } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import { ENVOY_JSON_OPTIONS } from "../platform/printed-json.js";
 import { compressLikeEnvoy } from "../platform/compressor.js";
+import { CONTENT_TYPES, encodeStatus, encodingOf, OTLP_HTTP_PATHS, type OtlpEncoding } from "../platform/otlp-http.js";
 import { EdgeHttpError, errorBody } from "./errors.js";
 import { copyResponseMetadata } from "./headers.js";
 import type { Route } from "./routes.js";
@@ -93,12 +94,29 @@ export function describeError(err: unknown): ErrorParts {
   return { status: 500, detail: "Internal error in the REST edge", metadata: undefined };
 }
 
-export function writeError(res: ServerResponse, parts: ErrorParts, requestId: string): void {
+/**
+ * How an error answer's body is written: agentplane's error body, or on an OTLP/HTTP path a
+ * google.rpc.Status in the encoding of the request's Content-Type (protobuf when it names neither).
+ */
+export type ErrorFormat = { kind: "problem" } | { kind: "otlp"; encoding: OtlpEncoding };
+
+export const PROBLEM: ErrorFormat = { kind: "problem" };
+
+/** The error format of a request to `path` (without its query) with `contentType`. */
+export function errorFormatOf(path: string, contentType: string | undefined): ErrorFormat {
+  if (!OTLP_HTTP_PATHS.has(path)) return PROBLEM;
+  return { kind: "otlp", encoding: encodingOf(contentType ?? "") ?? "protobuf" };
+}
+
+export function writeError(res: ServerResponse, parts: ErrorParts, requestId: string, format = PROBLEM): void {
   const headers: OutgoingHttpHeaders = {};
   if (parts.metadata !== undefined) copyResponseMetadata(parts.metadata, headers);
-  const body = errorBody(parts.status, parts.detail, requestId);
+  const body =
+    format.kind === "otlp"
+      ? encodeStatus(parts.detail, format.encoding)
+      : errorBody(parts.status, parts.detail, requestId);
   headers["x-request-id"] = requestId;
-  headers["content-type"] = "application/json";
+  headers["content-type"] = format.kind === "otlp" ? CONTENT_TYPES[format.encoding] : "application/json";
   headers["content-length"] = Buffer.byteLength(body);
   if (parts.status === 413) {
     // The rest of the oversized body was not read; closing is the only way to discard it

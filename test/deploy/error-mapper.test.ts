@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CreateThingResponseSchema, EdgeTestService } from "../../gen/agentplane/edgetest/v1/edgetest_pb.js";
 import { createRestEdge } from "../../services/edge/edge.js";
 import { errorBody } from "../../services/edge/errors.js";
+import { CONTENT_TYPES, encodeStatus, type OtlpEncoding } from "../../services/platform/otlp-http.js";
 import { redactCredentials } from "../../services/platform/logger.js";
 import { GRPC_TO_HTTP_STATUS, reasonPhrase } from "../../services/edge/status.js";
 import { parseEnvoyYaml, publicEdge, readEnvoyYaml } from "./envoy-config.js";
@@ -51,8 +52,15 @@ const transport = createRouterTransport(({ service }) => {
       if (req.httpCode !== "") ctx.responseHeader.set("x-http-code", req.httpCode);
       return { headers: {} };
     },
-    // Echoes the raw body's media type: what reached the service.
+    // Echoes the raw body's media type: what reached the service. A `fail=CODE` parameter in it
+    // makes the call fail with that gRPC code, as credentials, limits or a busy receiver fail
+    // the OTLP routes this one stands for.
     async *upload(req) {
+      const fail = /fail=(\d+)/.exec(req.contentType);
+      if (fail) {
+        const code = Number(fail[1]) as Code;
+        throw new ConnectError(otlpRefusal(code), code, { "retry-after": "3" });
+      }
       yield { contentType: "text/plain", data: new TextEncoder().encode(`received ${req.contentType}`) };
     },
     fail(req) {
@@ -108,6 +116,7 @@ interface Answer {
   readonly status: number;
   readonly headers: ReadonlyMap<string, string>;
   readonly body: string;
+  readonly bytes: Buffer;
 }
 
 /** The request through the TypeScript edge (node:http, so no header is added behind our back). */
@@ -122,7 +131,8 @@ function viaTypeScriptEdge(req: RestRequest): Promise<Answer> {
         const out = new Map<string, string>();
         for (const [k, v] of Object.entries(res.headers))
           if (v !== undefined) out.set(k, Array.isArray(v) ? v.join(", ") : v);
-        resolve({ status: res.statusCode ?? 0, headers: out, body: Buffer.concat(chunks).toString("utf8") });
+        const bytes = Buffer.concat(chunks);
+        resolve({ status: res.statusCode ?? 0, headers: out, body: bytes.toString("utf8"), bytes });
       });
     });
     r.on("error", reject);
@@ -158,6 +168,25 @@ function expectSameAnswer(ts: Answer, lua: LuaResult): void {
 }
 
 const TRICKY = 'went wrong: "quoted" \\ back <b>&amp; é 😀 100% +plus\nsecond line\ttab';
+
+/** The message of a refused OTLP upload: a long one past 127 bytes (a two-byte protobuf length). */
+const otlpRefusal = (code: Code) =>
+  code === Code.Unauthenticated
+    ? `invalid or revoked service account token ${"x".repeat(120)} (${code})`
+    : `refused (${code})`;
+
+/**
+ * On an OTLP/HTTP path both edges answer an error with a google.rpc.Status in the request's
+ * encoding (docs/otlp.md), the same bytes, content type, request id and Retry-After.
+ */
+function expectSameOtlpAnswer(ts: Answer, lua: LuaResult, encoding: OtlpEncoding, detail: string): void {
+  expect(ts.headers.get("content-type")).toBe(CONTENT_TYPES[encoding]);
+  expect(ts.bytes).toEqual(Buffer.from(encodeStatus(detail, encoding)));
+  expect({ status: lua.status, body: lua.body }).toEqual({ status: ts.status, body: ts.body });
+  expect(lua.headers.get("content-type")).toBe(ts.headers.get("content-type"));
+  expect(lua.headers.get("x-request-id")).toBe(ts.headers.get("x-request-id"));
+  expect(lua.headers.get("content-length")).toBe(ts.headers.get("content-length"));
+}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -315,22 +344,66 @@ describe("the Lua error mapper answers as the TypeScript edge", () => {
     },
   );
 
-  it("a raw-body route with another coding: the same 415", async () => {
-    const req: RestRequest = {
-      method: "POST",
-      path: "/v1/logs",
-      headers: [
-        ["content-type", "application/x-protobuf"],
-        ["content-encoding", "br"],
-        ["x-request-id", "raw-2"],
-      ],
-      body: "x",
-    };
+  it.each([
+    ["application/x-protobuf", "protobuf"],
+    ["application/json", "json"],
+  ] as const)(
+    "a raw-body route with another coding: the same 415, a google.rpc.Status in %s",
+    async (type, encoding) => {
+      const req: RestRequest = {
+        method: "POST",
+        path: "/v1/logs",
+        headers: [
+          ["content-type", type],
+          ["content-encoding", "br"],
+          ["x-request-id", "raw-2"],
+        ],
+        body: "x",
+      };
+      const ts = await viaTypeScriptEdge(req);
+      expect(ts.status).toBe(415);
+      const lua = viaLuaMapper(req, undefined);
+      expect(lua.responded).toBe(true);
+      expectSameOtlpAnswer(ts, lua, encoding, 'Unsupported Content-Encoding "br"');
+    },
+  );
+
+  it.each([
+    [Code.Unauthenticated, "application/x-protobuf", "protobuf"],
+    [Code.PermissionDenied, "application/json", "json"],
+    [Code.ResourceExhausted, "application/x-protobuf; charset=binary", "protobuf"],
+    [Code.Unavailable, "application/json; charset=utf-8", "json"],
+    [Code.Unauthenticated, "text/plain", "protobuf"],
+  ] as const)(
+    "an OTLP/HTTP call refused with gRPC code %i (%s): the same status and google.rpc.Status, Retry-After kept",
+    async (code, type, encoding) => {
+      const req: RestRequest = {
+        method: "POST",
+        path: "/v1/logs",
+        headers: [
+          ["content-type", `${type}; fail=${code}`],
+          ["x-request-id", `otlp-${code}`],
+        ],
+        body: "\u0001",
+      };
+      const ts = await viaTypeScriptEdge(req);
+      expect(ts.status).toBe(ENVOY_GRPC_TO_HTTP[code]);
+      const lua = viaLuaMapper(req, convertedGrpcError(code, otlpRefusal(code), [["retry-after", "3"]]));
+      expectSameOtlpAnswer(ts, lua, encoding, otlpRefusal(code));
+      expect(ts.headers.get("retry-after")).toBe("3");
+      expect(lua.headers.get("retry-after")).toBe("3");
+    },
+  );
+
+  it("an unknown route under an OTLP path's name (GET /v1/logs): a 404 with a google.rpc.Status too", async () => {
+    const req: RestRequest = { method: "GET", path: "/v1/logs", headers: [["x-request-id", "otlp-get"]] };
     const ts = await viaTypeScriptEdge(req);
-    expect(ts.status).toBe(415);
-    const lua = viaLuaMapper(req, undefined);
-    expect(lua.responded).toBe(true);
-    expectSameAnswer(ts, lua);
+    expect(ts.status).toBe(404);
+    const lua = viaLuaMapper(
+      req,
+      localReply(hcm, 404, "Could not resolve /v1/logs to a method.", new Map([["x-request-id", "otlp-get"]])),
+    );
+    expectSameOtlpAnswer(ts, lua, "protobuf", "Could not resolve /v1/logs to a method.");
   });
 
   it("a body nested deeper than 100 levels: the transcoder's JSON parser refuses it, reshaped; the same 400", async () => {

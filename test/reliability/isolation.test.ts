@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UNWATCHED_CACHE_TTL_MS } from "../../services/organization/credentials.js";
 import { createApiKey, revokeApiKey } from "../../services/organization/queries.js";
 import type { Role } from "../../services/platform/context.js";
+import { OTLP_HTTP_PATHS } from "../../services/platform/otlp-http.js";
 import { SessionRunnerService } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import { api, bearer, createTestServiceAccount } from "../support/fixtures.js";
 import { grpcClient } from "../support/grpc.js";
@@ -485,8 +486,11 @@ describe("isolation matrix", () => {
           );
         const wrong = await row.verify?.(caller, res);
         if (wrong) mismatches.push(`${row.endpoint} (${row.target}): ${wrong}`);
+        // OTLP/HTTP's errors are a google.rpc.Status (JSON here, as the requests are); every other one our error body.
         if (res.status >= 400)
-          expect(Object.keys(res.json ?? {}).sort(), row.endpoint).toEqual(["detail", "requestId", "status", "title"]);
+          expect(Object.keys(res.json ?? {}).sort(), row.endpoint).toEqual(
+            OTLP_HTTP_PATHS.has(req.path.split("?")[0]!) ? ["message"] : ["detail", "requestId", "status", "title"],
+          );
         // What the request itself carried may come back (an echoed ID); nothing else may.
         const sent = req.path + JSON.stringify(req.body ?? "");
         const other = caller === "otherOwner" ? a : b;

@@ -27,7 +27,8 @@ import { DomainError } from "../../platform/errors.js";
 import type { Logger } from "../../platform/logger.js";
 import { attributorFor } from "./attribution.js";
 import { receiveLogs, receiveMetrics } from "./receiver.js";
-import { CONTENT_TYPES, decodeExport, encodeMessage, encodeStatus, encodingOf, OtlpHttpError } from "./wire.js";
+import { CONTENT_TYPES, encodeStatus, encodingOf } from "../../platform/otlp-http.js";
+import { decodeExport, encodeMessage, OtlpHttpError } from "./wire.js";
 
 export interface OtlpDeps {
   db: Kysely<Database>;

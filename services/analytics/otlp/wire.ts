@@ -14,8 +14,8 @@ import {
   type JsonValue,
   type MessageShape,
 } from "@bufbuild/protobuf";
-import { StatusSchema } from "../../../gen/google/rpc/status_pb.js";
 import { locateJsonError } from "../../platform/json-error.js";
+import { encodingOf, type OtlpEncoding } from "../../platform/otlp-http.js";
 import { firstTooDeep, MAX_JSON_NESTING, MESSAGE_RECURSION_LIMIT } from "../../platform/json-nesting.js";
 
 /**
@@ -28,8 +28,6 @@ import { firstTooDeep, MAX_JSON_NESTING, MESSAGE_RECURSION_LIMIT } from "../../p
  */
 export const MAX_OTLP_BODY_BYTES = 4 * 1024 * 1024;
 
-export type OtlpEncoding = "protobuf" | "json";
-
 /** A request the OTLP specification answers with an HTTP error status and a google.rpc.Status. */
 export class OtlpHttpError extends Error {
   constructor(
@@ -39,15 +37,6 @@ export class OtlpHttpError extends Error {
     super(message);
     this.name = "OtlpHttpError";
   }
-}
-
-/** The encoding of a Content-Type (parameters ignored), or undefined for any other type. */
-export function encodingOf(contentType: string): OtlpEncoding | undefined {
-  const semi = contentType.indexOf(";");
-  const essence = (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
-  if (essence === "application/x-protobuf") return "protobuf";
-  if (essence === "application/json") return "json";
-  return undefined;
 }
 
 /**
@@ -186,11 +175,6 @@ export function decodeExport<Desc extends DescMessage>(
   }
 }
 
-export const CONTENT_TYPES: Readonly<Record<OtlpEncoding, string>> = {
-  protobuf: "application/x-protobuf",
-  json: "application/json",
-};
-
 /** A response message in `encoding` (OTLP/JSON prints no hex IDs in responses). */
 export function encodeMessage<Desc extends DescMessage>(
   schema: Desc,
@@ -198,9 +182,4 @@ export function encodeMessage<Desc extends DescMessage>(
   encoding: OtlpEncoding,
 ): Uint8Array {
   return encoding === "protobuf" ? toBinary(schema, message) : new TextEncoder().encode(toJsonString(schema, message));
-}
-
-/** The body of an OTLP/HTTP error answer: a google.rpc.Status (its code left 0, as OTLP says). */
-export function encodeStatus(message: string, encoding: OtlpEncoding): Uint8Array {
-  return encodeMessage(StatusSchema, { $typeName: "google.rpc.Status", code: 0, message, details: [] }, encoding);
 }

@@ -50,8 +50,9 @@ export function problemsWith(
   /** Set when the endpoint's 2xx is an endless stream, read only to its first chunk. */
   stream?: StreamShape,
   /**
-   * The OTLP/HTTP routes: the service's own refusals (400, 413, 415) are a google.rpc.Status in
-   * the request's encoding, as the OTLP specification says, not our error body.
+   * The OTLP/HTTP routes: every error answer (the service's own 400, 413 and 415, and the 401,
+   * 403, 404, 429 or 503 of the layers before it) is a google.rpc.Status in the request's
+   * encoding, as the OTLP specification says, not our error body.
    */
   otlp?: boolean,
 ): string[] {
@@ -70,8 +71,10 @@ export function problemsWith(
   if (typeof requestId !== "string" || requestId === "") problems.push("no X-Request-Id header");
   // A HEAD answer has no body by definition (RFC 9110 §9.3.2).
   if (method === "HEAD") return problems;
-  if (otlp && (status === 400 || status === 413 || status === 415) && !isErrorBody(res.text)) {
-    const wrong = otlpStatusProblem(res);
+  // A request Node's HTTP parser refuses (a method no HTTP server knows, headers over the limit)
+  // is answered before anything reads its path: our error body, as Envoy's codec answers it.
+  if (otlp && status >= 400 && !isParserRefusal(res.text)) {
+    const wrong = isErrorBody(res.text) ? "our error body, not a google.rpc.Status" : otlpStatusProblem(res);
     if (wrong) problems.push(wrong);
     return problems;
   }
@@ -118,6 +121,17 @@ export function problemsWith(
     if (wrong) problems.push(`2xx body: ${wrong}`);
   }
   return problems;
+}
+
+/** The error body of a request the HTTP parser refused (services/edge/client-error.ts gives these details). */
+function isParserRefusal(text: string): boolean {
+  if (!isErrorBody(text)) return false;
+  const { detail } = JSON.parse(text) as { detail: string };
+  return (
+    detail === "Request line or headers too large" ||
+    detail === "Request headers not received in time" ||
+    detail.startsWith("Malformed HTTP request (")
+  );
 }
 
 function isErrorBody(text: string): boolean {
