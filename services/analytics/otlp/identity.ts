@@ -13,8 +13,8 @@ import type { Attributes, Scalar } from "./attributes.js";
 /**
  * The first 40 hex digits of the SHA-256 of `parts`: the parts of an ID each followed by a NUL,
  * hashed in one call with no hash object (it runs once per data point or log record). The parts
- * never hold a NUL of their own where it could join two of them ambiguously: the canonical texts
- * below quote every string.
+ * never hold a NUL of their own where it could join two of them ambiguously: the texts below
+ * quote or count every string.
  */
 function digest(parts: string): string {
   return hash("sha256", parts, "hex").slice(0, 40);
@@ -74,12 +74,18 @@ export function canonical(attrs: Attributes): string {
   return `[${parts.join(",")}]`;
 }
 
-/** An AnyValue as text, its type named by a one-letter tag, strings quoted. */
+/**
+ * A string in a log record's text: its length, then itself. Unambiguous with nothing to escape
+ * or scan, unlike quoting (the series keys' canonical text above must stay JSON).
+ */
+const counted = (text: string) => `${text.length}:${text}`;
+
+/** An AnyValue in a log record's text: its type named by a one-letter tag, strings counted. */
 function valueText(value: AnyValue | undefined): string {
   const v = value?.value;
   switch (v?.case) {
     case "stringValue":
-      return `s${quote(v.value)}`;
+      return `s${counted(v.value)}`;
     case "boolValue":
       return v.value ? "t" : "f";
     case "intValue":
@@ -103,12 +109,13 @@ function attributesText(kvs: readonly KeyValue[]): string {
   for (let i = 0; i < kvs.length; i++) {
     const kv = kvs[i]!;
     if (i > 0) text += ",";
-    text += `${quote(kv.key)}:${valueText(kv.value)}`;
+    text += `${counted(kv.key)}=${valueText(kv.value)}`;
   }
   return `${text}}`;
 }
 
-const hex = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
+const hex = (bytes: Uint8Array) =>
+  bytes.length === 0 ? "" : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
 
 /** The key of a cumulative series of `metric`: what analytics_otlp_series stores its last value under. */
 export function seriesKey(metric: string, attrs: Attributes): string {
@@ -134,7 +141,7 @@ export function logRecordIds(
   resource: Resource | undefined,
   scope: string,
 ): (record: LogRecord) => string {
-  const prefix = `${orgId}\0${digest(resourceText(resource))}\0${quote(scope)}\0`;
+  const prefix = `${orgId}\0${digest(resourceText(resource))}\0${counted(scope)}\0`;
   return (record) => `otlp:${digest(`${prefix}${logRecordText(record)}\0`)}`;
 }
 
@@ -145,5 +152,5 @@ function resourceText(resource: Resource | undefined): string {
 
 /** Every field of a log record, in field-number order, as text. */
 function logRecordText(r: LogRecord): string {
-  return `${r.timeUnixNano}|${r.severityNumber}|${quote(r.severityText)}|${valueText(r.body)}|${attributesText(r.attributes)}|${r.droppedAttributesCount}|${r.flags}|${hex(r.traceId)}|${hex(r.spanId)}|${r.observedTimeUnixNano}|${quote(r.eventName)}`;
+  return `${r.timeUnixNano}|${r.severityNumber}|${counted(r.severityText)}|${valueText(r.body)}|${attributesText(r.attributes)}|${r.droppedAttributesCount}|${r.flags}|${hex(r.traceId)}|${hex(r.spanId)}|${r.observedTimeUnixNano}|${counted(r.eventName)}`;
 }
