@@ -102,36 +102,40 @@ function monthsOfTimes(instants: readonly number[], nowMs: number): string[] {
   return monthsOfInstants(instants.filter((ms) => ms >= EARLIEST_MS && ms <= nowMs + MAX_CLOCK_SKEW_MS));
 }
 
-interface Candidate {
-  readonly item: number;
-  readonly event: IncomingEvent;
+/**
+ * The events to store and the item (data point or log record) each came from, in two arrays
+ * rather than an object per event: they live until the export's transaction ends.
+ */
+class Candidates {
+  readonly events: IncomingEvent[] = [];
+  readonly items: number[] = [];
+
+  /** The events of one item, or its rejection. */
+  add(mapped: Mapped, item: number, tally: Tally): void {
+    if (!mapped.ok) tally.reject(item, mapped.reason);
+    else
+      for (const event of mapped.events) {
+        this.events.push(event);
+        this.items.push(item);
+      }
+  }
 }
 
-/** Validates and stores `candidates` in `trx`: rejections go to the tally by item. */
+/** Validates and stores the candidates in `trx`: rejections go to the tally by item. */
 async function storeCandidates(
   trx: Transaction<Database>,
-  candidates: readonly Candidate[],
+  candidates: Candidates,
   tally: Tally,
   nowMs: number,
   copy: boolean,
   source: EventSource,
 ): Promise<void> {
-  if (candidates.length === 0) return;
+  if (candidates.events.length === 0) return;
   // The source tells the rollup which of tokens reported both ways to count (rollup/plan.ts).
   // Every owner is a user the attributor read from the organization in this request.
-  const { rows, rejected } = await checkEvents(
-    trx,
-    candidates.map((c) => c.event),
-    nowMs,
-    { source, membersKnown: true },
-  );
-  for (const r of rejected) tally.reject(candidates[r.index]!.item, r.reason);
+  const { rows, rejected } = await checkEvents(trx, candidates.events, nowMs, { source, membersKnown: true });
+  for (const r of rejected) tally.reject(candidates.items[r.index]!, r.reason);
   if (rows.length > 0) tally.stored += await storeEvents(trx, rows, dayOf(nowMs), { copy });
-}
-
-function addMapped(mapped: Mapped, item: number, candidates: Candidate[], tally: Tally): void {
-  if (!mapped.ok) tally.reject(item, mapped.reason);
-  else for (const event of mapped.events) candidates.push({ item, event });
 }
 
 interface CumulativePoint {
@@ -181,7 +185,7 @@ export async function receiveMetrics(
   }
   await attributor.prepare(named);
 
-  const candidates: Candidate[] = [];
+  const candidates = new Candidates();
   const cumulative: CumulativePoint[] = [];
   const times: number[] = [];
   let item = -1;
@@ -233,7 +237,7 @@ export async function receiveMetrics(
           const owner = attribution.owner;
           if (temporality === AggregationTemporality.DELTA) {
             const eventId = deltaPointId(orgId, m.name, attrs, p.startTimeUnixNano, p.timeUnixNano);
-            addMapped(mapMetric(m.name, value, { owner, attrs, time: at, eventId }), item, candidates, tally);
+            candidates.add(mapMetric(m.name, value, { owner, attrs, time: at, eventId }), item, tally);
           } else if (temporality === AggregationTemporality.CUMULATIVE) {
             const key = seriesKey(m.name, attrs);
             cumulative.push({
@@ -278,7 +282,7 @@ async function addCumulative(
   trx: Transaction<Database>,
   orgId: string,
   points: CumulativePoint[],
-  candidates: Candidate[],
+  candidates: Candidates,
   tally: Tally,
 ): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtextextended(${`otlp-series:${orgId}`}, 0))`.execute(trx);
@@ -316,12 +320,7 @@ async function addCumulative(
     }
     if (delta <= 0) continue;
     const eventId = cumulativePointId(orgId, p.key, p.start, p.time);
-    addMapped(
-      mapMetric(p.name, delta, { owner: p.owner, attrs: p.attrs, time: p.at, eventId }),
-      p.item,
-      candidates,
-      tally,
-    );
+    candidates.add(mapMetric(p.name, delta, { owner: p.owner, attrs: p.attrs, time: p.at, eventId }), p.item, tally);
   }
   const rows = [...changed].map((key) => {
     const s = state.get(key)!;
@@ -388,7 +387,7 @@ export async function receiveLogs(
     for (const sl of rl.scopeLogs) for (const r of sl.logRecords) named.add(attributesOver(resource, r.attributes));
   }
   await attributor.prepare(named);
-  const candidates: Candidate[] = [];
+  const candidates = new Candidates();
   const times: number[] = [];
   let item = -1;
   for (const rl of req.resourceLogs) {
@@ -423,10 +422,9 @@ export async function receiveLogs(
           continue;
         }
         times.push(time.ms);
-        addMapped(
+        candidates.add(
           mapLogEvent(name, { owner: attribution.owner, attrs, time: time.at, eventId: idOf(record) }),
           item,
-          candidates,
           tally,
         );
       }
