@@ -5,13 +5,11 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import type { HttpBodySchema } from "../../gen/google/api/httpbody_pb.js";
 import { preferredCoding } from "../platform/accept-encoding.js";
+import { HTTP_BODY_CHUNK_BYTES } from "../platform/body-chunks.js";
 import { COMPRESSOR_MIN_CONTENT_LENGTH } from "../platform/compressor.js";
 import { type ContentCoding, encodedStream } from "../platform/deflate-parts.js";
 import { matchesIfNoneMatch } from "../platform/entity-tags.js";
 import type { StaticFile } from "./files.js";
-
-/** Chunks small enough that no message nears a gRPC client's 4 MiB default limit. */
-const CHUNK_BYTES = 64 * 1024;
 
 /** The file's bytes in each coding, made once per file and coding. */
 const encoded = new WeakMap<StaticFile, Map<ContentCoding, Buffer>>();
@@ -53,8 +51,8 @@ export function* fileAnswer(
   }
   if (coding !== null) headers.set("content-encoding", coding);
   const body = coding === null ? file.bytes : encodedBytes(file, coding);
-  for (let at = 0; at === 0 || at < body.length; at += CHUNK_BYTES) {
+  for (let at = 0; at === 0 || at < body.length; at += HTTP_BODY_CHUNK_BYTES) {
     // Only the first message's content_type counts (google.api.HttpBody on a stream).
-    yield { contentType: at === 0 ? file.contentType : "", data: body.subarray(at, at + CHUNK_BYTES) };
+    yield { contentType: at === 0 ? file.contentType : "", data: body.subarray(at, at + HTTP_BODY_CHUNK_BYTES) };
   }
 }

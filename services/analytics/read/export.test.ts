@@ -18,7 +18,7 @@ import {
   parseFormat,
   RowWriter,
 } from "./export.js";
-import { CHUNK_BYTES } from "./http-body.js";
+import { HTTP_BODY_CHUNK_BYTES } from "../../platform/body-chunks.js";
 
 function contextOf(method: (typeof AnalyticsService.method)[keyof typeof AnalyticsService.method]): HandlerContext {
   return createHandlerContext({
@@ -129,7 +129,7 @@ describe("exportChunks", () => {
     const { ctx, messages, body } = await collect(rows, null);
     expect(body.toString("utf8")).toBe(text);
     expect(messages.length).toBeGreaterThan(2);
-    expect(messages.every((m) => (m.data as Uint8Array).length <= CHUNK_BYTES)).toBe(true);
+    expect(messages.every((m) => (m.data as Uint8Array).length <= HTTP_BODY_CHUNK_BYTES)).toBe(true);
     expect(messages[0]!.contentType).toBe(CONTENT_TYPES.csv);
     expect(messages.slice(1).every((m) => m.contentType === "")).toBe(true);
     expect(ctx.responseHeader.get("content-encoding")).toBeNull();
@@ -138,7 +138,7 @@ describe("exportChunks", () => {
   it("cuts a single piece larger than a chunk (a stored row of megabytes)", async () => {
     const { messages, body } = await collect([text], null);
     expect(body.toString("utf8")).toBe(text);
-    expect(messages.every((m) => (m.data as Uint8Array).length <= CHUNK_BYTES)).toBe(true);
+    expect(messages.every((m) => (m.data as Uint8Array).length <= HTTP_BODY_CHUNK_BYTES)).toBe(true);
   });
 
   it("compresses to the client's coding from 8 KiB, as one stream across the chunks", async () => {

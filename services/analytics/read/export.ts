@@ -19,7 +19,8 @@ import { stopIfAbandoned } from "../../platform/abandoned.js";
 import { StreamingEncoder, type ContentCoding } from "../../platform/deflate-parts.js";
 import { invalidArgument } from "../../platform/errors.js";
 import type { DayRange } from "../dates.js";
-import { CHUNK_BYTES, COMPRESS_FROM_BYTES } from "./http-body.js";
+import { HTTP_BODY_CHUNK_BYTES } from "../../platform/body-chunks.js";
+import { COMPRESSOR_MIN_CONTENT_LENGTH } from "../../platform/compressor.js";
 
 /** How a REST answer is written: the JSON envelope, or an export of its rows. */
 export type AnswerFormat = "json" | "csv" | "ndjson";
@@ -164,9 +165,9 @@ export class RowWriter {
 type HttpBodyInit = MessageInitShape<typeof HttpBodySchema>;
 
 /**
- * The export's HttpBody messages from its text as it is produced. The first CHUNK_BYTES are
+ * The export's HttpBody messages from its text as it is produced. The first HTTP_BODY_CHUNK_BYTES are
  * gathered before anything is sent; by then it is known whether the body reaches
- * COMPRESS_FROM_BYTES, the size from which the JSON answers go compressed, so Content-Encoding
+ * COMPRESSOR_MIN_CONTENT_LENGTH, the size from which the JSON answers go compressed, so Content-Encoding
  * can still be set (ctx.responseHeader goes out with the first message). After that each chunk is
  * sent as soon as it is full. `coding`: the client's (http-body.ts requestedCoding), or null.
  */
@@ -186,26 +187,26 @@ export async function* exportChunks(
     first = false;
     return m;
   };
-  /** The pending text as messages of at most CHUNK_BYTES (a stored row can be megabytes). */
+  /** The pending text as messages of at most HTTP_BODY_CHUNK_BYTES (a stored row can be megabytes). */
   const flush = function* (last: boolean): Generator<HttpBodyInit> {
     if (encoder === undefined) {
-      encoder = coding !== null && pendingBytes >= COMPRESS_FROM_BYTES ? new StreamingEncoder(coding) : null;
+      encoder = coding !== null && pendingBytes >= COMPRESSOR_MIN_CONTENT_LENGTH ? new StreamingEncoder(coding) : null;
       if (encoder !== null) ctx.responseHeader.set("content-encoding", encoder.coding);
     }
     const text = Buffer.from(pending.join(""), "utf8");
     pending = [];
     pendingBytes = 0;
     const data = encoder === null ? text : Buffer.concat([...encoder.push(text), ...(last ? encoder.end() : [])]);
-    for (let at = 0; at < data.length; at += CHUNK_BYTES) {
+    for (let at = 0; at < data.length; at += HTTP_BODY_CHUNK_BYTES) {
       stopIfAbandoned(ctx.signal);
-      yield message(data.subarray(at, at + CHUNK_BYTES));
+      yield message(data.subarray(at, at + HTTP_BODY_CHUNK_BYTES));
     }
     if (first) yield message(data); // an empty body is still one message: it carries the content type
   };
   for await (const piece of pieces) {
     pending.push(piece);
     pendingBytes += Buffer.byteLength(piece, "utf8");
-    if (pendingBytes >= CHUNK_BYTES) yield* flush(false);
+    if (pendingBytes >= HTTP_BODY_CHUNK_BYTES) yield* flush(false);
   }
   yield* flush(true);
 }

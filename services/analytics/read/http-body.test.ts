@@ -2,7 +2,9 @@ import { gunzipSync, inflateSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { UsersResponseSchema } from "../../../gen/agentplane/analytics/v1/analytics_pb.js";
 import { bodyText, deflatePart } from "../../platform/deflate-parts.js";
-import { CHUNK_BYTES, COMPRESS_FROM_BYTES, compressionOf, envelopeParts, httpBodyChunks } from "./http-body.js";
+import { HTTP_BODY_CHUNK_BYTES } from "../../platform/body-chunks.js";
+import { COMPRESSOR_MIN_CONTENT_LENGTH } from "../../platform/compressor.js";
+import { compressionOf, envelopeParts, httpBodyChunks } from "./http-body.js";
 
 const bytesOf = (chunks: ReturnType<typeof httpBodyChunks>) => {
   const all = [...chunks];
@@ -11,8 +13,8 @@ const bytesOf = (chunks: ReturnType<typeof httpBodyChunks>) => {
 
 describe("compressionOf", () => {
   it("compresses text from 8 KiB when the client takes a coding, and stored compressed parts at any size", () => {
-    const under = ["x".repeat(COMPRESS_FROM_BYTES - 1)];
-    const at = ["x".repeat(COMPRESS_FROM_BYTES)];
+    const under = ["x".repeat(COMPRESSOR_MIN_CONTENT_LENGTH - 1)];
+    const at = ["x".repeat(COMPRESSOR_MIN_CONTENT_LENGTH)];
     expect(compressionOf(under, "gzip")).toBeNull();
     expect(compressionOf(at, "gzip")).toBe("gzip");
     expect(compressionOf(at, null)).toBeNull();
@@ -28,8 +30,8 @@ describe("httpBodyChunks", () => {
   it("cuts the text into chunks of at most 64 KiB, the first naming the content type", () => {
     const { all, body } = bytesOf(httpBodyChunks(parts, null));
     expect(body.toString()).toBe(bodyText(parts));
-    expect(all.length).toBe(Math.ceil(body.length / CHUNK_BYTES));
-    expect(all.every((c) => (c.data as Uint8Array).length <= CHUNK_BYTES)).toBe(true);
+    expect(all.length).toBe(Math.ceil(body.length / HTTP_BODY_CHUNK_BYTES));
+    expect(all.every((c) => (c.data as Uint8Array).length <= HTTP_BODY_CHUNK_BYTES)).toBe(true);
     expect(all[0]!.contentType).toBe("application/json");
     expect(all.slice(1).every((c) => c.contentType === "")).toBe(true);
   });

@@ -20,18 +20,8 @@ import {
   type BodyPart,
   type ContentCoding,
 } from "../../platform/deflate-parts.js";
-
-/**
- * A text body at least this long goes compressed when the client takes it: the threshold of the
- * compressor filter in envoy.yaml, which compressed these answers when they were unary.
- */
-export const COMPRESS_FROM_BYTES = 8192;
-
-/**
- * Chunks are cut at about this size: small enough that a stream starts flowing at once and that
- * no message nears a gRPC client's 4 MiB default limit, large enough that framing costs nothing.
- */
-export const CHUNK_BYTES = 64 * 1024;
+import { HTTP_BODY_CHUNK_BYTES } from "../../platform/body-chunks.js";
+import { COMPRESSOR_MIN_CONTENT_LENGTH } from "../../platform/compressor.js";
 
 /** The content coding the request takes for these bodies (its Accept-Encoding), or null. */
 export function requestedCoding(ctx: HandlerContext): ContentCoding | null {
@@ -65,7 +55,7 @@ export function envelopeParts<Desc extends DescMessage>(
  */
 export function compressionOf(parts: readonly BodyPart[], coding: ContentCoding | null): ContentCoding | null {
   if (coding === null) return null;
-  return parts.some(isDeflated) || bodyLength(parts) >= COMPRESS_FROM_BYTES ? coding : null;
+  return parts.some(isDeflated) || bodyLength(parts) >= COMPRESSOR_MIN_CONTENT_LENGTH ? coding : null;
 }
 
 /**
@@ -77,7 +67,7 @@ export function representationEtag(etag: string, coding: ContentCoding | null): 
   return coding === null ? etag : `W/${etag}`;
 }
 
-/** The body as HttpBody messages of about CHUNK_BYTES, in `coding` or as UTF-8 text. */
+/** The body as HttpBody messages of about HTTP_BODY_CHUNK_BYTES, in `coding` or as UTF-8 text. */
 export function* httpBodyChunks(
   parts: readonly BodyPart[],
   coding: ContentCoding | null,
@@ -103,12 +93,12 @@ export function* httpBodyChunks(
   for (const piece of pieces) {
     let bytes = typeof piece === "string" ? Buffer.from(piece, "utf8") : piece;
     while (bytes.length > 0) {
-      const room = CHUNK_BYTES - pendingBytes;
+      const room = HTTP_BODY_CHUNK_BYTES - pendingBytes;
       const slice = bytes.length <= room ? bytes : bytes.subarray(0, room);
       pending.push(slice);
       pendingBytes += slice.length;
       bytes = bytes.subarray(slice.length);
-      if (pendingBytes >= CHUNK_BYTES) yield message(take());
+      if (pendingBytes >= HTTP_BODY_CHUNK_BYTES) yield message(take());
     }
   }
   if (pendingBytes > 0 || first) yield message(take());
