@@ -103,28 +103,32 @@ export async function timeIngestOverGrpc(input: GrpcIngestInput): Promise<GrpcIn
       },
     );
 
+  /** The exports of one kind but the last (sent to warm up), timed: items/s; a rejection ends the run. */
+  const otlpTurn = <T>(
+    exports: readonly T[],
+    kind: string,
+    send: (r: T) => Promise<{ rejected: bigint | undefined; message: string | undefined }>,
+  ) =>
+    timed(
+      exports.slice(0, -1),
+      () => input.itemsPerExport,
+      input.concurrency,
+      async (r) => {
+        const { rejected, message } = await send(r);
+        if ((rejected ?? 0n) !== 0n) throw new Error(`OTLP/gRPC ${kind}: ${message}`);
+      },
+    );
+
   const before = await nativeTurn(0);
-  const logRecordsPerSecond = await timed(
-    input.logs.slice(0, -1),
-    () => input.itemsPerExport,
-    input.concurrency,
-    async (r) => {
-      const res = await logs.export(r);
-      if ((res.partialSuccess?.rejectedLogRecords ?? 0n) !== 0n)
-        throw new Error(`OTLP/gRPC logs: ${res.partialSuccess?.errorMessage}`);
-    },
-  );
+  const logRecordsPerSecond = await otlpTurn(input.logs, "logs", async (r) => {
+    const answer = (await logs.export(r)).partialSuccess;
+    return { rejected: answer?.rejectedLogRecords, message: answer?.errorMessage };
+  });
   const between = await nativeTurn(1);
-  const dataPointsPerSecond = await timed(
-    input.metrics.slice(0, -1),
-    () => input.itemsPerExport,
-    input.concurrency,
-    async (r) => {
-      const res = await metrics.export(r);
-      if ((res.partialSuccess?.rejectedDataPoints ?? 0n) !== 0n)
-        throw new Error(`OTLP/gRPC metrics: ${res.partialSuccess?.errorMessage}`);
-    },
-  );
+  const dataPointsPerSecond = await otlpTurn(input.metrics, "metrics", async (r) => {
+    const answer = (await metrics.export(r)).partialSuccess;
+    return { rejected: answer?.rejectedDataPoints, message: answer?.errorMessage };
+  });
   const after = await nativeTurn(2);
   return {
     logRecordsPerSecond: Math.round(logRecordsPerSecond),
