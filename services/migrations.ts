@@ -23,6 +23,7 @@ import * as analytics0019 from "./analytics/migrations/0019_analytics_events_cod
 import * as analytics0020 from "./analytics/migrations/0020_analytics_code_costs.js";
 import * as analytics0021 from "./analytics/migrations/0021_analytics_otlp_series.js";
 import * as computers0022 from "./computers/migrations/0022_computers_list_order.js";
+import * as computers0023 from "./computers/migrations/0023_computers_sandbox_reaps.js";
 
 export const migrations: Record<string, Migration> = {
   "0001_organization": organization0001,
@@ -47,4 +48,5 @@ export const migrations: Record<string, Migration> = {
   "0020_analytics_code_costs": analytics0020,
   "0021_analytics_otlp_series": analytics0021,
   "0022_computers_list_order": computers0022,
+  "0023_computers_sandbox_reaps": computers0023,
 };

@@ -57,6 +57,22 @@ export class E2bClient {
   constructor(private readonly config: E2bConfig) {}
 
   private async call(method: string, path: string, signal: AbortSignal, body?: unknown): Promise<unknown> {
+    const res = await this.send(method, path, signal, body);
+    try {
+      return await res.json();
+    } catch {
+      throw new E2bError(`E2B ${method} ${path.split("?")[0]} answered ${res.status} with a body that is not JSON`);
+    }
+  }
+
+  /** The answer of a successful call (2xx), else an E2bError naming the call and E2B's reason. */
+  private async send(
+    method: string,
+    path: string,
+    signal: AbortSignal,
+    body?: unknown,
+    alsoOk: readonly number[] = [],
+  ): Promise<Response> {
     const call = `${method} ${path.split("?")[0]}`;
     let res: Response;
     try {
@@ -76,12 +92,9 @@ export class E2bClient {
         `E2B ${call} failed: ${(err as Error).name === "TimeoutError" ? "no answer within 60 s" : (((err as Error).cause as Error | undefined)?.message ?? (err as Error).message)}`,
       );
     }
-    if (!res.ok) throw new E2bError(`E2B ${call} answered ${res.status}: ${await describeFailure(res)}`);
-    try {
-      return await res.json();
-    } catch {
-      throw new E2bError(`E2B ${call} answered ${res.status} with a body that is not JSON`);
-    }
+    if (!res.ok && !alsoOk.includes(res.status))
+      throw new E2bError(`E2B ${call} answered ${res.status}: ${await describeFailure(res)}`);
+    return res;
   }
 
   async createSandbox(init: CreateSandboxInit, signal: AbortSignal): Promise<SandboxAccess> {
@@ -93,6 +106,13 @@ export class E2bClient {
       (await this.call("GET", `/sandboxes/${encodeURIComponent(sandboxId)}`, signal)) as SandboxJson,
       `GET /sandboxes/${sandboxId}`,
     );
+  }
+
+  /** Kills the sandbox (DELETE /sandboxes/{sandboxID}): true, or false when E2B has no such sandbox (404). */
+  async killSandbox(sandboxId: string, signal: AbortSignal): Promise<boolean> {
+    const res = await this.send("DELETE", `/sandboxes/${encodeURIComponent(sandboxId)}`, signal, undefined, [404]);
+    await res.body?.cancel();
+    return res.status !== 404;
   }
 
   /** IDs of the sandboxes whose metadata holds every given pair. */

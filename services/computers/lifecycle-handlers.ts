@@ -88,7 +88,7 @@ export function createComputerLifecycleHandlers(deps: ComputersDeps & { cursors:
             `computer is in use by ${describeBusy(running, pending)}; interrupt or delete them before deleting the computer`,
           );
         await detachSessionsFromComputer(trx, principal.orgId, computerId);
-        await deleteComputer(trx, computerId);
+        await deleteComputer(trx, principal.orgId, computerId);
       });
       ctx.responseHeader.set("x-http-code", "204");
       return {};

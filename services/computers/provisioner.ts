@@ -39,7 +39,7 @@ export const NOT_CONFIGURED =
   "E2B is not configured: set E2B_API_KEY (and E2B_API_URL for a self-hosted E2B) to provision e2b computers";
 
 /** Metadata put on the sandbox so a retried create-sandbox step finds it instead of making a second one. */
-export const sandboxMetadata = (computer: ComputerRow) => ({
+export const sandboxMetadata = (computer: Pick<ComputerRow, "id" | "org_id">) => ({
   agentplaneComputerId: computer.id,
   agentplaneOrgId: computer.org_id,
 });

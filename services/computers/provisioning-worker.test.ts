@@ -1,6 +1,7 @@
 // The provisioning worker over a real test database, against the local server that follows
 // E2B's documented sandbox API: steps in order, failures, missing configuration, a stop in the
 // middle of a step, and two workers sharing the queue.
+import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   startE2bApiTestServer,
@@ -15,7 +16,7 @@ import type { E2bConfig } from "./config.js";
 import type { Worker } from "../platform/module.js";
 import { NOT_CONFIGURED } from "./provisioner.js";
 import { startProvisioningWorker } from "./provisioning-worker.js";
-import { findComputer, insertComputer, listSteps } from "./queries.js";
+import { deleteComputer, findComputer, insertComputer, listSteps } from "./queries.js";
 import { planSteps } from "./steps.js";
 
 const WEB = "https://github.com/acme/web.git";
@@ -40,13 +41,14 @@ describe("provisioning worker", () => {
   let seq = 0;
 
   /** null: E2B not configured. */
-  const start = (e2bConfig: E2bConfig | null = config, leaseMs = 2_000) => {
+  const start = (e2bConfig: E2bConfig | null = config, leaseMs = 2_000, reapAgainAfterMs?: number) => {
     const worker = startProvisioningWorker({
       db: database.db,
       e2b: e2bConfig ?? undefined,
       logger: testLogger(),
       pollIntervalMs: 50,
       leaseMs,
+      ...(reapAgainAfterMs === undefined ? {} : { reapAgainAfterMs }),
     });
     workers.push(worker);
     return worker;
@@ -117,6 +119,81 @@ describe("provisioning worker", () => {
     const commands = commandsFor(done.sandbox_id);
     expect(commands.map(describeCommand)).toEqual([`clone ${WEB}`, `clone ${API}`, "install web", "install api"]);
     expect(commands.every((c) => c.user === "ada" && c.cmd === "/bin/bash")).toBe(true);
+  });
+
+  const reapOf = (computerId: string) =>
+    database.db
+      .selectFrom("computer_sandbox_reaps")
+      .selectAll()
+      .where("computer_id", "=", computerId)
+      .executeTakeFirst();
+  const remove = (computerId: string) =>
+    database.db.transaction().execute((trx) => deleteComputer(trx, orgId, computerId));
+
+  it("stops a deleted computer's sandbox, and looks again for one a racing worker made after the first look", async () => {
+    const computer = await create([WEB]);
+    start(config, 2_000, 1_500);
+    const done = await settled(computer.id);
+    expect(e2b.sandboxes.has(done.sandbox_id!)).toBe(true);
+
+    await remove(computer.id);
+    await waitFor("the sandbox to be killed", async () => !e2b.sandboxes.has(done.sandbox_id!));
+    expect(e2b.calls(`DELETE /sandboxes/${done.sandbox_id}`)).toHaveLength(1);
+    // A worker still creating the sandbox when the computer was deleted: it appears after the first look.
+    const late = "ilate0123456789";
+    e2b.sandboxes.set(late, {
+      sandboxID: late,
+      templateID: "agentplane-dev",
+      envdAccessToken: "t",
+      metadata: { agentplaneComputerId: computer.id, agentplaneOrgId: orgId },
+      startedAt: new Date().toISOString(),
+    });
+    expect(await reapOf(computer.id)).toBeDefined();
+    await waitFor("the late sandbox to be killed", async () => !e2b.sandboxes.has(late));
+    await waitFor("the reap to end", async () => (await reapOf(computer.id)) === undefined);
+  });
+
+  it("retries a failed stop, keeping E2B's reason meanwhile; a byom computer records nothing", async () => {
+    const computer = await create([WEB]);
+    start(config, 2_000, 0);
+    const done = await settled(computer.id);
+    e2b.failNext("DELETE /sandboxes/", 503, "try again later");
+    await remove(computer.id);
+    const failed = await waitFor("the failure to be recorded", async () => {
+      const reap = await reapOf(computer.id);
+      return reap?.last_error ? reap : undefined;
+    });
+    expect(failed.last_error).toContain("answered 503: try again later");
+    expect(failed.next_attempt_at.getTime()).toBeGreaterThan(Date.now());
+    expect(e2b.sandboxes.has(done.sandbox_id!)).toBe(true);
+    // The backoff's wait, cut short: the next look stops it and ends the reap.
+    await database.db
+      .updateTable("computer_sandbox_reaps")
+      .set({ next_attempt_at: new Date() })
+      .where("computer_id", "=", computer.id)
+      .execute();
+    await waitFor("the sandbox to be killed", async () => !e2b.sandboxes.has(done.sandbox_id!));
+    await waitFor("the reap to end", async () => (await reapOf(computer.id)) === undefined);
+
+    const byom = (
+      await database.db.transaction().execute((trx) =>
+        insertComputer(
+          trx,
+          orgId,
+          {
+            name: `c${++seq}`,
+            remoteUser: "ada",
+            provider: "byom",
+            hostId: randomUUID(),
+            repos: [],
+            autoInstallDeps: false,
+          },
+          planSteps("byom", [], false),
+        ),
+      )
+    ).computer;
+    await remove(byom.id);
+    expect(await reapOf(byom.id)).toBeUndefined();
   });
 
   it("puts the computer in error with the failed call's message when E2B refuses to create the sandbox", async () => {

@@ -1,5 +1,5 @@
 // The provisioning worker: polls Postgres for e2b computers to provision and runs their steps
-// (provisioner.ts). Several workers, in one process or many, share the queue through
+// (provisioner.ts), and stops the sandboxes of deleted ones (sandbox-reaper.ts). Several workers, in one process or many, share the queue through
 // FOR UPDATE SKIP LOCKED claims and leases (provisioning-queries.ts).
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
@@ -10,6 +10,7 @@ import type { Worker } from "../platform/module.js";
 import { E2bClient } from "./e2b-client.js";
 import { claimNextProvisioning } from "./provisioning-queries.js";
 import { provisionComputer } from "./provisioner.js";
+import { REAP_AGAIN_AFTER_MS, reapDueSandboxes } from "./sandbox-reaper.js";
 
 export interface ProvisioningWorkerOptions {
   db: Kysely<Database>;
@@ -23,6 +24,8 @@ export interface ProvisioningWorkerOptions {
   leaseMs?: number;
   /** Computers provisioned at the same time. Default 2. */
   concurrency?: number;
+  /** When a deleted computer's sandboxes are looked for the second time (sandbox-reaper.ts). */
+  reapAgainAfterMs?: number;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -73,6 +76,21 @@ export function startProvisioningWorker(options: ProvisioningWorkerOptions): Wor
     }
   };
   const slots = Array.from({ length: Math.max(1, options.concurrency ?? 2) }, () => slot());
+
+  // Deleted computers' sandboxes are stopped beside the provisioning (sandbox-reaper.ts).
+  const reaperDeps = { ...deps, againAfterMs: options.reapAgainAfterMs ?? REAP_AGAIN_AFTER_MS };
+  const reaping = async () => {
+    while (!stopping.signal.aborted) {
+      try {
+        if ((await reapDueSandboxes(reaperDeps, stopping.signal)) === 0) await sleep(pollIntervalMs, stopping.signal);
+      } catch (err) {
+        if (stopping.signal.aborted) break;
+        log.error({ err }, "stopping deleted computers' sandboxes failed; retrying later");
+        await sleep(pollIntervalMs, stopping.signal);
+      }
+    }
+  };
+  slots.push(reaping());
 
   return {
     async stop() {

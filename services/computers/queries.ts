@@ -101,8 +101,23 @@ export async function shareComputer(
 }
 
 /** The computer is gone with its steps (the foreign key cascades). */
-export async function deleteComputer(trx: Transaction<Database>, computerId: string): Promise<void> {
-  await trx.deleteFrom("computers").where("id", "=", computerId).execute();
+/**
+ * Deletes the computer; an e2b computer's sandboxes are then stopped by the provisioning worker
+ * (sandbox-reaper.ts), from the row recorded here in the same transaction.
+ */
+export async function deleteComputer(trx: Transaction<Database>, orgId: string, computerId: string): Promise<void> {
+  const deleted = await trx
+    .deleteFrom("computers")
+    .where("org_id", "=", orgId)
+    .where("id", "=", computerId)
+    .returning(["provider_type", "sandbox_id"])
+    .executeTakeFirst();
+  if (deleted?.provider_type !== "e2b") return;
+  await trx
+    .insertInto("computer_sandbox_reaps")
+    .values({ computer_id: computerId, org_id: orgId, sandbox_id: deleted.sandbox_id })
+    .onConflict((oc) => oc.column("computer_id").doNothing())
+    .execute();
 }
 
 /** Keyset position of the computers list: oldest first by (created_at, id). */

@@ -56,7 +56,21 @@ export interface ComputerProvisioningStepsTable {
   install_session_id: string | null;
 }
 
+/** A deleted e2b computer whose sandboxes are still to be stopped (migration 0023). */
+export interface ComputerSandboxReapsTable {
+  computer_id: string;
+  org_id: string;
+  /** The sandbox the computer had recorded, if any; others are found by their metadata. */
+  sandbox_id: string | null;
+  attempts: ColumnType<number, number | undefined, number>;
+  /** When the worker looks next: at once, after a failure later, and once more after the first stop. */
+  next_attempt_at: CreatedAt;
+  last_error: string | null;
+  created_at: CreatedAt;
+}
+
 export interface ComputerTables {
   computers: ComputersTable;
+  computer_sandbox_reaps: ComputerSandboxReapsTable;
   computer_provisioning_steps: ComputerProvisioningStepsTable;
 }

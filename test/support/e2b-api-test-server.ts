@@ -2,7 +2,8 @@
 // closely enough to test our client and provisioning worker against it, without the network:
 //
 // - Platform API (X-API-Key): POST /sandboxes (201 Sandbox), GET /sandboxes/{sandboxID}
-//   (SandboxDetail), GET /v2/sandboxes?metadata=k%3Dv (ListedSandbox[]); errors are
+//   (SandboxDetail), DELETE /sandboxes/{sandboxID} (204, the sandbox killed),
+//   GET /v2/sandboxes?metadata=k%3Dv (ListedSandbox[]); errors are
 //   {code, message} with the HTTP status.
 // - envd on the shared sandbox host: POST /process.Process/Start, a Connect server stream
 //   (application/connect+json envelopes), routed by E2b-Sandbox-Id / E2b-Sandbox-Port and
@@ -159,6 +160,13 @@ export async function startE2bApiTestServer(): Promise<E2bApiTestServer> {
         metadata: sandbox.metadata,
         state: "running",
       });
+    }
+    if (req.method === "DELETE" && one) {
+      // Kill: 204, or 404 for a sandbox that is not there (never was, or already killed).
+      if (!sandboxes.delete(decodeURIComponent(one[1]!)))
+        return sendError(res, 404, `sandbox "${one[1]}" doesn't exist or you don't have access to it`);
+      res.writeHead(204).end();
+      return;
     }
     if (req.method === "GET" && url.pathname === "/v2/sandboxes") {
       const wanted = new URLSearchParams(url.searchParams.get("metadata") ?? "");
