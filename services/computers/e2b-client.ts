@@ -16,6 +16,9 @@ export interface SandboxAccess {
   envdAccessToken: string | null;
 }
 
+/** A sandbox's state in E2B's lists: paused ones (autoPause) are kept until killed. */
+export type SandboxState = "running" | "paused";
+
 export interface CreateSandboxInit {
   templateID: string;
   /** Seconds the sandbox lives before it pauses (autoPause) or stops. */
@@ -115,11 +118,19 @@ export class E2bClient {
     return res.status !== 404;
   }
 
-  /** IDs of the sandboxes whose metadata holds every given pair. */
-  async findSandboxes(metadata: Record<string, string>, signal: AbortSignal): Promise<string[]> {
+  /**
+   * IDs of the sandboxes whose metadata holds every given pair, in the given states (E2B lists
+   * running ones unless asked for others).
+   */
+  async findSandboxes(
+    metadata: Record<string, string>,
+    signal: AbortSignal,
+    states: readonly SandboxState[] = ["running"],
+  ): Promise<string[]> {
     // The metadata parameter is itself a query string ("k=v&k2=v2"), URL-encoded as a whole.
     const query = new URLSearchParams(metadata).toString();
-    const body = await this.call("GET", `/v2/sandboxes?metadata=${encodeURIComponent(query)}`, signal);
+    const wanted = states.map((state) => `&state=${state}`).join("");
+    const body = await this.call("GET", `/v2/sandboxes?metadata=${encodeURIComponent(query)}${wanted}`, signal);
     if (!Array.isArray(body)) throw new E2bError("E2B GET /v2/sandboxes answered with something other than a list");
     return body.flatMap((s: SandboxJson) => (typeof s?.sandboxID === "string" ? [s.sandboxID] : []));
   }

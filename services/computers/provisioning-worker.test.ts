@@ -139,7 +139,8 @@ describe("provisioning worker", () => {
     await remove(computer.id);
     await waitFor("the sandbox to be killed", async () => !e2b.sandboxes.has(done.sandbox_id!));
     expect(e2b.calls(`DELETE /sandboxes/${done.sandbox_id}`)).toHaveLength(1);
-    // A worker still creating the sandbox when the computer was deleted: it appears after the first look.
+    // A worker still creating the sandbox when the computer was deleted: it appears after the
+    // first look (paused here, as E2B lists it once its timeout passed, which E2B keeps).
     const late = "ilate0123456789";
     e2b.sandboxes.set(late, {
       sandboxID: late,
@@ -147,6 +148,7 @@ describe("provisioning worker", () => {
       envdAccessToken: "t",
       metadata: { agentplaneComputerId: computer.id, agentplaneOrgId: orgId },
       startedAt: new Date().toISOString(),
+      state: "paused",
     });
     expect(await reapOf(computer.id)).toBeDefined();
     await waitFor("the late sandbox to be killed", async () => !e2b.sandboxes.has(late));

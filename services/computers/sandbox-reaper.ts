@@ -61,7 +61,8 @@ async function look(deps: ReaperDeps, reap: Reap, signal: AbortSignal): Promise<
   let stopped = 0;
   try {
     if (!deps.e2b) throw new Error(NOT_CONFIGURED);
-    const found = await deps.e2b.findSandboxes(sandboxMetadata({ id: reap.computer_id, org_id: reap.org_id }), signal);
+    const metadata = sandboxMetadata({ id: reap.computer_id, org_id: reap.org_id });
+    const found = await deps.e2b.findSandboxes(metadata, signal, ["running", "paused"]);
     for (const sandboxId of new Set([...(reap.sandbox_id ? [reap.sandbox_id] : []), ...found]))
       if (await deps.e2b.killSandbox(sandboxId, signal)) stopped++;
   } catch (err) {

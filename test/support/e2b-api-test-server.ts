@@ -3,7 +3,8 @@
 //
 // - Platform API (X-API-Key): POST /sandboxes (201 Sandbox), GET /sandboxes/{sandboxID}
 //   (SandboxDetail), DELETE /sandboxes/{sandboxID} (204, the sandbox killed),
-//   GET /v2/sandboxes?metadata=k%3Dv (ListedSandbox[]); errors are
+//   GET /v2/sandboxes?metadata=k%3Dv[&state=running&state=paused] (ListedSandbox[], running ones
+//   unless states are given); errors are
 //   {code, message} with the HTTP status.
 // - envd on the shared sandbox host: POST /process.Process/Start, a Connect server stream
 //   (application/connect+json envelopes), routed by E2b-Sandbox-Id / E2b-Sandbox-Port and
@@ -50,6 +51,8 @@ export interface FakeSandbox {
   envdAccessToken: string;
   metadata: Record<string, string>;
   startedAt: string;
+  /** Running unless a test says it paused (autoPause after its timeout). */
+  state?: "running" | "paused";
 }
 
 export interface E2bApiTestServer {
@@ -170,7 +173,13 @@ export async function startE2bApiTestServer(): Promise<E2bApiTestServer> {
     }
     if (req.method === "GET" && url.pathname === "/v2/sandboxes") {
       const wanted = new URLSearchParams(url.searchParams.get("metadata") ?? "");
-      const listed = [...sandboxes.values()].filter((s) => [...wanted].every(([k, v]) => s.metadata[k] === v));
+      // `state` may repeat; without it only running sandboxes are listed.
+      const states = url.searchParams.getAll("state");
+      const listed = [...sandboxes.values()].filter(
+        (s) =>
+          [...wanted].every(([k, v]) => s.metadata[k] === v) &&
+          (states.length === 0 ? ["running"] : states).includes(s.state ?? "running"),
+      );
       return sendJson(
         res,
         200,
@@ -184,7 +193,7 @@ export async function startE2bApiTestServer(): Promise<E2bApiTestServer> {
           memoryMB: 512,
           diskSizeMB: 1024,
           metadata: s.metadata,
-          state: "running",
+          state: s.state ?? "running",
           envdVersion: "0.2.0",
         })),
       );
