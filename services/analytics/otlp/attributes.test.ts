@@ -50,6 +50,15 @@ describe("attributesOver", () => {
     );
   });
 
+  it("gives an item's own entries in time linear in their number (a point may carry 10^5 attributes)", () => {
+    const own = Array.from({ length: 100_000 }, (_, i) =>
+      create(KeyValueSchema, { key: `k${i}`, value: { value: { case: "intValue", value: BigInt(i) } } }),
+    );
+    const entries = attributesOver(new Map(), own).ownEntries();
+    expect(entries).toHaveLength(100_000);
+    expect(entries[99_999]).toEqual(["k99999", 99_999]);
+  });
+
   it("cuts long string values as attributesOf does", () => {
     const long = "a".repeat(5000);
     const own = [create(KeyValueSchema, { key: "x", value: { value: { case: "stringValue", value: long } } })];

@@ -75,15 +75,15 @@ class AttributesOver implements Attributes {
   }
 
   ownEntries(): [string, Scalar][] {
-    const entries: [string, Scalar][] = [];
-    const own = this.own;
-    for (let i = own.length - 1; i >= 0; i--) {
-      const kv = own[i]!;
-      if (entries.some(([key]) => key === kv.key)) continue;
+    if (this.own.length === 0) return [];
+    // A map filled in order: the last scalar value of a key wins, in time linear in the list
+    // (a point may carry a hundred thousand attributes).
+    const values = new Map<string, Scalar>();
+    for (const kv of this.own) {
       const value = scalarOf(kv.value);
-      if (value !== undefined) entries.push([kv.key, value]);
+      if (value !== undefined) values.set(kv.key, value);
     }
-    return entries;
+    return [...values];
   }
 }
 
