@@ -141,8 +141,22 @@ export function logRecordIds(
   resource: Resource | undefined,
   scope: string,
 ): (record: LogRecord) => string {
-  const prefix = `${orgId}\0${digest(resourceText(resource))}\0${counted(scope)}\0`;
+  const prefix = `${orgId}\0${resourceDigest(resource)}\0${counted(scope)}\0`;
   return (record) => `otlp:${digest(`${prefix}${logRecordText(record)}\0`)}`;
+}
+
+/**
+ * A resource's digest, made once per resource however many scopes it has: an export may hold a
+ * resource of 10^5 attributes beside 10^5 scopes, and hashing it per scope would hold the process
+ * for minutes.
+ */
+const resourceDigests = new WeakMap<Resource, string>();
+
+function resourceDigest(resource: Resource | undefined): string {
+  if (resource === undefined) return digest("");
+  let made = resourceDigests.get(resource);
+  if (made === undefined) resourceDigests.set(resource, (made = digest(resourceText(resource))));
+  return made;
 }
 
 /** A resource as text: its attributes. */
