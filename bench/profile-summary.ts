@@ -10,6 +10,7 @@ interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
   hitCount?: number;
+  children?: number[];
 }
 
 interface CpuProfile {
@@ -78,15 +79,32 @@ export async function summarizeProfile(
   const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
   const byArea = new Map<string, number>();
   const byFunction = new Map<string, number>();
+  const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parentOf = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parentOf.set(c, n.id);
+  const keyOf = (node: ProfileNode) => {
+    const { functionName, url, lineNumber } = node.callFrame;
+    const where = url ? `${pathOf(url, roots)}:${lineNumber + 1}` : "";
+    return `${functionName || "(anonymous)"} ${where}`.trim();
+  };
+  // Total time: a function's self time and its callees', counted once however deep it recurs.
+  // A stack starts again after each await, so a total is the synchronous work under a call.
+  const totalByFunction = new Map<string, number>();
   for (const node of profile.nodes) {
     const us = selfUs.get(node.id) ?? 0;
     if (us === 0) continue;
-    const { functionName, url, lineNumber } = node.callFrame;
+    const { functionName, url } = node.callFrame;
     const area = areaOf(url, functionName, roots);
     byArea.set(area, (byArea.get(area) ?? 0) + us);
-    const where = url ? `${pathOf(url, roots)}:${lineNumber + 1}` : "";
-    const key = `${functionName || "(anonymous)"} ${where}`.trim();
-    byFunction.set(key, (byFunction.get(key) ?? 0) + us);
+    byFunction.set(keyOf(node), (byFunction.get(keyOf(node)) ?? 0) + us);
+    if (area === "(idle)") continue;
+    const counted = new Set<string>();
+    for (let id: number | undefined = node.id; id !== undefined; id = parentOf.get(id)) {
+      const key = keyOf(nodes.get(id)!);
+      if (counted.has(key) || key.startsWith("(root)")) continue;
+      counted.add(key);
+      totalByFunction.set(key, (totalByFunction.get(key) ?? 0) + us);
+    }
   }
   const busy = total - (byArea.get("(idle)") ?? 0);
   const line = (name: string, us: number) =>
@@ -101,6 +119,11 @@ export async function summarizeProfile(
       .map(([k, v]) => line(k, v)),
     `top ${top} functions by self time:`,
     ...sorted(byFunction)
+      .slice(0, top)
+      .map(([k, v]) => line(k, v)),
+    `top ${top} of our functions by total time (self and callees within one synchronous stack):`,
+    ...sorted(totalByFunction)
+      .filter(([k]) => !k.includes("node_modules/") && /\.js:\d+$/.test(k) && !k.includes("node:"))
       .slice(0, top)
       .map(([k, v]) => line(k, v)),
   ].join("\n");
