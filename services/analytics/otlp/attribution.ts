@@ -12,7 +12,6 @@ import type { HandlerContext } from "@connectrpc/connect";
 import type { Executor } from "../../database.js";
 import { kPrincipal, kWorkload } from "../../platform/context.js";
 import { permissionDenied, unauthenticated } from "../../platform/errors.js";
-import { type Attributes, text } from "./attributes.js";
 
 export interface Owner {
   readonly orgId: string;
@@ -22,6 +21,12 @@ export interface Owner {
 
 export type Attribution = { ok: true; owner: Owner } | { ok: false; reason: string };
 
+/** What an item says of whose it is: its user.email and organization.id attributes, when present. */
+export interface Named {
+  readonly email: string | undefined;
+  readonly org: string | undefined;
+}
+
 export interface Attributor {
   readonly orgId: string;
   /** Resolves the emails and organization IDs the export names, before attribute() is called. */
@@ -30,7 +35,7 @@ export interface Attributor {
    * The owner of an item: always a user read from the credential's organization in this request
    * (the receiver stores their events without asking again).
    */
-  attribute(attrs: Attributes): Attribution;
+  attribute(named: Named): Attribution;
 }
 
 /** The scope an organization's service account needs to export OTLP data. */
@@ -56,10 +61,8 @@ export async function attributorFor(ctx: HandlerContext, db: Executor): Promise<
       async prepare(named) {
         for (const org of await otherAgentplaneOrgs(db, principal.orgId, named.orgIds)) foreign.add(org);
       },
-      attribute(attrs) {
-        const org = text(attrs, "organization.id");
+      attribute({ email, org }) {
         if (org !== undefined && foreign.has(org)) return otherOrg(org);
-        const email = text(attrs, "user.email");
         if (email !== undefined && normal(email) !== own)
           return {
             ok: false,
@@ -95,10 +98,8 @@ export async function attributorFor(ctx: HandlerContext, db: Executor): Promise<
         for (const row of rows) users.set(normal(row.email), row);
       }
     },
-    attribute(attrs) {
-      const org = text(attrs, "organization.id");
+    attribute({ email, org }) {
       if (org !== undefined && foreign.has(org)) return otherOrg(org);
-      const email = text(attrs, "user.email");
       if (email === undefined)
         return { ok: false, reason: "no user.email attribute: a service account's data is attributed by it" };
       const user = users.get(normal(email));

@@ -1,41 +1,28 @@
 // The OTLP receiver's work, whichever way an export came (OTLP/HTTP through either edge, or
-// OTLP/gRPC): attribute each data point or log record (attribution.ts), map it onto our events
-// (claude-code.ts), turn cumulative sums into what each point adds (per-series last values in
-// analytics_otlp_series), and store the events through the same validation and idempotency as
-// TelemetryService.Ingest. What cannot be stored is rejected and counted, never an error: the
-// answer is the OTLP partial success (rejected count and the reasons, with the names ignored).
+// OTLP/gRPC): map each data point or log record onto our events (mapping.ts, on a worker thread
+// for OTLP/HTTP bodies), attribute it (attribution.ts), turn cumulative sums into what each point
+// adds (per-series last values in analytics_otlp_series), and store the events through the same
+// validation and idempotency as TelemetryService.Ingest. What cannot be stored is rejected and
+// counted, never an error: the answer is the OTLP partial success (rejected count and the
+// reasons, with the names ignored).
 import { sql, type Kysely, type Transaction } from "kysely";
 import type { ExportLogsServiceRequest } from "../../../gen/opentelemetry/proto/collector/logs/v1/logs_service_pb.js";
 import type { ExportMetricsServiceRequest } from "../../../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.js";
-import type { KeyValue } from "../../../gen/opentelemetry/proto/common/v1/common_pb.js";
-import { AggregationTemporality } from "../../../gen/opentelemetry/proto/metrics/v1/metrics_pb.js";
 import type { Database } from "../../database.js";
 import type { Logger } from "../../platform/logger.js";
-import { dayOf, EARLIEST_DATE, isoOfMs } from "../dates.js";
+import { dayOf, EARLIEST_DATE } from "../dates.js";
 import { type EventSource, type IncomingEvent, MAX_CLOCK_SKEW_MS } from "../ingest/events.js";
 import { checkEvents } from "../ingest/ingest.js";
 import { ensurePartitions, monthsOfInstants } from "../ingest/partitions.js";
 import { supportsCopy } from "../ingest/pg-copy.js";
 import { storeEvents } from "../ingest/store.js";
-import { type Attributes, attributesOf, attributesOver, text } from "./attributes.js";
-import type { Attributor, Owner } from "./attribution.js";
-import { LOG_EVENTS, mapLogEvent, mapMetric, METRICS, type Mapped } from "./claude-code.js";
-import { cumulativePointId, deltaPointId, logRecordIds, seriesKey } from "./identity.js";
+import { attributesOver } from "./attributes.js";
+import type { Attribution, Attributor, Owner } from "./attribution.js";
+import { mapMetric, type Mapped } from "./claude-code.js";
+import { cumulativePointId } from "./identity.js";
+import { type CumulativeReading, MAX_ITEMS_PER_EXPORT, type MappedExport, mapLogs, mapMetrics } from "./mapping.js";
 
-/**
- * Data points (or log records) one export may carry; the rest of a larger one are rejected
- * unread, counted in partial_success. Bounds the work and memory of one request (an export of
- * 10^6 points over gRPC, which the 32 MiB message limit admits, included).
- */
-export const MAX_ITEMS_PER_EXPORT = 100_000;
-
-/**
- * Items mapped in one turn of the event loop: an export of 100,000 records is seconds of work,
- * and the process serves every other request (and the other exports' database answers) between
- * turns, rather than after the whole export.
- */
-const ITEMS_PER_TURN = 200;
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+export { MAX_ITEMS_PER_EXPORT };
 
 export interface Outcome {
   /** Data points or log records rejected (partial_success.rejected_*). */
@@ -90,13 +77,6 @@ function listNames(names: Map<string, number>): string {
 
 const EARLIEST_MS = Date.parse(`${EARLIEST_DATE}T00:00:00Z`);
 
-/** Unix ms of Unix nanoseconds; undefined for 0 (unset) and past what a Date holds. */
-function msOf(nanos: bigint): number | undefined {
-  if (nanos <= 0n) return undefined;
-  const ms = Number(nanos / 1_000_000n);
-  return Number.isFinite(ms) && ms <= 8.64e15 ? ms : undefined;
-}
-
 /** Months of the instants (Unix ms) that can be stored, for the partitions to exist before the transaction. */
 function monthsOfTimes(instants: readonly number[], nowMs: number): string[] {
   return monthsOfInstants(instants.filter((ms) => ms >= EARLIEST_MS && ms <= nowMs + MAX_CLOCK_SKEW_MS));
@@ -110,14 +90,15 @@ class Candidates {
   readonly events: IncomingEvent[] = [];
   readonly items: number[] = [];
 
+  push(event: IncomingEvent, item: number): void {
+    this.events.push(event);
+    this.items.push(item);
+  }
+
   /** The events of one item, or its rejection. */
   add(mapped: Mapped, item: number, tally: Tally): void {
     if (!mapped.ok) tally.reject(item, mapped.reason);
-    else
-      for (const event of mapped.events) {
-        this.events.push(event);
-        this.items.push(item);
-      }
+    else for (const event of mapped.events) this.push(event, item);
   }
 }
 
@@ -138,30 +119,23 @@ async function storeCandidates(
   if (rows.length > 0) tally.stored += await storeEvents(trx, rows, dayOf(nowMs), { copy });
 }
 
-interface CumulativePoint {
+interface CumulativePoint extends CumulativeReading {
   readonly item: number;
-  readonly name: string;
-  readonly key: string;
-  readonly start: bigint;
-  readonly time: bigint;
-  readonly value: number;
   readonly owner: Owner;
-  readonly attrs: Attributes;
-  readonly at: string;
 }
 
-/** The user.email and organization.id values an export names, read as attribution reads them. */
-class Named {
-  readonly emails = new Set<string>();
-  readonly orgIds = new Set<string>();
-  add(attrs: Attributes): void {
-    const email = text(attrs, "user.email");
-    if (email !== undefined) this.emails.add(email);
-    const org = text(attrs, "organization.id");
-    if (org !== undefined) this.orgIds.add(org);
-  }
+/** Logs mapped in this thread (OTLP/gRPC), then received. */
+export async function receiveLogs(
+  db: Kysely<Database>,
+  req: ExportLogsServiceRequest,
+  attributor: Attributor,
+  nowMs: number,
+  logger?: Logger,
+): Promise<Outcome> {
+  return receiveMapped(db, await mapLogs(req, attributor.orgId), attributor, nowMs, logger);
 }
 
+/** Metrics mapped in this thread (OTLP/gRPC), then received. */
 export async function receiveMetrics(
   db: Kysely<Database>,
   req: ExportMetricsServiceRequest,
@@ -169,107 +143,78 @@ export async function receiveMetrics(
   nowMs: number,
   logger?: Logger,
 ): Promise<Outcome> {
+  return receiveMapped(db, await mapMetrics(req, attributor.orgId), attributor, nowMs, logger);
+}
+
+/**
+ * A mapped export attributed and stored: each entry's named user resolved once per distinct
+ * (user.email, organization.id) pair, in the export's order, so the answer's reasons are what
+ * they were when attribution came first.
+ */
+export async function receiveMapped(
+  db: Kysely<Database>,
+  mapped: MappedExport,
+  attributor: Attributor,
+  nowMs: number,
+  logger?: Logger,
+): Promise<Outcome> {
   const tally = new Tally();
   const orgId = attributor.orgId;
-  // First pass: the emails and organization IDs to resolve.
-  const named = new Named();
-  for (const rm of req.resourceMetrics) {
-    const resource = attributesOf(rm.resource?.attributes ?? []);
-    for (const sm of rm.scopeMetrics)
-      for (const m of sm.metrics) {
-        const points = m.data.case === undefined ? [] : m.data.value.dataPoints;
-        if (METRICS[m.name] === undefined) continue;
-        for (const p of points as readonly { attributes: KeyValue[] }[])
-          named.add(attributesOver(resource, p.attributes));
-      }
+  tally.overCap = mapped.overCap;
+  for (const [name, n] of mapped.unknown) tally.unknown.set(name, n);
+  for (const [name, n] of mapped.notStored) tally.notStored.set(name, n);
+  const emails = new Set<string>();
+  const orgIds = new Set<string>();
+  for (const [email, org] of mapped.named) {
+    if (email !== undefined) emails.add(email);
+    if (org !== undefined) orgIds.add(org);
   }
-  await attributor.prepare(named);
+  await attributor.prepare({ emails, orgIds });
+  const attributions: Attribution[] = mapped.named.map(([email, org]) => attributor.attribute({ email, org }));
 
-  const candidates = new Candidates();
-  const cumulative: CumulativePoint[] = [];
+  const owners: (Owner | undefined)[] = new Array(mapped.entryItems.length);
   const times: number[] = [];
-  let item = -1;
-  for (const rm of req.resourceMetrics) {
-    const resource = attributesOf(rm.resource?.attributes ?? []);
-    for (const sm of rm.scopeMetrics)
-      for (const m of sm.metrics) {
-        const points = m.data.case === undefined ? [] : m.data.value.dataPoints;
-        const known = METRICS[m.name];
-        // Past the cap nothing is read: the points are counted as rejected, whatever their name.
-        const over = Math.max(0, item + 1 + points.length - Math.max(item + 1, MAX_ITEMS_PER_EXPORT));
-        if (over > 0) tally.overCap += over;
-        if (known === undefined || known === "not_stored") {
-          const counts = known === undefined ? tally.unknown : tally.notStored;
-          counts.set(m.name, (counts.get(m.name) ?? 0) + points.length - over);
-          item += points.length;
-          continue;
-        }
-        if (m.data.case !== "sum") {
-          for (let i = 0; i < points.length - over; i++)
-            tally.reject(++item, `${m.name} must be a Sum, got ${m.data.case ?? "no data"}`);
-          item += over;
-          continue;
-        }
-        const temporality = m.data.value.aggregationTemporality;
-        for (const p of m.data.value.dataPoints) {
-          item++;
-          if (item >= MAX_ITEMS_PER_EXPORT) continue; // counted in overCap above
-          if (item % ITEMS_PER_TURN === ITEMS_PER_TURN - 1) await nextTurn();
-          const attrs = attributesOver(resource, p.attributes);
-          const attribution = attributor.attribute(attrs);
-          if (!attribution.ok) {
-            tally.reject(item, attribution.reason);
-            continue;
-          }
-          const ms = msOf(p.timeUnixNano);
-          if (ms === undefined) {
-            tally.reject(item, "time_unix_nano: is required");
-            continue;
-          }
-          const value =
-            p.value.case === "asInt" ? Number(p.value.value) : p.value.case === "asDouble" ? p.value.value : NaN;
-          if (!Number.isFinite(value) || value < 0) {
-            tally.reject(item, "value: must be a number of at least 0");
-            continue;
-          }
-          times.push(ms);
-          const at = isoOfMs(ms);
-          const owner = attribution.owner;
-          if (temporality === AggregationTemporality.DELTA) {
-            const eventId = deltaPointId(orgId, m.name, attrs, p.startTimeUnixNano, p.timeUnixNano);
-            candidates.add(mapMetric(m.name, value, { owner, attrs, time: at, eventId }), item, tally);
-          } else if (temporality === AggregationTemporality.CUMULATIVE) {
-            const key = seriesKey(m.name, attrs);
-            cumulative.push({
-              item,
-              name: m.name,
-              key,
-              start: p.startTimeUnixNano,
-              time: p.timeUnixNano,
-              value,
-              owner,
-              attrs,
-              at,
-            });
-          } else {
-            tally.reject(item, "aggregation_temporality: must be DELTA or CUMULATIVE");
-          }
-        }
-      }
+  for (let entry = 0; entry < mapped.entryItems.length; entry++) {
+    const item = mapped.entryItems[entry]!;
+    const named = mapped.entryNamed[entry]!;
+    const reason = mapped.entryReasons[entry] ?? null;
+    const attribution = named === -1 ? undefined : attributions[named]!;
+    if (attribution !== undefined && !attribution.ok) tally.reject(item, attribution.reason);
+    else if (reason !== null) tally.reject(item, reason);
+    else if (attribution !== undefined) {
+      owners[entry] = attribution.owner;
+      times.push(mapped.entryTimes[entry]!);
+    }
+  }
+  const candidates = new Candidates();
+  for (let i = 0; i < mapped.events.length; i++) {
+    const entry = mapped.eventEntries[i]!;
+    const owner = owners[entry];
+    if (owner === undefined) continue;
+    const event = mapped.events[i]!;
+    event.orgId = owner.orgId;
+    event.userId = owner.userId;
+    event.userEmail = owner.userEmail;
+    candidates.push(event, mapped.entryItems[entry]!);
+  }
+  const cumulative: CumulativePoint[] = [];
+  for (const reading of mapped.cumulative) {
+    const owner = owners[reading.entry];
+    if (owner !== undefined) cumulative.push({ ...reading, item: mapped.entryItems[reading.entry]!, owner });
   }
 
   await ensurePartitions(db, monthsOfTimes(times, nowMs));
   const copy = await supportsCopy(db);
   await db.transaction().execute(async (trx) => {
     if (cumulative.length > 0) await addCumulative(trx, orgId, cumulative, candidates, tally);
-    await storeCandidates(trx, candidates, tally, nowMs, copy, "otlp_metric");
+    await storeCandidates(trx, candidates, tally, nowMs, copy, mapped.source);
   });
-  const outcome = tally.outcome("data points");
+  const kind = mapped.source === "otlp_log" ? "logs" : "metrics";
+  const outcome = tally.outcome(kind === "logs" ? "log records" : "data points");
   if (outcome.message !== "")
-    logger?.info({ orgId, rejected: outcome.rejected, detail: outcome.message }, "OTLP metrics export");
+    logger?.info({ orgId, rejected: outcome.rejected, detail: outcome.message }, `OTLP ${kind} export`);
   return outcome;
 }
-
 /**
  * What each cumulative point adds: its value less its series' last value, in time order; the
  * whole value for a series seen for the first time or started anew (another start time, or a
@@ -320,7 +265,8 @@ async function addCumulative(
     }
     if (delta <= 0) continue;
     const eventId = cumulativePointId(orgId, p.key, p.start, p.time);
-    candidates.add(mapMetric(p.name, delta, { owner: p.owner, attrs: p.attrs, time: p.at, eventId }), p.item, tally);
+    const attrs = attributesOver(new Map(p.attrs), []);
+    candidates.add(mapMetric(p.name, delta, { owner: p.owner, attrs, time: p.at, eventId }), p.item, tally);
   }
   const rows = [...changed].map((key) => {
     const s = state.get(key)!;
@@ -345,96 +291,4 @@ async function addCumulative(
         })),
       )
       .execute();
-}
-
-type LogRecord = ExportLogsServiceRequest["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0];
-
-/** The Claude Code event a log record is: its event_name, else its event.name attribute, else its body. */
-function eventNameOf(record: LogRecord, attrs: Attributes): string {
-  const name =
-    record.eventName ||
-    text(attrs, "event.name") ||
-    (record.body?.value.case === "stringValue" ? record.body.value.value : "");
-  // Claude Code's event.name attribute leaves out the prefix its record body carries.
-  return name !== "" && !name.includes(".") ? `claude_code.${name}` : name;
-}
-
-/**
- * When a log record happened, in RFC 3339 and Unix ms: its time, else its event.timestamp
- * attribute (ms NaN when that is no date: validation names it), else when it was observed.
- */
-function recordTime(record: LogRecord, attrs: Attributes): { at: string; ms: number } | undefined {
-  const ms = msOf(record.timeUnixNano);
-  if (ms !== undefined) return { at: isoOfMs(ms), ms };
-  const stamp = text(attrs, "event.timestamp");
-  if (stamp !== undefined) return { at: stamp, ms: Date.parse(stamp) };
-  const observed = msOf(record.observedTimeUnixNano);
-  return observed === undefined ? undefined : { at: isoOfMs(observed), ms: observed };
-}
-
-export async function receiveLogs(
-  db: Kysely<Database>,
-  req: ExportLogsServiceRequest,
-  attributor: Attributor,
-  nowMs: number,
-  logger?: Logger,
-): Promise<Outcome> {
-  const tally = new Tally();
-  const orgId = attributor.orgId;
-  const named = new Named();
-  for (const rl of req.resourceLogs) {
-    const resource = attributesOf(rl.resource?.attributes ?? []);
-    for (const sl of rl.scopeLogs) for (const r of sl.logRecords) named.add(attributesOver(resource, r.attributes));
-  }
-  await attributor.prepare(named);
-  const candidates = new Candidates();
-  const times: number[] = [];
-  let item = -1;
-  for (const rl of req.resourceLogs) {
-    const resource = attributesOf(rl.resource?.attributes ?? []);
-    for (const sl of rl.scopeLogs) {
-      // The record's own fields name it, with its resource and scope: a retried export carries the same.
-      const idOf = logRecordIds(orgId, rl.resource, sl.scope?.name ?? "");
-      for (const record of sl.logRecords) {
-        item++;
-        if (item >= MAX_ITEMS_PER_EXPORT) {
-          tally.overCap++;
-          continue;
-        }
-        if (item % ITEMS_PER_TURN === ITEMS_PER_TURN - 1) await nextTurn();
-        const attrs = attributesOver(resource, record.attributes);
-        const name = eventNameOf(record, attrs);
-        const known = LOG_EVENTS[name];
-        if (known !== "stored") {
-          const counts = known === undefined ? tally.unknown : tally.notStored;
-          const label = name === "" ? "(unnamed)" : name;
-          counts.set(label, (counts.get(label) ?? 0) + 1);
-          continue;
-        }
-        const attribution = attributor.attribute(attrs);
-        if (!attribution.ok) {
-          tally.reject(item, attribution.reason);
-          continue;
-        }
-        const time = recordTime(record, attrs);
-        if (time === undefined) {
-          tally.reject(item, "time_unix_nano: is required");
-          continue;
-        }
-        times.push(time.ms);
-        candidates.add(
-          mapLogEvent(name, { owner: attribution.owner, attrs, time: time.at, eventId: idOf(record) }),
-          item,
-          tally,
-        );
-      }
-    }
-  }
-  await ensurePartitions(db, monthsOfTimes(times, nowMs));
-  const copy = await supportsCopy(db);
-  await db.transaction().execute((trx) => storeCandidates(trx, candidates, tally, nowMs, copy, "otlp_log"));
-  const outcome = tally.outcome("log records");
-  if (outcome.message !== "")
-    logger?.info({ orgId, rejected: outcome.rejected, detail: outcome.message }, "OTLP logs export");
-  return outcome;
 }
