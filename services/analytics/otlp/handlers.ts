@@ -1,24 +1,25 @@
 // The OTLP receiver's services: OTLP/gRPC (opentelemetry.proto.collector.{logs,metrics,trace}.v1,
 // the OpenTelemetry project's own services, on the public gRPC port) and OTLP/HTTP
 // (agentplane.analytics.v1.OtlpHttpService: POST /v1/logs, /v1/metrics, /v1/traces through
-// either REST edge, the raw body in google.api.HttpBody). Both do the same work (receiver.ts).
+// either REST edge, the raw body in google.api.HttpBody). Both do the same work (receiver.ts);
+// OTLP/HTTP bodies are decoded and mapped on the mapping thread (mapping-pool.ts), OTLP/gRPC
+// messages arrive decoded and are mapped here.
 import { create, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import type { OtlpHttpService } from "../../../gen/agentplane/analytics/v1/otlp_pb.js";
 import { HttpBodySchema, type HttpBody } from "../../../gen/google/api/httpbody_pb.js";
 import {
-  ExportLogsServiceRequestSchema,
+  type ExportLogsServiceRequestSchema,
   ExportLogsServiceResponseSchema,
   type LogsService,
 } from "../../../gen/opentelemetry/proto/collector/logs/v1/logs_service_pb.js";
 import {
-  ExportMetricsServiceRequestSchema,
+  type ExportMetricsServiceRequestSchema,
   ExportMetricsServiceResponseSchema,
   type MetricsService,
 } from "../../../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.js";
 import {
-  ExportTraceServiceRequestSchema,
   ExportTraceServiceResponseSchema,
   type TraceService,
 } from "../../../gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js";
@@ -26,9 +27,11 @@ import type { Database } from "../../database.js";
 import { DomainError } from "../../platform/errors.js";
 import type { Logger } from "../../platform/logger.js";
 import { attributorFor } from "./attribution.js";
-import { receiveLogs, receiveMetrics } from "./receiver.js";
-import { CONTENT_TYPES, encodeStatus, encodingOf } from "../../platform/otlp-http.js";
-import { decodeExport, encodeMessage, OtlpHttpError } from "./wire.js";
+import type { MappingJob } from "./mapping-job.js";
+import { MappingThreads } from "./mapping-pool.js";
+import { type Outcome, Preparation, receiveLogs, receiveMapped, receiveMetrics } from "./receiver.js";
+import { CONTENT_TYPES, encodeStatus, encodingOf, type OtlpEncoding } from "../../platform/otlp-http.js";
+import { encodeMessage } from "./wire.js";
 
 export interface OtlpDeps {
   db: Kysely<Database>;
@@ -36,7 +39,12 @@ export interface OtlpDeps {
   now?: () => number;
   /** Exports this process works on at once; more are answered UNAVAILABLE (503) with Retry-After. */
   maxConcurrent?: number;
+  /** Where OTLP/HTTP bodies are decoded and mapped: the process's mapping threads unless given. */
+  mappingThreads?: MappingThreads;
 }
+
+/** The process's mapping threads, shared by every server it runs (started by the first exports). */
+let sharedMappingThreads: MappingThreads | undefined;
 
 /** Retry-After of an export refused because the receiver is busy: exporters back off and retry. */
 export const BUSY_RETRY_AFTER_SECONDS = 1;
@@ -76,17 +84,40 @@ interface Receivers {
     ctx: HandlerContext,
     req: MessageShape<typeof ExportMetricsServiceRequestSchema>,
   ): Promise<{ rejected: number; message: string }>;
+  /** An OTLP/HTTP body, decoded and mapped on the mapping thread: its outcome, or the HTTP error OTLP answers. */
+  http(ctx: HandlerContext, kind: MappingJob["kind"], body: HttpBody): Promise<HttpOutcome>;
 }
+
+type HttpOutcome =
+  | { encoding: OtlpEncoding; outcome: Outcome | undefined }
+  | { refused: { status: number; message: string } };
 
 function receivers(deps: OtlpDeps): { work: Work; receive: Receivers } {
   const now = deps.now ?? Date.now;
   // Each export in flight holds its decoded request (see MAX_OTLP_BODY_BYTES) and a connection.
   const work = concurrencyLimit(deps.maxConcurrent ?? 4);
+  const threads = () => deps.mappingThreads ?? (sharedMappingThreads ??= new MappingThreads(deps.logger));
   return {
     work,
     receive: {
       logs: async (ctx, req) => receiveLogs(deps.db, req, await attributorFor(ctx, deps.db), now(), deps.logger),
       metrics: async (ctx, req) => receiveMetrics(deps.db, req, await attributorFor(ctx, deps.db), now(), deps.logger),
+      http: async (ctx, kind, body) => {
+        // Traces are decoded (an undecodable body is still a 400) and not stored: no owner to find.
+        const attributor = kind === "traces" ? undefined : await attributorFor(ctx, deps.db);
+        const preparation = attributor && new Preparation(attributor);
+        const reply = await threads().map(
+          { kind, contentType: body.contentType, data: body.data, orgId: attributor?.orgId ?? "" },
+          (named) => preparation?.start(named),
+        );
+        if ("failed" in reply) throw new Error(`mapping an OTLP export failed: ${reply.failed}`);
+        if ("refused" in reply) return reply;
+        const outcome =
+          reply.mapped && attributor && preparation
+            ? await receiveMapped(deps.db, reply.mapped, attributor, now(), deps.logger, preparation)
+            : undefined;
+        return { encoding: reply.encoding, outcome };
+      },
     },
   };
 }
@@ -133,65 +164,45 @@ function grpcServices({ work, receive }: ReturnType<typeof receivers>): {
 const body = (contentType: string, data: Uint8Array): HttpBody => create(HttpBodySchema, { contentType, data });
 
 /**
- * `use` of `value`, with nothing here holding `value` once `use` has it: a decoded export is
- * thousands of objects, garbage once the receiver has mapped it, and would otherwise live (and be
- * copied by every young-generation collection) until its events are stored and the answer written.
- */
-function handOver<T, R>(value: T, use: (value: T) => Promise<R>): () => Promise<R> {
-  let held: T | undefined = value;
-  return () => {
-    const taken = held as T;
-    held = undefined;
-    return use(taken);
-  };
-}
-
-/**
  * An OTLP/HTTP answer: the Export*ServiceResponse in the request's encoding, or for a request
  * OTLP answers with an HTTP error (undecodable 400, too large 413, other content type 415) that
  * status in x-http-code (both edges turn it into the response status) and a google.rpc.Status.
  */
-async function* httpExport<Req extends DescMessage, Res extends DescMessage>(
+async function* httpExport<Res extends DescMessage>(
   ctx: HandlerContext,
-  work: Work,
+  { work, receive }: ReturnType<typeof receivers>,
+  kind: MappingJob["kind"],
   request: HttpBody,
-  requestSchema: Req,
   responseSchema: Res,
-  handle: (req: MessageShape<Req>) => Promise<MessageShape<Res>>,
+  respond: (outcome: Outcome | undefined) => MessageShape<Res>,
 ): AsyncGenerator<HttpBody> {
   const requested = encodingOf(request.contentType) ?? "protobuf";
-  let decoded: ReturnType<typeof decodeExport<Req>>;
-  try {
-    decoded = decodeExport(requestSchema, request.contentType, request.data);
-  } catch (e) {
-    if (!(e instanceof OtlpHttpError)) throw e;
-    ctx.responseHeader.set("x-http-code", String(e.status));
-    yield body(CONTENT_TYPES[requested], encodeStatus(e.message, requested));
+  const answer = await work(() => receive.http(ctx, kind, request));
+  if ("refused" in answer) {
+    ctx.responseHeader.set("x-http-code", String(answer.refused.status));
+    yield body(CONTENT_TYPES[requested], encodeStatus(answer.refused.message, requested));
     return;
   }
-  const { encoding } = decoded;
-  const response = await work(handOver(decoded.message, handle));
-  yield body(CONTENT_TYPES[encoding], encodeMessage(responseSchema, response, encoding));
+  const { encoding } = answer;
+  yield body(CONTENT_TYPES[encoding], encodeMessage(responseSchema, respond(answer.outcome), encoding));
 }
 
-function httpService({ work, receive }: ReturnType<typeof receivers>): Partial<ServiceImpl<typeof OtlpHttpService>> {
+function httpService(shared: ReturnType<typeof receivers>): Partial<ServiceImpl<typeof OtlpHttpService>> {
   return {
     exportLogs: (req, ctx) =>
-      httpExport(ctx, work, req, ExportLogsServiceRequestSchema, ExportLogsServiceResponseSchema, async (r) => {
-        const o = await receive.logs(ctx, r);
-        return create(ExportLogsServiceResponseSchema, {
-          partialSuccess: { rejectedLogRecords: BigInt(o.rejected), errorMessage: o.message },
-        });
-      }),
+      httpExport(ctx, shared, "logs", req, ExportLogsServiceResponseSchema, (o) =>
+        create(ExportLogsServiceResponseSchema, {
+          partialSuccess: { rejectedLogRecords: BigInt(o?.rejected ?? 0), errorMessage: o?.message ?? "" },
+        }),
+      ),
     exportMetrics: (req, ctx) =>
-      httpExport(ctx, work, req, ExportMetricsServiceRequestSchema, ExportMetricsServiceResponseSchema, async (r) => {
-        const o = await receive.metrics(ctx, r);
-        return create(ExportMetricsServiceResponseSchema, {
-          partialSuccess: { rejectedDataPoints: BigInt(o.rejected), errorMessage: o.message },
-        });
-      }),
+      httpExport(ctx, shared, "metrics", req, ExportMetricsServiceResponseSchema, (o) =>
+        create(ExportMetricsServiceResponseSchema, {
+          partialSuccess: { rejectedDataPoints: BigInt(o?.rejected ?? 0), errorMessage: o?.message ?? "" },
+        }),
+      ),
     exportTraces: (req, ctx) =>
-      httpExport(ctx, work, req, ExportTraceServiceRequestSchema, ExportTraceServiceResponseSchema, async () =>
+      httpExport(ctx, shared, "traces", req, ExportTraceServiceResponseSchema, () =>
         create(ExportTraceServiceResponseSchema, {
           partialSuccess: { rejectedSpans: 0n, errorMessage: TRACES_NOT_STORED },
         }),

@@ -37,6 +37,35 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
  */
 const UNATTRIBUTED: Owner = { orgId: "", userId: "", userEmail: "" };
 
+/** An item's user.email and organization.id attributes (`undefined`: absent). */
+export type NamedPair = [email: string | undefined, org: string | undefined];
+
+/**
+ * Told the pairs an export names before its items are mapped, so that the users they name can be
+ * looked up while the mapping runs (the lookup is a database round trip, the mapping milliseconds).
+ */
+export type OnNamed = (named: NamedPair[]) => void;
+
+/** The distinct (user.email, organization.id) pairs of an export, each with its index. */
+class NamedPairs {
+  readonly list: NamedPair[] = [];
+  private readonly index = new Map<string, number>();
+
+  /** The index of the pair `attrs` names, added if new. */
+  of(attrs: Attributes): number {
+    const email = text(attrs, "user.email");
+    const org = text(attrs, "organization.id");
+    // Unambiguous: the email is counted, and each part says whether it is there.
+    const key = `${email === undefined ? "-" : `+${email.length}:${email}`}${org === undefined ? "-" : `+${org}`}`;
+    let at = this.index.get(key);
+    if (at === undefined) {
+      at = this.list.push([email, org]) - 1;
+      this.index.set(key, at);
+    }
+    return at;
+  }
+}
+
 /** A cumulative point's reading, for the receiver to turn into what it adds (receiver.ts). */
 export interface CumulativeReading {
   /** Index of its entry (MappedExport.entryItems). */
@@ -63,8 +92,8 @@ export interface MappedExport {
   readonly unknown: [string, number][];
   /** Known names not stored, and their item counts. */
   readonly notStored: [string, number][];
-  /** The distinct user.email and organization.id pairs the entries name (`undefined`: absent). */
-  readonly named: [string | undefined, string | undefined][];
+  /** The distinct user.email and organization.id pairs the entries name. */
+  readonly named: NamedPair[];
   readonly entryItems: number[];
   /** Index into `named`; -1 for an entry rejected before attribution (entryReasons says why). */
   readonly entryNamed: number[];
@@ -82,8 +111,6 @@ export interface MappedExport {
 class Builder {
   readonly unknown = new Map<string, number>();
   readonly notStored = new Map<string, number>();
-  private readonly namedIndex = new Map<string, number>();
-  private readonly named: [string | undefined, string | undefined][] = [];
   readonly entryItems: number[] = [];
   readonly entryNamed: number[] = [];
   readonly entryReasons: (string | null)[] = [];
@@ -93,7 +120,11 @@ class Builder {
   readonly cumulative: CumulativeReading[] = [];
   overCap = 0;
 
-  constructor(private readonly source: EventSource) {}
+  constructor(
+    private readonly source: EventSource,
+    /** The pairs a first pass found (all of the export's), else filled as entries come. */
+    private readonly named: NamedPairs = new NamedPairs(),
+  ) {}
 
   count(known: "not_stored" | undefined, name: string, n: number): void {
     const counts = known === undefined ? this.unknown : this.notStored;
@@ -102,20 +133,8 @@ class Builder {
 
   /** A new entry for `item`, attributed by `attrs` (or rejected before attribution: null). */
   entry(item: number, attrs: Attributes | null): number {
-    let who = -1;
-    if (attrs !== null) {
-      const email = text(attrs, "user.email");
-      const org = text(attrs, "organization.id");
-      // Unambiguous: the email is counted, and each part says whether it is there.
-      const key = `${email === undefined ? "-" : `+${email.length}:${email}`}${org === undefined ? "-" : `+${org}`}`;
-      who = this.namedIndex.get(key) ?? -1;
-      if (who === -1) {
-        who = this.named.push([email, org]) - 1;
-        this.namedIndex.set(key, who);
-      }
-    }
     this.entryItems.push(item);
-    this.entryNamed.push(who);
+    this.entryNamed.push(attrs === null ? -1 : this.named.of(attrs));
     this.entryReasons.push(null);
     this.entryTimes.push(NaN);
     return this.entryItems.length - 1;
@@ -141,7 +160,7 @@ class Builder {
       overCap: this.overCap,
       unknown: [...this.unknown],
       notStored: [...this.notStored],
-      named: this.named,
+      named: this.named.list,
       entryItems: this.entryItems,
       entryNamed: this.entryNamed,
       entryReasons: this.entryReasons,
@@ -167,8 +186,28 @@ function entriesOf(attrs: Attributes): [string, Scalar][] {
   return [...merged];
 }
 
-export async function mapMetrics(req: ExportMetricsServiceRequest, orgId: string): Promise<MappedExport> {
-  const out = new Builder("otlp_metric");
+/**
+ * Metrics mapped. `onNamed` is told the user.email and organization.id pairs of the export's
+ * points (up to the cap) before the mapping starts.
+ */
+export async function mapMetrics(
+  req: ExportMetricsServiceRequest,
+  orgId: string,
+  onNamed?: OnNamed,
+): Promise<MappedExport> {
+  const pairs = new NamedPairs();
+  let read = 0;
+  for (const rm of req.resourceMetrics) {
+    const resource = attributesOf(rm.resource?.attributes ?? []);
+    for (const sm of rm.scopeMetrics)
+      for (const m of sm.metrics) {
+        if (m.data.case === undefined) continue;
+        for (const p of m.data.value.dataPoints as readonly { attributes: KeyValue[] }[])
+          if (read++ < MAX_ITEMS_PER_EXPORT) pairs.of(attributesOver(resource, p.attributes));
+      }
+  }
+  onNamed?.(pairs.list);
+  const out = new Builder("otlp_metric", pairs);
   let item = -1;
   for (const rm of req.resourceMetrics) {
     const resource = attributesOf(rm.resource?.attributes ?? []);
@@ -258,8 +297,21 @@ function recordTime(record: LogRecord, attrs: Attributes): { at: string; ms: num
   return observed === undefined ? undefined : { at: isoOfMs(observed), ms: observed };
 }
 
-export async function mapLogs(req: ExportLogsServiceRequest, orgId: string): Promise<MappedExport> {
-  const out = new Builder("otlp_log");
+/**
+ * Log records mapped. `onNamed` is told the user.email and organization.id pairs of the export's
+ * records (up to the cap) before the mapping starts.
+ */
+export async function mapLogs(req: ExportLogsServiceRequest, orgId: string, onNamed?: OnNamed): Promise<MappedExport> {
+  const pairs = new NamedPairs();
+  let read = 0;
+  for (const rl of req.resourceLogs) {
+    const resource = attributesOf(rl.resource?.attributes ?? []);
+    for (const sl of rl.scopeLogs)
+      for (const r of sl.logRecords)
+        if (read++ < MAX_ITEMS_PER_EXPORT) pairs.of(attributesOver(resource, r.attributes));
+  }
+  onNamed?.(pairs.list);
+  const out = new Builder("otlp_log", pairs);
   let item = -1;
   for (const rl of req.resourceLogs) {
     const resource = attributesOf(rl.resource?.attributes ?? []);

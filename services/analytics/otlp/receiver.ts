@@ -20,7 +20,14 @@ import { attributesOver } from "./attributes.js";
 import type { Attribution, Attributor, Owner } from "./attribution.js";
 import { mapMetric, type Mapped } from "./claude-code.js";
 import { cumulativePointId } from "./identity.js";
-import { type CumulativeReading, MAX_ITEMS_PER_EXPORT, type MappedExport, mapLogs, mapMetrics } from "./mapping.js";
+import {
+  type CumulativeReading,
+  MAX_ITEMS_PER_EXPORT,
+  type MappedExport,
+  mapLogs,
+  mapMetrics,
+  type NamedPair,
+} from "./mapping.js";
 
 export { MAX_ITEMS_PER_EXPORT };
 
@@ -124,6 +131,34 @@ interface CumulativePoint extends CumulativeReading {
   readonly owner: Owner;
 }
 
+/**
+ * The attributor's lookups of the pairs an export names, started as soon as they are known (the
+ * mapping runs meanwhile). A failure is the export's, when the receiver awaits it; until then it
+ * is held, not an unhandled rejection.
+ */
+export class Preparation {
+  private started: Promise<void> | undefined;
+
+  constructor(private readonly attributor: Attributor) {}
+
+  start(named: readonly NamedPair[]): void {
+    const emails = new Set<string>();
+    const orgIds = new Set<string>();
+    for (const [email, org] of named) {
+      if (email !== undefined) emails.add(email);
+      if (org !== undefined) orgIds.add(org);
+    }
+    this.started = this.attributor.prepare({ emails, orgIds });
+    this.started.catch(() => {});
+  }
+
+  /** Done: the lookups of `named`, started now if they were not. */
+  done(named: readonly NamedPair[]): Promise<void> {
+    if (this.started === undefined) this.start(named);
+    return this.started!;
+  }
+}
+
 /** Logs mapped in this thread (OTLP/gRPC), then received. */
 export async function receiveLogs(
   db: Kysely<Database>,
@@ -132,7 +167,9 @@ export async function receiveLogs(
   nowMs: number,
   logger?: Logger,
 ): Promise<Outcome> {
-  return receiveMapped(db, await mapLogs(req, attributor.orgId), attributor, nowMs, logger);
+  const preparation = new Preparation(attributor);
+  const mapped = await mapLogs(req, attributor.orgId, (named) => preparation.start(named));
+  return receiveMapped(db, mapped, attributor, nowMs, logger, preparation);
 }
 
 /** Metrics mapped in this thread (OTLP/gRPC), then received. */
@@ -143,7 +180,9 @@ export async function receiveMetrics(
   nowMs: number,
   logger?: Logger,
 ): Promise<Outcome> {
-  return receiveMapped(db, await mapMetrics(req, attributor.orgId), attributor, nowMs, logger);
+  const preparation = new Preparation(attributor);
+  const mapped = await mapMetrics(req, attributor.orgId, (named) => preparation.start(named));
+  return receiveMapped(db, mapped, attributor, nowMs, logger, preparation);
 }
 
 /**
@@ -157,19 +196,14 @@ export async function receiveMapped(
   attributor: Attributor,
   nowMs: number,
   logger?: Logger,
+  preparation = new Preparation(attributor),
 ): Promise<Outcome> {
   const tally = new Tally();
   const orgId = attributor.orgId;
   tally.overCap = mapped.overCap;
   for (const [name, n] of mapped.unknown) tally.unknown.set(name, n);
   for (const [name, n] of mapped.notStored) tally.notStored.set(name, n);
-  const emails = new Set<string>();
-  const orgIds = new Set<string>();
-  for (const [email, org] of mapped.named) {
-    if (email !== undefined) emails.add(email);
-    if (org !== undefined) orgIds.add(org);
-  }
-  await attributor.prepare({ emails, orgIds });
+  await preparation.done(mapped.named);
   const attributions: Attribution[] = mapped.named.map(([email, org]) => attributor.attribute({ email, org }));
 
   const owners: (Owner | undefined)[] = new Array(mapped.entryItems.length);
