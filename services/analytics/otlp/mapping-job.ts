@@ -5,7 +5,7 @@ import type { OtlpEncoding } from "../../platform/otlp-http.js";
 import { ExportLogsServiceRequestSchema } from "../../../gen/opentelemetry/proto/collector/logs/v1/logs_service_pb.js";
 import { ExportMetricsServiceRequestSchema } from "../../../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.js";
 import { ExportTraceServiceRequestSchema } from "../../../gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js";
-import { type MappedExport, mapLogs, mapMetrics, type OnNamed } from "./mapping.js";
+import { type MappedExport, mapLogs, mapMetrics, type OnNamed, type OnPart } from "./mapping.js";
 import { decodeExport, OtlpHttpError } from "./wire.js";
 
 export interface MappingJob {
@@ -25,17 +25,17 @@ export type MappingReply =
   /** Anything else: a defect, answered as one. */
   | { failed: string };
 
-/** `onNamed`: see mapLogs. */
-export async function mapHttpExport(job: MappingJob, onNamed?: OnNamed): Promise<MappingReply> {
+/** `onNamed`, `onPart`: see mapLogs (the reply's mapped export then holds the last part). */
+export async function mapHttpExport(job: MappingJob, onNamed?: OnNamed, onPart?: OnPart): Promise<MappingReply> {
   try {
     switch (job.kind) {
       case "logs": {
         const { message, encoding } = decodeExport(ExportLogsServiceRequestSchema, job.contentType, job.data);
-        return { encoding, mapped: await mapLogs(message, job.orgId, onNamed) };
+        return { encoding, mapped: await mapLogs(message, job.orgId, onNamed, onPart) };
       }
       case "metrics": {
         const { message, encoding } = decodeExport(ExportMetricsServiceRequestSchema, job.contentType, job.data);
-        return { encoding, mapped: await mapMetrics(message, job.orgId, onNamed) };
+        return { encoding, mapped: await mapMetrics(message, job.orgId, onNamed, onPart) };
       }
       case "traces":
         return { encoding: decodeExport(ExportTraceServiceRequestSchema, job.contentType, job.data).encoding };

@@ -19,7 +19,7 @@ import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { DomainError } from "../../platform/errors.js";
 import type { Logger } from "../../platform/logger.js";
-import type { NamedPair, OnNamed } from "./mapping.js";
+import { joinParts, type MappedPart, type NamedPair, type OnNamed } from "./mapping.js";
 import { mapHttpExport, type MappingJob, type MappingReply } from "./mapping-job.js";
 
 /** Threads per process: beside the main thread and the database, more would only queue for cores. */
@@ -43,11 +43,16 @@ export function startMappingWorker(): Worker {
 interface Pending {
   readonly job: MappingJob;
   readonly onNamed: OnNamed | undefined;
+  /** The parts of the export's entries received so far. */
+  readonly parts: MappedPart[];
   resolve(reply: MappingReply): void;
   reject(error: unknown): void;
 }
 
-type FromThread = { id: number; named: NamedPair[] } | { id: number; reply: MappingReply };
+type FromThread =
+  | { id: number; named: NamedPair[] }
+  | { id: number; part: MappedPart }
+  | { id: number; reply: MappingReply };
 
 /** One thread and the jobs it has in hand. */
 class MappingThread {
@@ -72,7 +77,7 @@ class MappingThread {
     // the body may be a view of a buffer this thread reuses.
     const data = new Uint8Array(job.data);
     return new Promise<MappingReply>((resolve, reject) => {
-      this.pending.set(id, { job, onNamed, resolve, reject });
+      this.pending.set(id, { job, onNamed, parts: [], resolve, reject });
       worker.postMessage({ ...job, data, id }, [data.buffer]);
     });
   }
@@ -94,9 +99,16 @@ class MappingThread {
         pending?.onNamed?.(message.named);
         return;
       }
+      if ("part" in message) {
+        pending?.parts.push(message.part);
+        return;
+      }
       this.answered = true;
       this.pending.delete(message.id);
-      pending?.resolve(message.reply);
+      const { reply } = message;
+      pending?.resolve(
+        "mapped" in reply && reply.mapped ? { ...reply, mapped: joinParts(pending.parts, reply.mapped) } : reply,
+      );
       if (this.pending.size === 0) this.idleTimer = setTimeout(() => void this.close(), IDLE_MS).unref();
     });
     worker.on("error", (error) => this.lost(worker, error));

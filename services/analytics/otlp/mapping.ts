@@ -26,7 +26,9 @@ export const MAX_ITEMS_PER_EXPORT = 100_000;
 /**
  * Items mapped in one turn of the event loop: an export of 100,000 records is seconds of work,
  * and a process mapping it on its main thread (OTLP/gRPC) serves every other request (and the
- * other exports' database answers) between turns, rather than after the whole export.
+ * other exports' database answers) between turns, rather than after the whole export. On a
+ * mapping thread, each turn's entries are handed over as a part (onPart): the main thread takes
+ * them in while the rest is mapped, rather than all at the end.
  */
 const ITEMS_PER_TURN = 200;
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -81,19 +83,12 @@ export interface CumulativeReading {
 }
 
 /**
- * An export mapped, before attribution. Every item read (past the names ignored and the cap) is
- * an entry, in the export's order; the arrays named entry* are indexed by entry.
+ * Entries of an export, in its order: every item read (past the names ignored and the cap) is an
+ * entry, and the arrays named entry* are indexed by entry. An export's entries may come in
+ * several parts (mapping-pool.ts hands them over as they are mapped), entries numbered across
+ * all of them.
  */
-export interface MappedExport {
-  readonly source: EventSource;
-  /** Items past MAX_ITEMS_PER_EXPORT, rejected unread. */
-  readonly overCap: number;
-  /** Unknown names and their item counts: ignored, not errors. */
-  readonly unknown: [string, number][];
-  /** Known names not stored, and their item counts. */
-  readonly notStored: [string, number][];
-  /** The distinct user.email and organization.id pairs the entries name. */
-  readonly named: NamedPair[];
+export interface MappedPart {
   readonly entryItems: number[];
   /** Index into `named`; -1 for an entry rejected before attribution (entryReasons says why). */
   readonly entryNamed: number[];
@@ -107,18 +102,52 @@ export interface MappedExport {
   readonly cumulative: CumulativeReading[];
 }
 
-/** Builds a MappedExport entry by entry. */
+/** An export mapped, before attribution. */
+export interface MappedExport extends MappedPart {
+  readonly source: EventSource;
+  /** Items past MAX_ITEMS_PER_EXPORT, rejected unread. */
+  readonly overCap: number;
+  /** Unknown names and their item counts: ignored, not errors. */
+  readonly unknown: [string, number][];
+  /** Known names not stored, and their item counts. */
+  readonly notStored: [string, number][];
+  /** The distinct user.email and organization.id pairs the entries name. */
+  readonly named: NamedPair[];
+}
+
+/** Told each part of an export's entries as it is mapped; the mapped export holds the rest. */
+export type OnPart = (part: MappedPart) => void;
+
+const emptyPart = (): MappedPart => ({
+  entryItems: [],
+  entryNamed: [],
+  entryReasons: [],
+  entryTimes: [],
+  events: [],
+  eventEntries: [],
+  cumulative: [],
+});
+
+/** The export whose entries came as `parts` and then `last`, as one. */
+export function joinParts(parts: readonly MappedPart[], last: MappedExport): MappedExport {
+  if (parts.length === 0) return last;
+  const all = emptyPart();
+  for (const part of [...parts, last])
+    for (const key of Object.keys(all) as (keyof MappedPart)[]) {
+      const into = all[key] as unknown[];
+      for (const value of part[key]) into.push(value);
+    }
+  return { ...last, ...all };
+}
+
+/** Builds a MappedExport entry by entry, handing parts over on the way when asked. */
 class Builder {
   readonly unknown = new Map<string, number>();
   readonly notStored = new Map<string, number>();
-  readonly entryItems: number[] = [];
-  readonly entryNamed: number[] = [];
-  readonly entryReasons: (string | null)[] = [];
-  readonly entryTimes: number[] = [];
-  readonly events: IncomingEvent[] = [];
-  readonly eventEntries: number[] = [];
-  readonly cumulative: CumulativeReading[] = [];
   overCap = 0;
+  private part = emptyPart();
+  /** Entries in the parts handed over. */
+  private base = 0;
 
   constructor(
     private readonly source: EventSource,
@@ -133,15 +162,20 @@ class Builder {
 
   /** A new entry for `item`, attributed by `attrs` (or rejected before attribution: null). */
   entry(item: number, attrs: Attributes | null): number {
-    this.entryItems.push(item);
-    this.entryNamed.push(attrs === null ? -1 : this.named.of(attrs));
-    this.entryReasons.push(null);
-    this.entryTimes.push(NaN);
-    return this.entryItems.length - 1;
+    const part = this.part;
+    part.entryItems.push(item);
+    part.entryNamed.push(attrs === null ? -1 : this.named.of(attrs));
+    part.entryReasons.push(null);
+    part.entryTimes.push(NaN);
+    return this.base + part.entryItems.length - 1;
   }
 
   reject(entry: number, reason: string): void {
-    this.entryReasons[entry] = reason;
+    this.part.entryReasons[entry - this.base] = reason;
+  }
+
+  time(entry: number, ms: number): void {
+    this.part.entryTimes[entry - this.base] = ms;
   }
 
   /** The events of an entry, or why it is rejected. */
@@ -149,9 +183,21 @@ class Builder {
     if (!mapped.ok) this.reject(entry, mapped.reason);
     else
       for (const event of mapped.events) {
-        this.events.push(event);
-        this.eventEntries.push(entry);
+        this.part.events.push(event);
+        this.part.eventEntries.push(entry);
       }
+  }
+
+  cumulative(reading: CumulativeReading): void {
+    this.part.cumulative.push(reading);
+  }
+
+  /** The entries since the last part (between items: an entry's part is the one it was made in). */
+  take(): MappedPart {
+    const part = this.part;
+    this.base += part.entryItems.length;
+    this.part = emptyPart();
+    return part;
   }
 
   build(): MappedExport {
@@ -161,13 +207,7 @@ class Builder {
       unknown: [...this.unknown],
       notStored: [...this.notStored],
       named: this.named.list,
-      entryItems: this.entryItems,
-      entryNamed: this.entryNamed,
-      entryReasons: this.entryReasons,
-      entryTimes: this.entryTimes,
-      events: this.events,
-      eventEntries: this.eventEntries,
-      cumulative: this.cumulative,
+      ...this.take(),
     };
   }
 }
@@ -188,12 +228,13 @@ function entriesOf(attrs: Attributes): [string, Scalar][] {
 
 /**
  * Metrics mapped. `onNamed` is told the user.email and organization.id pairs of the export's
- * points (up to the cap) before the mapping starts.
+ * points (up to the cap) before the mapping starts; `onPart`, if given, each turn's entries.
  */
 export async function mapMetrics(
   req: ExportMetricsServiceRequest,
   orgId: string,
   onNamed?: OnNamed,
+  onPart?: OnPart,
 ): Promise<MappedExport> {
   const pairs = new NamedPairs();
   let read = 0;
@@ -233,7 +274,10 @@ export async function mapMetrics(
         for (const p of m.data.value.dataPoints as readonly (typeof m.data.value.dataPoints)[0][]) {
           item++;
           if (item >= MAX_ITEMS_PER_EXPORT) continue; // counted in overCap above
-          if (item % ITEMS_PER_TURN === ITEMS_PER_TURN - 1) await nextTurn();
+          if (item % ITEMS_PER_TURN === ITEMS_PER_TURN - 1) {
+            onPart?.(out.take());
+            await nextTurn();
+          }
           const attrs = attributesOver(resource, p.attributes as KeyValue[]);
           const entry = out.entry(item, attrs);
           const ms = msOf(p.timeUnixNano);
@@ -247,13 +291,13 @@ export async function mapMetrics(
             out.reject(entry, "value: must be a number of at least 0");
             continue;
           }
-          out.entryTimes[entry] = ms;
+          out.time(entry, ms);
           const at = isoOfMs(ms);
           if (temporality === AggregationTemporality.DELTA) {
             const eventId = deltaPointId(orgId, m.name, attrs, p.startTimeUnixNano, p.timeUnixNano);
             out.add(entry, mapMetric(m.name, value, { owner: UNATTRIBUTED, attrs, time: at, eventId }));
           } else if (temporality === AggregationTemporality.CUMULATIVE) {
-            out.cumulative.push({
+            out.cumulative({
               entry,
               name: m.name,
               key: seriesKey(m.name, attrs),
@@ -299,9 +343,14 @@ function recordTime(record: LogRecord, attrs: Attributes): { at: string; ms: num
 
 /**
  * Log records mapped. `onNamed` is told the user.email and organization.id pairs of the export's
- * records (up to the cap) before the mapping starts.
+ * records (up to the cap) before the mapping starts; `onPart`, if given, each turn's entries.
  */
-export async function mapLogs(req: ExportLogsServiceRequest, orgId: string, onNamed?: OnNamed): Promise<MappedExport> {
+export async function mapLogs(
+  req: ExportLogsServiceRequest,
+  orgId: string,
+  onNamed?: OnNamed,
+  onPart?: OnPart,
+): Promise<MappedExport> {
   const pairs = new NamedPairs();
   let read = 0;
   for (const rl of req.resourceLogs) {
@@ -324,7 +373,10 @@ export async function mapLogs(req: ExportLogsServiceRequest, orgId: string, onNa
           out.overCap++;
           continue;
         }
-        if (item % ITEMS_PER_TURN === ITEMS_PER_TURN - 1) await nextTurn();
+        if (item % ITEMS_PER_TURN === ITEMS_PER_TURN - 1) {
+          onPart?.(out.take());
+          await nextTurn();
+        }
         const attrs = attributesOver(resource, record.attributes);
         const name = eventNameOf(record, attrs);
         const known = LOG_EVENTS[name];
@@ -338,7 +390,7 @@ export async function mapLogs(req: ExportLogsServiceRequest, orgId: string, onNa
           out.reject(entry, "time_unix_nano: is required");
           continue;
         }
-        out.entryTimes[entry] = time.ms;
+        out.time(entry, time.ms);
         out.add(entry, mapLogEvent(name, { owner: UNATTRIBUTED, attrs, time: time.at, eventId: idOf(record) }));
       }
     }
