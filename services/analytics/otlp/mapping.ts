@@ -24,6 +24,15 @@ import { deltaPointId, logRecordIds, seriesKey } from "./identity.js";
 export const MAX_ITEMS_PER_EXPORT = 100_000;
 
 /**
+ * Attributes a data point may carry with its resource's. A series is named by all of them
+ * (identity.ts: a canonical text of every attribute, per point), so the work per point grows with
+ * them: an export of one resource with 10^5 attributes beside 10^5 points, which 4 MiB admits,
+ * would be 10^10 steps. A point over the bound is rejected and counted. Claude Code's points carry
+ * about ten; OpenTelemetry SDKs cut an item's attributes at 128 by default.
+ */
+export const MAX_SERIES_ATTRIBUTES = 256;
+
+/**
  * Items mapped in one turn of the event loop: an export of 100,000 records is seconds of work,
  * and a process mapping it on its main thread (OTLP/gRPC) serves every other request (and the
  * other exports' database answers) between turns, rather than after the whole export. On a
@@ -280,6 +289,13 @@ export async function mapMetrics(
           }
           const attrs = attributesOver(resource, p.attributes as KeyValue[]);
           const entry = out.entry(item, attrs);
+          if (resource.size + p.attributes.length > MAX_SERIES_ATTRIBUTES) {
+            out.reject(
+              entry,
+              `attributes: a data point and its resource carry ${resource.size + p.attributes.length}, at most ${MAX_SERIES_ATTRIBUTES} name a series`,
+            );
+            continue;
+          }
           const ms = msOf(p.timeUnixNano);
           if (ms === undefined) {
             out.reject(entry, "time_unix_nano: is required");
