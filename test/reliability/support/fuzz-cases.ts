@@ -292,6 +292,9 @@ export function fuzzCases(e: Endpoint, routed: Set<string>, key: string): fc.Arb
       headers["content-type"] = "application/json";
     }
     for (const f of forced) worst(f);
+    // Another route with this method answers as that route does, whatever this route's
+    // parameters would have forced (GET /computers/ is the list, which reads no body).
+    if (m.kind === "wrongMethod" && otherRoute) expected = "any";
     const culprits = forced.flatMap((f, i) => (f === "2xx" ? [] : [i]));
     const culprit = culprits.length === 1 ? culprits[0]! : -1;
     const blamed = choices[culprit];
