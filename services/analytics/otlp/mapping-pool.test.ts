@@ -9,7 +9,7 @@ import { ExportLogsServiceRequestSchema } from "../../../gen/opentelemetry/proto
 import { DomainError } from "../../platform/errors.js";
 import type { Logger } from "../../platform/logger.js";
 import { mapHttpExport, type MappingJob } from "./mapping-job.js";
-import { MappingThreads, startMappingWorker } from "./mapping-pool.js";
+import { COMPILED, MappingThreads, startMappingWorkerFromSource } from "./mapping-pool.js";
 
 const ORG = "org-mapping-pool-test";
 
@@ -59,12 +59,22 @@ afterEach(async () => {
 });
 
 describe("the OTLP mapping threads", () => {
+  it("are started by default only by the compiled service (from source, bodies are mapped on the main thread)", async () => {
+    expect(COMPILED).toBe(false);
+    const { logger, lines } = recordingLogger();
+    const threads = new MappingThreads(logger);
+    opened.push(threads);
+    const job = logsJob(20);
+    expect(await threads.map(job)).toEqual(await mapHttpExport(job));
+    expect(lines).toEqual([]);
+  });
+
   it("answer what the main thread's mapping of the same body answers, on a thread of their own", async () => {
     let started = 0;
     const { logger, lines } = recordingLogger();
     const threads = new MappingThreads(logger, 2, () => {
       started++;
-      return startMappingWorker();
+      return startMappingWorkerFromSource();
     });
     opened.push(threads);
     const job = logsJob(500);
@@ -80,7 +90,7 @@ describe("the OTLP mapping threads", () => {
   });
 
   it("tell the pairs of user.email and organization.id an export names before the mapped export", async () => {
-    const threads = new MappingThreads(undefined, 1);
+    const threads = new MappingThreads(undefined, 1, startMappingWorkerFromSource);
     opened.push(threads);
     const seen: string[] = [];
     const reply = await threads.map(logsJob(30), (named) => seen.push(`named ${JSON.stringify(named)}`));
@@ -98,7 +108,7 @@ describe("the OTLP mapping threads", () => {
   });
 
   it("refuse an undecodable body as OTLP answers it (400), with the decoder's reason", async () => {
-    const threads = new MappingThreads(undefined, 1);
+    const threads = new MappingThreads(undefined, 1, startMappingWorkerFromSource);
     opened.push(threads);
     const job = logsJob(10);
     const reply = await threads.map({ ...job, data: job.data.subarray(0, job.data.length - 7) });
@@ -133,7 +143,7 @@ describe("the OTLP mapping threads", () => {
     let started = 0;
     const { logger, lines } = recordingLogger();
     const threads = new MappingThreads(logger, 1, () =>
-      started++ === 0 ? new Worker(dying, { eval: true }) : startMappingWorker(),
+      started++ === 0 ? new Worker(dying, { eval: true }) : startMappingWorkerFromSource(),
     );
     opened.push(threads);
     const job = logsJob(10);

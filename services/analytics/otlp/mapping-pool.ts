@@ -32,12 +32,26 @@ const IDLE_MS = 60_000;
 const RETRY_AFTER_SECONDS = 1;
 
 /**
- * A mapping thread: the compiled script beside this file, or, when this file runs as TypeScript
- * source (tsx, the tests), the source through tsx's loader (mapping-worker-source.mjs).
+ * Whether this process runs compiled JavaScript (the image, `npm run build`): only then does it
+ * start mapping threads by itself. Run from TypeScript source, the process's loader (tsx) works on
+ * Node's module hooks thread, and a worker thread registering the loader again can leave the
+ * main thread waiting on that hooks thread for good (nodejs/node#50948, #53182: a fuzz run of
+ * the source server hung so). From source, bodies are mapped on the main thread.
  */
+export const COMPILED = !import.meta.url.endsWith(".ts");
+
+/** A mapping thread of the compiled service: the script beside this file. */
 export function startMappingWorker(): Worker {
-  const source = import.meta.url.endsWith(".ts");
-  return new Worker(new URL(source ? "./mapping-worker-source.mjs" : "./mapping-worker.js", import.meta.url));
+  return new Worker(new URL("./mapping-worker.js", import.meta.url));
+}
+
+/**
+ * A mapping thread from TypeScript source, through tsx's loader (mapping-worker-source.mjs):
+ * for the tests, whose processes register no loader of their own. Never in a process that runs
+ * under tsx (see COMPILED).
+ */
+export function startMappingWorkerFromSource(): Worker {
+  return new Worker(new URL("./mapping-worker-source.mjs", import.meta.url));
 }
 
 interface Pending {
@@ -130,12 +144,14 @@ export class MappingThreads {
   /** No thread could be started here: jobs run on the main thread. */
   private inProcess = false;
 
+  /** `start`: how a thread starts; by default the compiled script, and none from source (COMPILED). */
   constructor(
     private readonly logger?: Logger,
     count = MAPPING_THREADS,
-    start: () => Worker = startMappingWorker,
+    start: (() => Worker) | undefined = COMPILED ? startMappingWorker : undefined,
   ) {
-    this.threads = Array.from({ length: Math.max(1, count) }, () => new MappingThread(start, this.lost));
+    this.inProcess = start === undefined;
+    this.threads = start ? Array.from({ length: Math.max(1, count) }, () => new MappingThread(start, this.lost)) : [];
   }
 
   /** The job's reply; `onNamed` is told the pairs the export names before its mapping ends. */

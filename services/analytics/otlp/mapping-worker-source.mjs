@@ -1,6 +1,7 @@
-// A mapping thread's entry when the service runs as TypeScript source (tsx, the tests): tsx's
-// loader registered in the thread, as bin/agentplane.js registers it in the process, then the
-// thread's script. The compiled service starts mapping-worker.js directly (mapping-pool.ts).
+// A mapping thread's entry from TypeScript source, for the tests (mapping-pool.ts,
+// startMappingWorkerFromSource): tsx's loader registered in the thread, then the thread's script.
+// Only in a process that registers no loader of its own: a service run under tsx maps on its main
+// thread instead (mapping-pool.ts, COMPILED). The compiled service starts mapping-worker.js.
 import { register } from "tsx/esm/api";
 
 register();
