@@ -245,10 +245,12 @@ export async function mapMetrics(
   onNamed?: OnNamed,
   onPart?: OnPart,
 ): Promise<MappedExport> {
+  // Each resource's attributes read once, for both passes.
+  const resources = req.resourceMetrics.map((rm) => attributesOf(rm.resource?.attributes ?? []));
   const pairs = new NamedPairs();
   let read = 0;
-  for (const rm of req.resourceMetrics) {
-    const resource = attributesOf(rm.resource?.attributes ?? []);
+  for (const [r, rm] of req.resourceMetrics.entries()) {
+    const resource = resources[r]!;
     for (const sm of rm.scopeMetrics)
       for (const m of sm.metrics) {
         if (m.data.case === undefined) continue;
@@ -259,8 +261,8 @@ export async function mapMetrics(
   onNamed?.(pairs.list);
   const out = new Builder("otlp_metric", pairs);
   let item = -1;
-  for (const rm of req.resourceMetrics) {
-    const resource = attributesOf(rm.resource?.attributes ?? []);
+  for (const [r, rm] of req.resourceMetrics.entries()) {
+    const resource = resources[r]!;
     for (const sm of rm.scopeMetrics)
       for (const m of sm.metrics) {
         const points = m.data.case === undefined ? [] : m.data.value.dataPoints;
@@ -367,10 +369,12 @@ export async function mapLogs(
   onNamed?: OnNamed,
   onPart?: OnPart,
 ): Promise<MappedExport> {
+  // Each resource's attributes read once, for both passes.
+  const resources = req.resourceLogs.map((rl) => attributesOf(rl.resource?.attributes ?? []));
   const pairs = new NamedPairs();
   let read = 0;
-  for (const rl of req.resourceLogs) {
-    const resource = attributesOf(rl.resource?.attributes ?? []);
+  for (const [r, rl] of req.resourceLogs.entries()) {
+    const resource = resources[r]!;
     for (const sl of rl.scopeLogs)
       for (const r of sl.logRecords)
         if (read++ < MAX_ITEMS_PER_EXPORT) pairs.of(attributesOver(resource, r.attributes));
@@ -378,8 +382,8 @@ export async function mapLogs(
   onNamed?.(pairs.list);
   const out = new Builder("otlp_log", pairs);
   let item = -1;
-  for (const rl of req.resourceLogs) {
-    const resource = attributesOf(rl.resource?.attributes ?? []);
+  for (const [r, rl] of req.resourceLogs.entries()) {
+    const resource = resources[r]!;
     for (const sl of rl.scopeLogs) {
       // The record's own fields name it, with its resource and scope: a retried export carries the same.
       const idOf = logRecordIds(orgId, rl.resource, sl.scope?.name ?? "");
