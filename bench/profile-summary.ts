@@ -96,14 +96,15 @@ export async function summarizeProfile(
     const { functionName, url } = node.callFrame;
     const area = areaOf(url, functionName, roots);
     byArea.set(area, (byArea.get(area) ?? 0) + us);
-    byFunction.set(keyOf(node), (byFunction.get(keyOf(node)) ?? 0) + us);
+    const key = keyOf(node);
+    byFunction.set(key, (byFunction.get(key) ?? 0) + us);
     if (area === "(idle)") continue;
     const counted = new Set<string>();
     for (let id: number | undefined = node.id; id !== undefined; id = parentOf.get(id)) {
-      const key = keyOf(nodes.get(id)!);
-      if (counted.has(key) || key.startsWith("(root)")) continue;
-      counted.add(key);
-      totalByFunction.set(key, (totalByFunction.get(key) ?? 0) + us);
+      const caller = keyOf(nodes.get(id)!);
+      if (counted.has(caller) || caller.startsWith("(root)")) continue;
+      counted.add(caller);
+      totalByFunction.set(caller, (totalByFunction.get(caller) ?? 0) + us);
     }
   }
   const busy = total - (byArea.get("(idle)") ?? 0);
