@@ -1,6 +1,7 @@
-// What names OTLP items: series keys and delta and cumulative point IDs stay what earlier
-// versions stored (their series' last values and claimed IDs must still match after an
-// upgrade), and a log record's ID depends on its fields alone, not on how they were encoded.
+// What names OTLP items: series keys stay what earlier versions stored (their series' last
+// values must still match after an upgrade); point IDs hash what the first version hashed, after
+// the item's time; a log record's ID depends on its fields alone, not on how they were encoded;
+// and IDs sort as their items' times do, for the claims' index.
 import { createHash } from "node:crypto";
 import { create, fromBinary, fromJsonString, toBinary, toJsonString } from "@bufbuild/protobuf";
 import fc from "fast-check";
@@ -64,15 +65,18 @@ describe("metric series and point IDs", () => {
     );
   });
 
-  it("are the IDs and keys the first version stored", () => {
+  it("are the series keys the first version stored, and point IDs of the item's time and the first version's hash", () => {
     fc.assert(
       fc.property(attributeSets, fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), ({ attrs, merged }, time) => {
         const key = seriesKey("claude_code.token.usage", attrs);
         expect(key).toBe(earlierHash("claude_code.token.usage", earlierCanonical(merged)));
+        const micros = (time / 1000n).toString(16).padStart(14, "0");
         expect(deltaPointId("org_1", "claude_code.cost.usage", attrs, time - 1n, time)).toBe(
-          `otlp:${earlierHash("org_1", "claude_code.cost.usage", earlierCanonical(merged), String(time - 1n), String(time))}`,
+          `otlp:${micros}:${earlierHash("org_1", "claude_code.cost.usage", earlierCanonical(merged), String(time - 1n), String(time)).slice(0, 26)}`,
         );
-        expect(cumulativePointId("org_1", key, 5n, time)).toBe(`otlp:${earlierHash("org_1", key, "5", String(time))}`);
+        expect(cumulativePointId("org_1", key, 5n, time)).toBe(
+          `otlp:${micros}:${earlierHash("org_1", key, "5", String(time)).slice(0, 26)}`,
+        );
       }),
       { numRuns: 500 },
     );
@@ -150,6 +154,30 @@ describe("log record IDs", () => {
     expect(logRecordIds("org_2", resource, "com.anthropic.claude_code.events")(record())).not.toBe(base);
     expect(logRecordIds("org_1", undefined, "com.anthropic.claude_code.events")(record())).not.toBe(base);
     expect(logRecordIds("org_1", resource, "other.scope")(record())).not.toBe(base);
+  });
+
+  it("sort as their times do (the observed time where the record has none), whatever they hash", () => {
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }),
+        fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }),
+        fc.boolean(),
+        (a, b, unset) => {
+          const at = (time: bigint, severityText: string) => {
+            const r = record();
+            r.severityText = severityText;
+            if (unset) [r.timeUnixNano, r.observedTimeUnixNano] = [0n, time];
+            else r.timeUnixNano = time;
+            return idOf(r);
+          };
+          const [ia, ib] = [at(a, "a"), at(b, "b")];
+          expect(ia).toMatch(/^otlp:[0-9a-f]{14}:[0-9a-f]{26}$/);
+          if (a / 1000n < b / 1000n) expect(ia < ib).toBe(true);
+          if (a / 1000n > b / 1000n) expect(ia > ib).toBe(true);
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 
   it("do not run two strings' texts together: a quote or separator inside one is quoted", () => {
