@@ -81,6 +81,8 @@ class MappingThread {
     private readonly start: () => Worker,
     /** Told when the thread is gone with jobs in hand: `answered` if it had answered any job. */
     private readonly onLost: (jobs: Pending[], error: Error, answered: boolean) => void,
+    /** Told when a thread starts (the log says so at debug level). */
+    private readonly onStart: (threadId: number) => void,
   ) {}
 
   map(job: MappingJob, onNamed: OnNamed | undefined): Promise<MappingReply> {
@@ -107,6 +109,7 @@ class MappingThread {
     const worker = this.start();
     worker.unref();
     this.worker = worker;
+    this.onStart(worker.threadId);
     worker.on("message", (message: FromThread) => {
       const pending = this.pending.get(message.id);
       if ("named" in message) {
@@ -151,7 +154,10 @@ export class MappingThreads {
     start: (() => Worker) | undefined = COMPILED ? startMappingWorker : undefined,
   ) {
     this.inProcess = start === undefined;
-    this.threads = start ? Array.from({ length: Math.max(1, count) }, () => new MappingThread(start, this.lost)) : [];
+    const started = (threadId: number) => this.logger?.debug({ threadId }, "an OTLP mapping thread started");
+    this.threads = start
+      ? Array.from({ length: Math.max(1, count) }, () => new MappingThread(start, this.lost, started))
+      : [];
   }
 
   /** The job's reply; `onNamed` is told the pairs the export names before its mapping ends. */

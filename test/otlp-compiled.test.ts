@@ -1,0 +1,299 @@
+// OTLP/HTTP through the compiled service, as the image runs it: there, bodies are decoded and
+// mapped on worker threads (services/analytics/otlp/mapping-pool.ts), while a server run from
+// TypeScript source, as test/otlp.test.ts runs it, maps them on its main thread. The same
+// telemetry, exported by the OpenTelemetry SDK's own OTLP/HTTP exporters (protobuf, gzip
+// protobuf and JSON; delta and cumulative), goes to the compiled service for one organization
+// and to a server in this process for another, with the same users: both store the same events.
+// test/otlp.test.ts checks the in-process server's events against an independent reference, so
+// this carries that check over to the threads. Then, on the threads: a retried export changes
+// nothing, and a truncated body is a 400.
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { create, toBinary } from "@bufbuild/protobuf";
+import type { Attributes } from "@opentelemetry/api";
+import { OTLPLogExporter as JsonLogExporter } from "@opentelemetry/exporter-logs-otlp-http";
+import { OTLPLogExporter as ProtoLogExporter } from "@opentelemetry/exporter-logs-otlp-proto";
+import { OTLPMetricExporter as JsonMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
+import { OTLPMetricExporter as ProtoMetricExporter } from "@opentelemetry/exporter-metrics-otlp-proto";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import {
+  type LogRecordExporter,
+  LoggerProvider,
+  type ReadableLogRecord,
+  SimpleLogRecordProcessor,
+} from "@opentelemetry/sdk-logs";
+import {
+  AggregationTemporality,
+  MeterProvider,
+  MetricReader,
+  type PushMetricExporter,
+  type ResourceMetrics,
+} from "@opentelemetry/sdk-metrics";
+import { readFile } from "node:fs/promises";
+import { sql } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildService } from "../bench/build.js";
+import { freePort, type Spawned, spawnNode, waitForPorts } from "../bench/processes.js";
+import { ExportLogsServiceRequestSchema } from "../gen/opentelemetry/proto/collector/logs/v1/logs_service_pb.js";
+import type { Database } from "../services/database.js";
+import { migrations } from "../services/migrations.js";
+import { createLogger } from "../services/platform/logger.js";
+import { type RunningServer, startServer } from "../services/server.js";
+import { createTestDatabase, type TestDatabase } from "./support/database.js";
+import { createTestOrg, createTestServiceAccount, createTestUser } from "./support/fixtures.js";
+import { createTestKv } from "./support/kv.js";
+import { testServerConfig } from "./support/server.js";
+
+const ROOT = join(import.meta.dirname, "..");
+const REAL = process.env.TEST_DATABASE_URL;
+const NOW = Date.now();
+const EMAILS = ["alice@compiled.test", "bob@compiled.test"];
+
+/** Where the telemetry goes: a server and the organization whose collector token it is sent with. */
+interface Target {
+  restUrl: string;
+  orgId: string;
+  token: string;
+}
+
+let database: TestDatabase<Database>;
+let inProcess: RunningServer;
+let compiled: Spawned;
+let compiledUrl: string;
+let logFile: string;
+let threaded: Target;
+let mainThread: Target;
+
+/** Collects on demand; the temporality is the test's choice. */
+class ManualReader extends MetricReader {
+  constructor(temporality: AggregationTemporality) {
+    super({ aggregationTemporalitySelector: () => temporality });
+  }
+  protected async onForceFlush(): Promise<void> {}
+  protected async onShutdown(): Promise<void> {}
+}
+
+const done = (resolve: () => void, reject: (e: Error) => void) => (r: { code: number; error?: Error }) =>
+  r.code === 0 ? resolve() : reject(r.error ?? new Error("export failed"));
+
+const exportLogs = (exporter: LogRecordExporter, records: ReadableLogRecord[]) =>
+  new Promise<void>((resolve, reject) => exporter.export(records, done(resolve, reject)));
+const exportMetrics = (exporter: PushMetricExporter, metrics: ResourceMetrics) =>
+  new Promise<void>((resolve, reject) => exporter.export(metrics, done(resolve, reject)));
+
+/** Exporters as Claude Code's environment configures them (read when constructed). */
+function exportersFor(target: Target, protocol: "http/protobuf" | "http/json", compression: "gzip" | "none") {
+  const env: Record<string, string> = {
+    OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+    OTEL_EXPORTER_OTLP_ENDPOINT: target.restUrl,
+    OTEL_EXPORTER_OTLP_HEADERS: `Authorization=Bearer ${target.token}`,
+    OTEL_EXPORTER_OTLP_COMPRESSION: compression,
+  };
+  const saved = new Map(Object.keys(env).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, env);
+  try {
+    return protocol === "http/protobuf"
+      ? { logs: new ProtoLogExporter(), metrics: new ProtoMetricExporter() }
+      : { logs: new JsonLogExporter(), metrics: new JsonMetricExporter() };
+  } finally {
+    for (const [k, v] of saved) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+}
+
+/**
+ * A Claude Code process's telemetry for both users, recorded once (log records captured, metrics
+ * collected twice, so that a cumulative second collection carries the totals): what each target
+ * is sent, identically.
+ */
+async function telemetry(temporality: AggregationTemporality, run: string) {
+  const resource = resourceFromAttributes({ "service.name": "claude-code", "service.version": "2.1.0" });
+  const reader = new ManualReader(temporality);
+  const meters = new MeterProvider({ resource, readers: [reader] });
+  const records: ReadableLogRecord[] = [];
+  const capture: LogRecordExporter = {
+    export: (batch, callback) => {
+      records.push(...batch);
+      callback({ code: 0 });
+    },
+    shutdown: async () => {},
+    forceFlush: async () => {},
+  };
+  const logs = new LoggerProvider({ resource, processors: [new SimpleLogRecordProcessor({ exporter: capture })] });
+  const meter = meters.getMeter("com.anthropic.claude_code");
+  const logger = logs.getLogger("com.anthropic.claude_code.events");
+  const counter = (name: string) => meter.createCounter(name);
+  const collections: ResourceMetrics[] = [];
+  for (const round of [1, 2]) {
+    EMAILS.forEach((email, u) => {
+      const attrs: Attributes = {
+        "user.email": email,
+        "session.id": `${run}-session-${u}`,
+        "terminal.type": u === 0 ? "vscode" : "non-interactive",
+      };
+      const model = u === 0 ? "claude-sonnet-4-5" : "claude-opus-4-1";
+      counter("claude_code.session.count").add(1, attrs);
+      for (const [type, n] of [
+        ["input", 1000],
+        ["output", 300],
+        ["cacheRead", 5000],
+        ["cacheCreation", 700],
+      ] as const)
+        counter("claude_code.token.usage").add(n * round * (u + 1), { ...attrs, type, model });
+      counter("claude_code.cost.usage").add(0.25 * round, { ...attrs, model });
+      counter("claude_code.lines_of_code.count").add(40 * round, { ...attrs, type: "added" });
+      counter("claude_code.lines_of_code.count").add(12, { ...attrs, type: "removed" });
+      counter("claude_code.commit.count").add(round, attrs);
+      counter("claude_code.code_edit_tool.decision").add(3, {
+        ...attrs,
+        decision: round === 1 ? "accept" : "reject",
+        tool_name: "Edit",
+        language: "TypeScript",
+      });
+      for (let i = 0; i < 20; i++) {
+        const event = (name: string, more: Attributes) =>
+          logger.emit({
+            body: `claude_code.${name}`,
+            timestamp: NOW - 60_000 + round * 1000 + i,
+            attributes: { "event.name": name, "event.sequence": round * 100 + i, ...attrs, ...more },
+          });
+        event("user_prompt", { prompt_length: String(40 + i) });
+        event("api_request", {
+          model,
+          cost_usd: "0.01",
+          input_tokens: String(100 + i),
+          output_tokens: "30",
+          cache_read_tokens: "500",
+          cache_creation_tokens: "70",
+        });
+        event("tool_result", { tool_name: i % 2 ? "Read" : "mcp__github__create_pull_request", success: "true" });
+      }
+    });
+    const { resourceMetrics, errors } = await reader.collect();
+    expect(errors).toEqual([]);
+    collections.push(resourceMetrics);
+  }
+  return { records, collections };
+}
+
+/** The organization's stored events, without what names the organization and its users' IDs. */
+async function storedEvents(orgId: string): Promise<unknown[]> {
+  const { rows } = await sql<Record<string, unknown>>`
+    select user_email, occurred_at, session_id, client, type, autonomy, role, model_id, model_tier,
+      input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, tool, mcp_server, name,
+      language, lines_added, lines_removed, decision, cost_usd, source
+    from analytics_events where org_id = ${orgId}
+    order by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22`.execute(database.db);
+  return rows.map((r) => ({ ...r, occurred_at: (r.occurred_at as Date).toISOString() }));
+}
+
+async function target(restUrl: string): Promise<Target> {
+  const orgId = await createTestOrg(database.db, "OTLP compiled");
+  for (const email of EMAILS) await createTestUser(database.db, orgId, "member", email);
+  const token = await createTestServiceAccount(database.db, { orgId, scopes: ["analytics.ingest"] });
+  return { restUrl, orgId, token };
+}
+
+describe.skipIf(!REAL)("OTLP/HTTP on the compiled service's mapping threads", () => {
+  beforeAll(async () => {
+    const buildDir = await buildService(ROOT);
+    database = await createTestDatabase<Database>(migrations);
+    const config = testServerConfig({ SERVICES: "analytics,organization,edge" });
+    inProcess = await startServer(config, createLogger(config.logLevel), { database, kv: await createTestKv() });
+    const [rest, grpc, internal] = [await freePort(), await freePort(), await freePort()];
+    logFile = join(tmpdir(), `agentplane-otlp-compiled-${process.pid}.log`);
+    compiled = spawnNode(
+      [join(buildDir, "services/cli/main.js"), "serve"],
+      {
+        ...process.env,
+        NODE_OPTIONS: "",
+        DATABASE_URL: database.url,
+        REDIS_URL: "",
+        HOST: "127.0.0.1",
+        PORT: String(rest),
+        GRPC_PORT: String(grpc),
+        INTERNAL_GRPC_PORT: String(internal),
+        SERVICES: "analytics,organization,edge",
+        SEED_DEMO: "false",
+        DEMO_RUNNER: "false",
+        WORKERS: "false",
+        LOG_LEVEL: "debug",
+      },
+      logFile,
+      ROOT,
+    );
+    await waitForPorts(compiled.child, [rest, grpc, internal], 60_000, "the compiled service");
+    compiledUrl = `http://127.0.0.1:${rest}`;
+    threaded = await target(compiledUrl);
+    mainThread = await target(inProcess.restUrl!);
+  }, 240_000);
+
+  afterAll(async () => {
+    await compiled?.stop();
+    await inProcess?.stop();
+    await database?.close();
+  });
+
+  for (const [protocol, compression, temporality] of [
+    ["http/protobuf", "none", AggregationTemporality.DELTA],
+    ["http/protobuf", "gzip", AggregationTemporality.CUMULATIVE],
+    ["http/json", "none", AggregationTemporality.CUMULATIVE],
+  ] as const) {
+    it(`stores what the in-process server stores: ${protocol}, ${compression}, ${AggregationTemporality[temporality].toLowerCase()}`, async () => {
+      const { records, collections } = await telemetry(temporality, `${protocol}-${compression}`);
+      for (const t of [threaded, mainThread]) {
+        const exporters = exportersFor(t, protocol, compression);
+        await exportLogs(exporters.logs, records);
+        for (const collection of collections) await exportMetrics(exporters.metrics, collection);
+      }
+      const onThreads = await storedEvents(threaded.orgId);
+      expect(onThreads.length).toBeGreaterThan(records.length);
+      expect(new Set(onThreads.map((e) => (e as { type: string }).type))).toEqual(
+        new Set([
+          "session_start",
+          "model_usage",
+          "lines_changed",
+          "git_commit",
+          "edit_decision",
+          "message",
+          "tool_call",
+        ]),
+      );
+      expect(onThreads).toEqual(await storedEvents(mainThread.orgId));
+    });
+  }
+
+  it("mapped them on its threads: the service's log says they started", async () => {
+    const log = await readFile(logFile, "utf8");
+    expect(log).toContain("an OTLP mapping thread started");
+  });
+
+  it("stores a retried export once", async () => {
+    const { records, collections } = await telemetry(AggregationTemporality.DELTA, "retried");
+    const exporters = exportersFor(threaded, "http/protobuf", "none");
+    await exportLogs(exporters.logs, records);
+    await exportMetrics(exporters.metrics, collections[0]!);
+    const before = await storedEvents(threaded.orgId);
+    await exportLogs(exporters.logs, records);
+    await exportMetrics(exporters.metrics, collections[0]!);
+    expect(await storedEvents(threaded.orgId)).toEqual(before);
+  });
+
+  it("answers 400 to a truncated body, decoded on a thread", async () => {
+    const body = toBinary(
+      ExportLogsServiceRequestSchema,
+      create(ExportLogsServiceRequestSchema, {
+        resourceLogs: [{ scopeLogs: [{ logRecords: [{ eventName: "claude_code.user_prompt", timeUnixNano: 1n }] }] }],
+      }),
+    );
+    const res = await fetch(`${compiledUrl}/v1/logs`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${threaded.token}`, "content-type": "application/x-protobuf" },
+      body: body.subarray(0, body.length - 3),
+    });
+    expect(res.status).toBe(400);
+    expect(res.headers.get("content-type")).toBe("application/x-protobuf");
+  });
+});
