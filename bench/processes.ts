@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { createServer, connect } from "node:net";
+import { join } from "node:path";
 
 /** A port nobody listens on right now (the kernel picks it). */
 export function freePort(): Promise<number> {
@@ -152,4 +153,53 @@ export async function pidsNamed(comm: string): Promise<number[]> {
       }),
   );
   return pids;
+}
+
+/** The compiled service (bench/build.ts) in a child process, on free ports, and where it listens. */
+export interface CompiledService extends Spawned {
+  restUrl: string;
+  grpcUrl: string;
+}
+
+/**
+ * Starts `node <buildDir>/services/cli/main.js serve` against `databaseUrl` with the OTLP
+ * receiver's modules and the REST edge (SERVICES from `env`, else analytics, organization and
+ * the edge), an in-process key-value store, no demo data and no background workers.
+ */
+export async function startCompiledService(
+  buildDir: string,
+  databaseUrl: string,
+  logFile: string,
+  cwd: string,
+  env: Record<string, string> = {},
+): Promise<CompiledService> {
+  const [rest, grpc, internal] = [await freePort(), await freePort(), await freePort()];
+  const spawned = spawnNode(
+    [join(buildDir, "services/cli/main.js"), "serve"],
+    {
+      ...process.env,
+      NODE_OPTIONS: "",
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: "",
+      HOST: "127.0.0.1",
+      PORT: String(rest),
+      GRPC_PORT: String(grpc),
+      INTERNAL_GRPC_PORT: String(internal),
+      SERVICES: "analytics,organization,edge",
+      SEED_DEMO: "false",
+      DEMO_RUNNER: "false",
+      WORKERS: "false",
+      LOG_LEVEL: "warn",
+      ...env,
+    },
+    logFile,
+    cwd,
+  );
+  try {
+    await waitForPorts(spawned.child, [rest, grpc, internal], 60_000, "the compiled service");
+  } catch (err) {
+    await spawned.stop();
+    throw err;
+  }
+  return { ...spawned, restUrl: `http://127.0.0.1:${rest}`, grpcUrl: `http://127.0.0.1:${grpc}` };
 }

@@ -24,7 +24,8 @@ export interface Storage {
   drop(): Promise<void>;
 }
 
-async function admin(serverUrl: string, statement: string): Promise<void> {
+/** One statement on the server's maintenance connection (creating and dropping databases). */
+export async function admin(serverUrl: string, statement: string): Promise<void> {
   const client = new pg.Client({ connectionString: serverUrl });
   await client.connect();
   try {

@@ -6,7 +6,8 @@
 // and to a server in this process for another, with the same users: both store the same events.
 // test/otlp.test.ts checks the in-process server's events against an independent reference, so
 // this carries that check over to the threads. Then, on the threads: a retried export changes
-// nothing, and a truncated body is a 400.
+// nothing, a truncated body is a 400, and a body past the process's decode budget waits for none:
+// it is a 503 with Retry-After (decode-budget.ts).
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { create, toBinary } from "@bufbuild/protobuf";
@@ -33,7 +34,8 @@ import { readFile } from "node:fs/promises";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildService } from "../bench/build.js";
-import { freePort, type Spawned, spawnNode, waitForPorts } from "../bench/processes.js";
+import { emptyLogRecordsBody } from "../bench/otlp-exports.js";
+import { type CompiledService, startCompiledService } from "../bench/processes.js";
 import { ExportLogsServiceRequestSchema } from "../gen/opentelemetry/proto/collector/logs/v1/logs_service_pb.js";
 import type { Database } from "../services/database.js";
 import { migrations } from "../services/migrations.js";
@@ -58,7 +60,7 @@ interface Target {
 
 let database: TestDatabase<Database>;
 let inProcess: RunningServer;
-let compiled: Spawned;
+let compiled: CompiledService;
 let compiledUrl: string;
 let logFile: string;
 let threaded: Target;
@@ -202,30 +204,9 @@ describe.skipIf(!REAL)("OTLP/HTTP on the compiled service's mapping threads", ()
     database = await createTestDatabase<Database>(migrations);
     const config = testServerConfig({ SERVICES: "analytics,organization,edge" });
     inProcess = await startServer(config, createLogger(config.logLevel), { database, kv: await createTestKv() });
-    const [rest, grpc, internal] = [await freePort(), await freePort(), await freePort()];
     logFile = join(tmpdir(), `agentplane-otlp-compiled-${process.pid}.log`);
-    compiled = spawnNode(
-      [join(buildDir, "services/cli/main.js"), "serve"],
-      {
-        ...process.env,
-        NODE_OPTIONS: "",
-        DATABASE_URL: database.url,
-        REDIS_URL: "",
-        HOST: "127.0.0.1",
-        PORT: String(rest),
-        GRPC_PORT: String(grpc),
-        INTERNAL_GRPC_PORT: String(internal),
-        SERVICES: "analytics,organization,edge",
-        SEED_DEMO: "false",
-        DEMO_RUNNER: "false",
-        WORKERS: "false",
-        LOG_LEVEL: "debug",
-      },
-      logFile,
-      ROOT,
-    );
-    await waitForPorts(compiled.child, [rest, grpc, internal], 60_000, "the compiled service");
-    compiledUrl = `http://127.0.0.1:${rest}`;
+    compiled = await startCompiledService(buildDir, database.url, logFile, ROOT, { LOG_LEVEL: "debug" });
+    compiledUrl = compiled.restUrl;
     threaded = await target(compiledUrl);
     mainThread = await target(inProcess.restUrl!);
   }, 240_000);
@@ -296,4 +277,22 @@ describe.skipIf(!REAL)("OTLP/HTTP on the compiled service's mapping threads", ()
     expect(res.status).toBe(400);
     expect(res.headers.get("content-type")).toBe("application/x-protobuf");
   });
+
+  it("answers 503 with Retry-After to a body past the decode budget, while the budget holds another", async () => {
+    // Two of the bodies that take the most memory per byte (about 480 MB each, decoded) at once:
+    // the budget holds one; the other is refused before it is decoded.
+    const body = emptyLogRecordsBody();
+    const answers = await Promise.all(
+      [1, 2].map(async () => {
+        const res = await fetch(`${compiledUrl}/v1/logs`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${threaded.token}`, "content-type": "application/x-protobuf" },
+          body,
+        });
+        await res.arrayBuffer();
+        return `${res.status} ${res.headers.get("retry-after")}`;
+      }),
+    );
+    expect(answers.sort()).toEqual(["200 null", "503 1"]);
+  }, 60_000);
 });

@@ -27,7 +27,7 @@ import type { Database } from "../../database.js";
 import { DomainError } from "../../platform/errors.js";
 import type { Logger } from "../../platform/logger.js";
 import { attributorFor } from "./attribution.js";
-import type { MappingJob } from "./mapping-job.js";
+import { BUDGET_RETRY_AFTER_SECONDS, type MappingJob } from "./mapping-job.js";
 import { MappingThreads } from "./mapping-pool.js";
 import { type Outcome, Preparation, receiveLogs, receiveMapped, receiveMetrics } from "./receiver.js";
 import { CONTENT_TYPES, encodeStatus, encodingOf, type OtlpEncoding } from "../../platform/otlp-http.js";
@@ -112,6 +112,8 @@ function receivers(deps: OtlpDeps): { work: Work; receive: Receivers } {
         );
         if ("failed" in reply) throw new Error(`mapping an OTLP export failed: ${reply.failed}`);
         if ("refused" in reply) return reply;
+        if ("busy" in reply)
+          throw new DomainError("unavailable", reply.busy, { "retry-after": String(BUDGET_RETRY_AFTER_SECONDS) });
         const outcome =
           reply.mapped && attributor && preparation
             ? await receiveMapped(deps.db, reply.mapped, attributor, now(), deps.logger, preparation)

@@ -5,6 +5,7 @@ import type { OtlpEncoding } from "../../platform/otlp-http.js";
 import { ExportLogsServiceRequestSchema } from "../../../gen/opentelemetry/proto/collector/logs/v1/logs_service_pb.js";
 import { ExportMetricsServiceRequestSchema } from "../../../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.js";
 import { ExportTraceServiceRequestSchema } from "../../../gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js";
+import type { DecodeBudget } from "./decode-budget.js";
 import { type MappedExport, mapLogs, mapMetrics, type OnNamed, type OnPart } from "./mapping.js";
 import { decodeExport, OtlpHttpError } from "./wire.js";
 
@@ -22,26 +23,57 @@ export type MappingReply =
   | { encoding: OtlpEncoding; mapped?: MappedExport }
   /** A body OTLP answers with an HTTP error (400, 413, 415). */
   | { refused: { status: 400 | 413 | 415; message: string } }
+  /** Not decoded: the process's decode budget is spent (an OTLP 503 with Retry-After). */
+  | { busy: string }
   /** Anything else: a defect, answered as one. */
   | { failed: string };
 
-/** `onNamed`, `onPart`: see mapLogs (the reply's mapped export then holds the last part). */
-export async function mapHttpExport(job: MappingJob, onNamed?: OnNamed, onPart?: OnPart): Promise<MappingReply> {
+/** Retry-After of an export refused for the decode budget: one export's decoding and mapping is milliseconds to a few seconds. */
+export const BUDGET_RETRY_AFTER_SECONDS = 1;
+
+/** The decode budget was spent when the body came: it was not decoded. */
+class BudgetSpent extends Error {}
+
+/**
+ * `onNamed`, `onPart`: see mapLogs (the reply's mapped export then holds the last part).
+ * `budget`: the process's decode budget, whose bytes the body holds from its decoding to the end
+ * of its mapping.
+ */
+export async function mapHttpExport(
+  job: MappingJob,
+  onNamed?: OnNamed,
+  onPart?: OnPart,
+  budget?: DecodeBudget,
+): Promise<MappingReply> {
+  let taken = 0;
+  const admit = (bytes: number) => {
+    if (budget === undefined) return;
+    if (!budget.take(bytes)) throw new BudgetSpent();
+    taken = bytes;
+  };
   try {
     switch (job.kind) {
       case "logs": {
-        const { message, encoding } = decodeExport(ExportLogsServiceRequestSchema, job.contentType, job.data);
+        const { message, encoding } = decodeExport(ExportLogsServiceRequestSchema, job.contentType, job.data, admit);
         return { encoding, mapped: await mapLogs(message, job.orgId, onNamed, onPart) };
       }
       case "metrics": {
-        const { message, encoding } = decodeExport(ExportMetricsServiceRequestSchema, job.contentType, job.data);
-        return { encoding, mapped: await mapMetrics(message, job.orgId, onNamed, onPart) };
+        const decoded = decodeExport(ExportMetricsServiceRequestSchema, job.contentType, job.data, admit);
+        return { encoding: decoded.encoding, mapped: await mapMetrics(decoded.message, job.orgId, onNamed, onPart) };
       }
       case "traces":
-        return { encoding: decodeExport(ExportTraceServiceRequestSchema, job.contentType, job.data).encoding };
+        return { encoding: decodeExport(ExportTraceServiceRequestSchema, job.contentType, job.data, admit).encoding };
+      default:
+        throw new Error(`no such kind of export: ${job.kind satisfies never}`);
     }
   } catch (e) {
     if (e instanceof OtlpHttpError) return { refused: { status: e.status, message: e.message } };
+    if (e instanceof BudgetSpent)
+      return {
+        busy: `the OTLP receiver is decoding as many bytes of exports as it holds at once (${budget!.limit}); retry after ${BUDGET_RETRY_AFTER_SECONDS} s`,
+      };
     throw e;
+  } finally {
+    if (taken > 0) budget!.give(taken);
   }
 }

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ExportLogsServiceRequestSchema } from "../../../gen/opentelemetry/proto/collector/logs/v1/logs_service_pb.js";
 import { DomainError } from "../../platform/errors.js";
 import type { Logger } from "../../platform/logger.js";
+import { DecodeBudget } from "./decode-budget.js";
 import { mapHttpExport, type MappingJob } from "./mapping-job.js";
 import { COMPILED, MappingThreads, startMappingWorkerFromSource } from "./mapping-pool.js";
 
@@ -72,9 +73,9 @@ describe("the OTLP mapping threads", () => {
   it("answer what the main thread's mapping of the same body answers, on a thread of their own", async () => {
     let started = 0;
     const { logger, lines } = recordingLogger();
-    const threads = new MappingThreads(logger, 2, () => {
+    const threads = new MappingThreads(logger, 2, (workerData) => {
       started++;
-      return startMappingWorkerFromSource();
+      return startMappingWorkerFromSource(workerData);
     });
     opened.push(threads);
     const job = logsJob(500);
@@ -82,9 +83,13 @@ describe("the OTLP mapping threads", () => {
     const [first, second] = await Promise.all([threads.map(job), threads.map(job)]);
     expect(first).toEqual(here);
     expect(second).toEqual(here);
-    // Two jobs at once went to two threads; nothing fell back to the main thread.
+    // Two jobs at once went to two threads, and the log says each started; nothing fell back to
+    // the main thread.
     expect(started).toBe(2);
-    expect(lines).toEqual([]);
+    expect(lines.map((l) => [l.level, l.msg])).toEqual([
+      ["debug", "an OTLP mapping thread started"],
+      ["debug", "an OTLP mapping thread started"],
+    ]);
     // The mapping is not empty: the test compares something.
     expect("mapped" in here && here.mapped?.events.length).toBe(500);
   });
@@ -116,6 +121,26 @@ describe("the OTLP mapping threads", () => {
     expect("refused" in reply && reply.refused.message).toMatch(/not a valid ExportLogsServiceRequest in protobuf/);
   });
 
+  it("take a body alone however large, refuse one as busy while the process's decode budget is spent elsewhere, and give its bytes back", async () => {
+    const budget = new DecodeBudget(undefined, 1000);
+    const threads = new MappingThreads(undefined, 1, startMappingWorkerFromSource, budget);
+    opened.push(threads);
+    const job = logsJob(40);
+    expect(job.data.length).toBeGreaterThan(budget.limit);
+    const here = await mapHttpExport(job);
+    expect(await threads.map(job)).toEqual(here);
+    expect(budget.inUse).toBe(0);
+    // Bytes taken on this thread, as another body's decoding on another thread takes them: the
+    // thread sees them through the shared count.
+    expect(budget.take(10)).toBe(true);
+    expect(await threads.map(job)).toEqual({
+      busy: "the OTLP receiver is decoding as many bytes of exports as it holds at once (1000); retry after 1 s",
+    });
+    budget.give(10);
+    expect(await threads.map(job)).toEqual(here);
+    expect(budget.inUse).toBe(0);
+  });
+
   it("map on the main thread, and say so once, where no thread can start", async () => {
     const { logger, lines } = recordingLogger();
     const threads = new MappingThreads(
@@ -127,8 +152,8 @@ describe("the OTLP mapping threads", () => {
     const job = logsJob(20);
     expect(await threads.map(job)).toEqual(await mapHttpExport(job));
     expect(await threads.map(job)).toEqual(await mapHttpExport(job));
-    expect(lines.map((l) => l.level)).toEqual(["warn"]);
-    expect(lines[0]!.msg).toMatch(/no OTLP mapping thread could start/);
+    expect(lines.map((l) => l.level)).toEqual(["debug", "warn"]);
+    expect(lines[1]!.msg).toMatch(/no OTLP mapping thread could start/);
   });
 
   it("answer UNAVAILABLE with Retry-After when a thread dies with a job in hand; the next job starts another", async () => {
@@ -142,8 +167,8 @@ describe("the OTLP mapping threads", () => {
       });`;
     let started = 0;
     const { logger, lines } = recordingLogger();
-    const threads = new MappingThreads(logger, 1, () =>
-      started++ === 0 ? new Worker(dying, { eval: true }) : startMappingWorkerFromSource(),
+    const threads = new MappingThreads(logger, 1, (workerData) =>
+      started++ === 0 ? new Worker(dying, { eval: true }) : startMappingWorkerFromSource(workerData),
     );
     opened.push(threads);
     const job = logsJob(10);
@@ -155,7 +180,7 @@ describe("the OTLP mapping threads", () => {
     expect(refused).toBeInstanceOf(DomainError);
     expect((refused as DomainError).kind).toBe("unavailable");
     expect((refused as DomainError).headers).toEqual({ "retry-after": "1" });
-    expect(lines.map((l) => l.level)).toEqual(["error"]);
+    expect(lines.map((l) => l.level)).toEqual(["debug", "error"]);
     expect(await threads.map(job)).toEqual(await mapHttpExport(job));
     expect(started).toBe(2);
   });

@@ -19,6 +19,7 @@ import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { DomainError } from "../../platform/errors.js";
 import type { Logger } from "../../platform/logger.js";
+import { DecodeBudget } from "./decode-budget.js";
 import { joinParts, type MappedPart, type NamedPair, type OnNamed } from "./mapping.js";
 import { mapHttpExport, type MappingJob, type MappingReply } from "./mapping-job.js";
 
@@ -40,9 +41,15 @@ const RETRY_AFTER_SECONDS = 1;
  */
 export const COMPILED = !import.meta.url.endsWith(".ts");
 
+/** What a thread is started with: the process's decode budget (decode-budget.ts). */
+export interface MappingWorkerData {
+  readonly budget: SharedArrayBuffer;
+  readonly budgetLimit: number;
+}
+
 /** A mapping thread of the compiled service: the script beside this file. */
-export function startMappingWorker(): Worker {
-  return new Worker(new URL("./mapping-worker.js", import.meta.url));
+export function startMappingWorker(workerData: MappingWorkerData): Worker {
+  return new Worker(new URL("./mapping-worker.js", import.meta.url), { workerData });
 }
 
 /**
@@ -50,8 +57,8 @@ export function startMappingWorker(): Worker {
  * for the tests, whose processes register no loader of their own. Never in a process that runs
  * under tsx (see COMPILED).
  */
-export function startMappingWorkerFromSource(): Worker {
-  return new Worker(new URL("./mapping-worker-source.mjs", import.meta.url));
+export function startMappingWorkerFromSource(workerData: MappingWorkerData): Worker {
+  return new Worker(new URL("./mapping-worker-source.mjs", import.meta.url), { workerData });
 }
 
 interface Pending {
@@ -151,18 +158,21 @@ export class MappingThreads {
   constructor(
     private readonly logger?: Logger,
     count = MAPPING_THREADS,
-    start: (() => Worker) | undefined = COMPILED ? startMappingWorker : undefined,
+    start: ((workerData: MappingWorkerData) => Worker) | undefined = COMPILED ? startMappingWorker : undefined,
+    /** Bytes of bodies decoded at once in this process, threads and main thread together. */
+    readonly budget = new DecodeBudget(),
   ) {
     this.inProcess = start === undefined;
     const started = (threadId: number) => this.logger?.debug({ threadId }, "an OTLP mapping thread started");
+    const workerData: MappingWorkerData = { budget: budget.shared, budgetLimit: budget.limit };
     this.threads = start
-      ? Array.from({ length: Math.max(1, count) }, () => new MappingThread(start, this.lost, started))
+      ? Array.from({ length: Math.max(1, count) }, () => new MappingThread(() => start(workerData), this.lost, started))
       : [];
   }
 
   /** The job's reply; `onNamed` is told the pairs the export names before its mapping ends. */
   map(job: MappingJob, onNamed?: OnNamed): Promise<MappingReply> {
-    if (this.inProcess) return mapHttpExport(job, onNamed);
+    if (this.inProcess) return mapHttpExport(job, onNamed, undefined, this.budget);
     let thread = this.threads[0]!;
     for (const t of this.threads) if (t.pending.size < thread.pending.size) thread = t;
     return thread.map(job, onNamed);
@@ -183,7 +193,7 @@ export class MappingThreads {
       );
     }
     if (this.inProcess) {
-      for (const p of jobs) mapHttpExport(p.job, p.onNamed).then(p.resolve, p.reject);
+      for (const p of jobs) mapHttpExport(p.job, p.onNamed, undefined, this.budget).then(p.resolve, p.reject);
       return;
     }
     this.logger?.error(

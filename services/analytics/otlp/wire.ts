@@ -126,11 +126,16 @@ function hexIdsToBase64(node: unknown, path: readonly string[], at: string): voi
   }
 }
 
-/** Decodes one export request of `schema` from the raw body, per its Content-Type. */
+/**
+ * Decodes one export request of `schema` from the raw body, per its Content-Type. `admit` is told
+ * the body's size once gzip is undone, before anything is decoded, and may throw to refuse it
+ * (decode-budget.ts).
+ */
 export function decodeExport<Desc extends DescMessage>(
   schema: Desc,
   contentType: string,
   raw: Uint8Array,
+  admit?: (bytes: number) => void,
 ): { message: MessageShape<Desc>; encoding: OtlpEncoding } {
   const encoding = encodingOf(contentType);
   if (encoding === undefined) {
@@ -142,6 +147,7 @@ export function decodeExport<Desc extends DescMessage>(
     );
   }
   const data = inflate(raw);
+  admit?.(data.length);
   if (encoding === "protobuf") {
     try {
       return { message: fromBinary(schema, data, { readUnknownFields: false }), encoding };
