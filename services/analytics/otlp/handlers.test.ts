@@ -5,7 +5,8 @@ import { createContextValues, type HandlerContext } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { HttpBodySchema } from "../../../gen/google/api/httpbody_pb.js";
 import { DomainError } from "../../platform/errors.js";
-import { BUSY_RETRY_AFTER_SECONDS, createOtlpServices } from "./handlers.js";
+import { createOtlpServices } from "./handlers.js";
+import { RETRY_AFTER_SECONDS } from "./mapping-job.js";
 
 const ctx = () => ({ values: createContextValues(), responseHeader: new Headers() }) as unknown as HandlerContext;
 
@@ -26,7 +27,7 @@ describe("the OTLP receiver when busy", () => {
   it("answers OTLP/gRPC exports UNAVAILABLE with retry-after", async () => {
     const e = await refusal(async () => services.metrics.export!({} as never, ctx()));
     expect(e.kind).toBe("unavailable");
-    expect(e.headers).toEqual({ "retry-after": String(BUSY_RETRY_AFTER_SECONDS) });
+    expect(e.headers).toEqual({ "retry-after": String(RETRY_AFTER_SECONDS) });
   });
 
   it("answers OTLP/HTTP exports the same (503 with Retry-After through either edge)", async () => {
@@ -37,6 +38,6 @@ describe("the OTLP receiver when busy", () => {
       }
     });
     expect(e.kind).toBe("unavailable");
-    expect(e.headers?.["retry-after"]).toBe(String(BUSY_RETRY_AFTER_SECONDS));
+    expect(e.headers?.["retry-after"]).toBe(String(RETRY_AFTER_SECONDS));
   });
 });

@@ -24,12 +24,12 @@ import {
   type TraceService,
 } from "../../../gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js";
 import type { Database } from "../../database.js";
-import { DomainError } from "../../platform/errors.js";
 import type { Logger } from "../../platform/logger.js";
 import { attributorFor } from "./attribution.js";
-import { BUDGET_RETRY_AFTER_SECONDS, type MappingJob } from "./mapping-job.js";
-import { MappingThreads } from "./mapping-pool.js";
-import { type Outcome, Preparation, receiveLogs, receiveMapped, receiveMetrics } from "./receiver.js";
+import { type MappingJob, RETRY_AFTER_SECONDS } from "./mapping-job.js";
+import { MappingThreads, retryLater } from "./mapping-pool.js";
+import { mapLogs, mapMetrics } from "./mapping.js";
+import { type Outcome, Preparation, receiveDecoded, receiveMapped } from "./receiver.js";
 import { CONTENT_TYPES, encodeStatus, encodingOf, type OtlpEncoding } from "../../platform/otlp-http.js";
 import { encodeMessage } from "./wire.js";
 
@@ -46,9 +46,6 @@ export interface OtlpDeps {
 /** The process's mapping threads, shared by every server it runs (started by the first exports). */
 let sharedMappingThreads: MappingThreads | undefined;
 
-/** Retry-After of an export refused because the receiver is busy: exporters back off and retry. */
-export const BUSY_RETRY_AFTER_SECONDS = 1;
-
 export const TRACES_NOT_STORED = "traces are accepted and not stored: agentplane keeps metrics and log events only";
 
 type Work = <T>(run: () => Promise<T>) => Promise<T>;
@@ -62,9 +59,7 @@ function concurrencyLimit(max: number): Work {
   let inFlight = 0;
   return async (run) => {
     if (inFlight >= max) {
-      throw new DomainError("unavailable", `the OTLP receiver is busy; retry after ${BUSY_RETRY_AFTER_SECONDS} s`, {
-        "retry-after": String(BUSY_RETRY_AFTER_SECONDS),
-      });
+      throw retryLater(`the OTLP receiver is busy; retry after ${RETRY_AFTER_SECONDS} s`);
     }
     inFlight++;
     try {
@@ -100,8 +95,10 @@ function receivers(deps: OtlpDeps): { work: Work; receive: Receivers } {
   return {
     work,
     receive: {
-      logs: async (ctx, req) => receiveLogs(deps.db, req, await attributorFor(ctx, deps.db), now(), deps.logger),
-      metrics: async (ctx, req) => receiveMetrics(deps.db, req, await attributorFor(ctx, deps.db), now(), deps.logger),
+      logs: async (ctx, req) =>
+        receiveDecoded(deps.db, req, mapLogs, await attributorFor(ctx, deps.db), now(), deps.logger),
+      metrics: async (ctx, req) =>
+        receiveDecoded(deps.db, req, mapMetrics, await attributorFor(ctx, deps.db), now(), deps.logger),
       http: async (ctx, kind, body) => {
         // Traces are decoded (an undecodable body is still a 400) and not stored: no owner to find.
         const attributor = kind === "traces" ? undefined : await attributorFor(ctx, deps.db);
@@ -112,8 +109,7 @@ function receivers(deps: OtlpDeps): { work: Work; receive: Receivers } {
         );
         if ("failed" in reply) throw new Error(`mapping an OTLP export failed: ${reply.failed}`);
         if ("refused" in reply) return reply;
-        if ("busy" in reply)
-          throw new DomainError("unavailable", reply.busy, { "retry-after": String(BUDGET_RETRY_AFTER_SECONDS) });
+        if ("busy" in reply) throw retryLater(reply.busy);
         const outcome =
           reply.mapped && attributor && preparation
             ? await receiveMapped(deps.db, reply.mapped, attributor, now(), deps.logger, preparation)

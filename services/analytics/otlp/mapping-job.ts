@@ -28,8 +28,11 @@ export type MappingReply =
   /** Anything else: a defect, answered as one. */
   | { failed: string };
 
-/** Retry-After of an export refused for the decode budget: one export's decoding and mapping is milliseconds to a few seconds. */
-export const BUDGET_RETRY_AFTER_SECONDS = 1;
+/**
+ * Retry-After of every export the receiver turns away for now (busy, its decode budget spent, its
+ * mapping thread gone): one export's work is milliseconds to a few seconds.
+ */
+export const RETRY_AFTER_SECONDS = 1;
 
 /** The decode budget was spent when the body came: it was not decoded. */
 class BudgetSpent extends Error {}
@@ -70,7 +73,7 @@ export async function mapHttpExport(
     if (e instanceof OtlpHttpError) return { refused: { status: e.status, message: e.message } };
     if (e instanceof BudgetSpent)
       return {
-        busy: `the OTLP receiver is decoding as many bytes of exports as it holds at once (${budget!.limit}); retry after ${BUDGET_RETRY_AFTER_SECONDS} s`,
+        busy: `the OTLP receiver is decoding as many bytes of exports as it holds at once (${budget!.limit}); retry after ${RETRY_AFTER_SECONDS} s`,
       };
     throw e;
   } finally {

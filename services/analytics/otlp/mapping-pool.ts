@@ -21,16 +21,13 @@ import { DomainError } from "../../platform/errors.js";
 import type { Logger } from "../../platform/logger.js";
 import { DecodeBudget } from "./decode-budget.js";
 import { joinParts, type MappedPart, type NamedPair, type OnNamed } from "./mapping.js";
-import { mapHttpExport, type MappingJob, type MappingReply } from "./mapping-job.js";
+import { mapHttpExport, type MappingJob, type MappingReply, RETRY_AFTER_SECONDS } from "./mapping-job.js";
 
 /** Threads per process: beside the main thread and the database, more would only queue for cores. */
 export const MAPPING_THREADS = Math.min(2, availableParallelism());
 
 /** How long a thread waits for the next export before it stops. */
 const IDLE_MS = 60_000;
-
-/** Retry-After of an export whose mapping thread died under it. */
-const RETRY_AFTER_SECONDS = 1;
 
 /**
  * Whether this process runs compiled JavaScript (the image, `npm run build`): only then does it
@@ -200,11 +197,11 @@ export class MappingThreads {
       { err: error.message, jobs: jobs.length },
       "an OTLP mapping thread died; the next export starts another",
     );
-    for (const p of jobs)
-      p.reject(
-        new DomainError("unavailable", `the OTLP receiver restarted; retry after ${RETRY_AFTER_SECONDS} s`, {
-          "retry-after": String(RETRY_AFTER_SECONDS),
-        }),
-      );
+    for (const p of jobs) p.reject(retryLater(`the OTLP receiver restarted; retry after ${RETRY_AFTER_SECONDS} s`));
   };
+}
+
+/** An export turned away for now: UNAVAILABLE (503 over OTLP/HTTP) with Retry-After, which exporters retry. */
+export function retryLater(message: string): DomainError {
+  return new DomainError("unavailable", message, { "retry-after": String(RETRY_AFTER_SECONDS) });
 }

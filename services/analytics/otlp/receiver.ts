@@ -6,8 +6,6 @@
 // counted, never an error: the answer is the OTLP partial success (rejected count and the
 // reasons, with the names ignored).
 import { sql, type Kysely, type Transaction } from "kysely";
-import type { ExportLogsServiceRequest } from "../../../gen/opentelemetry/proto/collector/logs/v1/logs_service_pb.js";
-import type { ExportMetricsServiceRequest } from "../../../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.js";
 import type { Database } from "../../database.js";
 import type { Logger } from "../../platform/logger.js";
 import { dayOf, EARLIEST_DATE } from "../dates.js";
@@ -24,9 +22,8 @@ import {
   type CumulativeReading,
   MAX_ITEMS_PER_EXPORT,
   type MappedExport,
-  mapLogs,
-  mapMetrics,
   type NamedPair,
+  type OnNamed,
 } from "./mapping.js";
 
 export { MAX_ITEMS_PER_EXPORT };
@@ -159,29 +156,20 @@ export class Preparation {
   }
 }
 
-/** Logs mapped in this thread (OTLP/gRPC), then received. */
-export async function receiveLogs(
+/**
+ * An export the gRPC server decoded (OTLP/gRPC), mapped in this thread by `map` (mapLogs or
+ * mapMetrics), its users looked up while it is mapped, then received.
+ */
+export async function receiveDecoded<Req>(
   db: Kysely<Database>,
-  req: ExportLogsServiceRequest,
+  req: Req,
+  map: (req: Req, orgId: string, onNamed: OnNamed) => Promise<MappedExport>,
   attributor: Attributor,
   nowMs: number,
   logger?: Logger,
 ): Promise<Outcome> {
   const preparation = new Preparation(attributor);
-  const mapped = await mapLogs(req, attributor.orgId, (named) => preparation.start(named));
-  return receiveMapped(db, mapped, attributor, nowMs, logger, preparation);
-}
-
-/** Metrics mapped in this thread (OTLP/gRPC), then received. */
-export async function receiveMetrics(
-  db: Kysely<Database>,
-  req: ExportMetricsServiceRequest,
-  attributor: Attributor,
-  nowMs: number,
-  logger?: Logger,
-): Promise<Outcome> {
-  const preparation = new Preparation(attributor);
-  const mapped = await mapMetrics(req, attributor.orgId, (named) => preparation.start(named));
+  const mapped = await map(req, attributor.orgId, (named) => preparation.start(named));
   return receiveMapped(db, mapped, attributor, nowMs, logger, preparation);
 }
 
