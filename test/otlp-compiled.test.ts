@@ -23,13 +23,7 @@ import {
   type ReadableLogRecord,
   SimpleLogRecordProcessor,
 } from "@opentelemetry/sdk-logs";
-import {
-  AggregationTemporality,
-  MeterProvider,
-  MetricReader,
-  type PushMetricExporter,
-  type ResourceMetrics,
-} from "@opentelemetry/sdk-metrics";
+import { AggregationTemporality, MeterProvider, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import { readFile } from "node:fs/promises";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -44,6 +38,7 @@ import { type RunningServer, startServer } from "../services/server.js";
 import { createTestDatabase, type TestDatabase } from "./support/database.js";
 import { createTestOrg, createTestServiceAccount, createTestUser } from "./support/fixtures.js";
 import { createTestKv } from "./support/kv.js";
+import { exportLogs, exportMetrics, ManualReader, withEnv } from "./support/otel-sdk.js";
 import { testServerConfig } from "./support/server.js";
 
 const ROOT = join(import.meta.dirname, "..");
@@ -66,43 +61,19 @@ let logFile: string;
 let threaded: Target;
 let mainThread: Target;
 
-/** Collects on demand; the temporality is the test's choice. */
-class ManualReader extends MetricReader {
-  constructor(temporality: AggregationTemporality) {
-    super({ aggregationTemporalitySelector: () => temporality });
-  }
-  protected async onForceFlush(): Promise<void> {}
-  protected async onShutdown(): Promise<void> {}
-}
-
-const done = (resolve: () => void, reject: (e: Error) => void) => (r: { code: number; error?: Error }) =>
-  r.code === 0 ? resolve() : reject(r.error ?? new Error("export failed"));
-
-const exportLogs = (exporter: LogRecordExporter, records: ReadableLogRecord[]) =>
-  new Promise<void>((resolve, reject) => exporter.export(records, done(resolve, reject)));
-const exportMetrics = (exporter: PushMetricExporter, metrics: ResourceMetrics) =>
-  new Promise<void>((resolve, reject) => exporter.export(metrics, done(resolve, reject)));
-
 /** Exporters as Claude Code's environment configures them (read when constructed). */
 function exportersFor(target: Target, protocol: "http/protobuf" | "http/json", compression: "gzip" | "none") {
-  const env: Record<string, string> = {
+  const env = {
     OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
     OTEL_EXPORTER_OTLP_ENDPOINT: target.restUrl,
     OTEL_EXPORTER_OTLP_HEADERS: `Authorization=Bearer ${target.token}`,
     OTEL_EXPORTER_OTLP_COMPRESSION: compression,
   };
-  const saved = new Map(Object.keys(env).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, env);
-  try {
-    return protocol === "http/protobuf"
+  return withEnv(env, () =>
+    protocol === "http/protobuf"
       ? { logs: new ProtoLogExporter(), metrics: new ProtoMetricExporter() }
-      : { logs: new JsonLogExporter(), metrics: new JsonMetricExporter() };
-  } finally {
-    for (const [k, v] of saved) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
+      : { logs: new JsonLogExporter(), metrics: new JsonMetricExporter() },
+  );
 }
 
 /**
@@ -112,7 +83,7 @@ function exportersFor(target: Target, protocol: "http/protobuf" | "http/json", c
  */
 async function telemetry(temporality: AggregationTemporality, run: string) {
   const resource = resourceFromAttributes({ "service.name": "claude-code", "service.version": "2.1.0" });
-  const reader = new ManualReader(temporality);
+  const reader = new ManualReader(() => temporality);
   const meters = new MeterProvider({ resource, readers: [reader] });
   const records: ReadableLogRecord[] = [];
   const capture: LogRecordExporter = {

@@ -23,7 +23,7 @@ import {
   type ReadableLogRecord,
   SimpleLogRecordProcessor,
 } from "@opentelemetry/sdk-logs";
-import { MeterProvider, MetricReader, type PushMetricExporter, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
+import { MeterProvider, type PushMetricExporter, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import { Code, createClient } from "@connectrpc/connect";
 import { compressionGzip, createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -51,6 +51,7 @@ import { createTestDatabase, type TestDatabase } from "./support/database.js";
 import { bearer, createTestOrg, createTestServiceAccount, createTestUser, type TestUser } from "./support/fixtures.js";
 import { grpcClient } from "./support/grpc.js";
 import { createTestKv } from "./support/kv.js";
+import { exportLogs, exportMetrics, ManualReader, withEnv } from "./support/otel-sdk.js";
 import { testServerConfig } from "./support/server.js";
 
 const DAY_MS = 86_400_000;
@@ -114,27 +115,6 @@ function expect1(user: TestUser, sessionId: string, terminal: string, fields: Ra
   });
 }
 
-/** A reader collecting on demand, with the exporter's own temporality (what the env var chose). */
-class ManualReader extends MetricReader {
-  constructor(exporter: PushMetricExporter) {
-    super({ aggregationTemporalitySelector: (t) => exporter.selectAggregationTemporality!(t) });
-  }
-  protected async onForceFlush(): Promise<void> {}
-  protected async onShutdown(): Promise<void> {}
-}
-
-function exportMetrics(exporter: PushMetricExporter, metrics: ResourceMetrics): Promise<void> {
-  return new Promise((resolve, reject) =>
-    exporter.export(metrics, (r) => (r.code === 0 ? resolve() : reject(r.error ?? new Error("export failed")))),
-  );
-}
-
-function exportLogs(exporter: LogRecordExporter, records: ReadableLogRecord[]): Promise<void> {
-  return new Promise((resolve, reject) =>
-    exporter.export(records, (r) => (r.code === 0 ? resolve() : reject(r.error ?? new Error("export failed")))),
-  );
-}
-
 /** A Claude Code process: its meter and logger, exporting through one OTLP protocol. */
 class ClaudeCode {
   readonly reader: ManualReader;
@@ -149,7 +129,8 @@ class ClaudeCode {
     readonly logExporter: LogRecordExporter,
   ) {
     const resource = resourceFromAttributes({ "service.name": "claude-code", "service.version": "2.1.0" });
-    this.reader = new ManualReader(metricExporter);
+    // The exporter's own temporality: what the environment variable chose.
+    this.reader = new ManualReader((t) => metricExporter.selectAggregationTemporality!(t));
     this.meters = new MeterProvider({ resource, readers: [this.reader] });
     const capture: LogRecordExporter = {
       export: (records, done) => {
@@ -195,20 +176,6 @@ class ClaudeCode {
     if (batch.length > 0) await exportLogs(this.logExporter, batch);
     this.batches.push(batch);
     return batch;
-  }
-}
-
-/** Exporters built as Claude Code's environment configures them (read when constructed). */
-function withEnv<T>(env: Record<string, string>, make: () => T): T {
-  const saved = new Map(Object.keys(env).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, env);
-  try {
-    return make();
-  } finally {
-    for (const [k, v] of saved) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
   }
 }
 
