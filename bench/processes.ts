@@ -159,23 +159,25 @@ export async function pidsNamed(comm: string): Promise<number[]> {
 export interface CompiledService extends Spawned {
   restUrl: string;
   grpcUrl: string;
+  internalGrpcUrl: string;
 }
 
 /**
  * Starts `node <buildDir>/services/cli/main.js serve` against `databaseUrl` with the OTLP
- * receiver's modules and the REST edge (SERVICES from `env`, else analytics, organization and
- * the edge), an in-process key-value store, no demo data and no background workers.
+ * receiver's modules and the REST edge (SERVICES from `options.env`, else analytics, organization
+ * and the edge), an in-process key-value store, no demo data and no background workers.
+ * `options.nodeArgs` go to node before the script (--cpu-prof, say).
  */
 export async function startCompiledService(
   buildDir: string,
   databaseUrl: string,
   logFile: string,
   cwd: string,
-  env: Record<string, string> = {},
+  options: { env?: Record<string, string>; nodeArgs?: string[] } = {},
 ): Promise<CompiledService> {
   const [rest, grpc, internal] = [await freePort(), await freePort(), await freePort()];
   const spawned = spawnNode(
-    [join(buildDir, "services/cli/main.js"), "serve"],
+    [...(options.nodeArgs ?? []), join(buildDir, "services/cli/main.js"), "serve"],
     {
       ...process.env,
       NODE_OPTIONS: "",
@@ -190,16 +192,17 @@ export async function startCompiledService(
       DEMO_RUNNER: "false",
       WORKERS: "false",
       LOG_LEVEL: "warn",
-      ...env,
+      ...options.env,
     },
     logFile,
     cwd,
   );
   try {
-    await waitForPorts(spawned.child, [rest, grpc, internal], 60_000, "the compiled service");
+    await waitForPorts(spawned.child, [rest, grpc, internal], 120_000, "the compiled service");
   } catch (err) {
     await spawned.stop();
     throw err;
   }
-  return { ...spawned, restUrl: `http://127.0.0.1:${rest}`, grpcUrl: `http://127.0.0.1:${grpc}` };
+  const url = (port: number) => `http://127.0.0.1:${port}`;
+  return { ...spawned, restUrl: url(rest), grpcUrl: url(grpc), internalGrpcUrl: url(internal) };
 }

@@ -66,7 +66,7 @@ import {
 } from "../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.js";
 import { type GrpcIngestTiming, timeIngestOverGrpc } from "../bench/grpc-ingest.js";
 import { createServiceAccount } from "../services/organization/service-accounts.js";
-import { cpuDelta, cpuOf, freePort, pidsNamed, sampleMachine, spawnNode, waitForPorts } from "../bench/processes.js";
+import { cpuDelta, cpuOf, pidsNamed, sampleMachine, startCompiledService } from "../bench/processes.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -200,45 +200,21 @@ async function startReadServer(
   }
   const url = new URL(serverUrl);
   url.pathname = `/${dbName}`;
-  const [restPort, grpcPort, internalPort] = [await freePort(), await freePort(), await freePort()];
   const logFile = join(tmpdir(), `agentplane-bench-analytics-${process.pid}.log`);
-  const env = {
-    ...process.env,
-    NODE_OPTIONS: "",
-    DATABASE_URL: url.toString(),
-    REDIS_URL: "",
-    HOST: "127.0.0.1",
-    PORT: String(restPort),
-    GRPC_PORT: String(grpcPort),
-    INTERNAL_GRPC_PORT: String(internalPort),
-    SERVICES: "all",
-    SEED_DEMO: "false",
-    LOG_LEVEL: "warn",
-    // The reads only: the rollup schedule would first re-roll every day this run's rollup (one
-    // organization's, as `agentplane rollup --org` does) did not record as swept.
-    WORKERS: "false",
-  };
   const profileDir = args["cpu-prof"] ? await mkdtemp(join(tmpdir(), "agentplane-bench-analytics-profile-")) : null;
-  const child = spawnNode(
-    [
-      ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []),
-      join(buildDir, "services/cli/main.js"),
-      "serve",
-    ],
-    env,
-    logFile,
-    ROOT,
-  );
   const started = performance.now();
-  try {
-    await waitForPorts(child.child, [restPort, grpcPort, internalPort], 120_000, "the service");
-  } catch (err) {
-    await child.stop();
-    throw err;
-  }
+  const child = await startCompiledService(buildDir, url.toString(), logFile, ROOT, {
+    env: {
+      SERVICES: "all",
+      // The reads only: the rollup schedule would first re-roll every day this run's rollup (one
+      // organization's, as `agentplane rollup --org` does) did not record as swept.
+      WORKERS: "false",
+    },
+    nodeArgs: profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [],
+  });
   return {
-    restUrl: `http://127.0.0.1:${restPort}`,
-    grpc: { publicUrl: `http://127.0.0.1:${grpcPort}`, internalUrl: `http://127.0.0.1:${internalPort}` },
+    restUrl: child.restUrl,
+    grpc: { publicUrl: child.grpcUrl, internalUrl: child.internalGrpcUrl },
     description: `agentplane serve in a child process (log: ${logFile})`,
     stop: () => child.stop(),
     /** With --cpu-prof, the service's profile (once stopped) over these periods (performance.now()). */

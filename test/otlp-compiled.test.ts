@@ -176,7 +176,7 @@ describe.skipIf(!REAL)("OTLP/HTTP on the compiled service's mapping threads", ()
     const config = testServerConfig({ SERVICES: "analytics,organization,edge" });
     inProcess = await startServer(config, createLogger(config.logLevel), { database, kv: await createTestKv() });
     logFile = join(tmpdir(), `agentplane-otlp-compiled-${process.pid}.log`);
-    compiled = await startCompiledService(buildDir, database.url, logFile, ROOT, { LOG_LEVEL: "debug" });
+    compiled = await startCompiledService(buildDir, database.url, logFile, ROOT, { env: { LOG_LEVEL: "debug" } });
     compiledUrl = compiled.restUrl;
     threaded = await target(compiledUrl);
     mainThread = await target(inProcess.restUrl!);
