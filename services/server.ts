@@ -25,7 +25,14 @@ import { cachedProbe, createHealthService } from "./platform/health.js";
 import { openKeyValueStore, type KeyValueStore } from "./platform/kv.js";
 import type { Logger } from "./platform/logger.js";
 import { migrateToLatest } from "./platform/migrator.js";
-import { isPublic, type Platform, type ServedService, untimedRpcs, type Worker } from "./platform/module.js";
+import {
+  isPublic,
+  type Platform,
+  type ServedService,
+  undecodedPaths,
+  untimedRpcs,
+  type Worker,
+} from "./platform/module.js";
 import { rateLimitInterceptor } from "./platform/rate-limit.js";
 import { REFLECTION_SERVICES, reflectionRoutes } from "./platform/reflection.js";
 import { requestContextInterceptor } from "./platform/request-context.js";
@@ -175,6 +182,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
       // Behind the edge, the client is the last X-Forwarded-For hop; workloads connect directly.
       trustForwardedFor,
       fastUnary: config.grpcUnaryFastPath,
+      undecoded: undecodedPaths(services),
       cors,
       logger,
       port,

@@ -49,6 +49,12 @@ export interface GrpcListenerOptions {
   readonly trustForwardedFor: boolean;
   /** Unary binary gRPC on the raw stream (grpc-unary.ts); false: through Connect like the rest. */
   readonly fastUnary: boolean;
+  /**
+   * The gRPC paths of methods whose binary gRPC requests reach the implementation undecoded
+   * (undecoded.ts), with their largest message: served on the raw stream, compressed or not,
+   * whatever `fastUnary` says.
+   */
+  readonly undecoded?: ReadonlyMap<string, number>;
   /** Browser origins' access (cors.ts); undefined: no CORS. */
   readonly cors?: StreamCors;
   readonly logger: Logger;
@@ -130,10 +136,10 @@ export async function startGrpcListener(options: GrpcListenerOptions): Promise<G
     deadline.track(res.stream, req.url, (error) => early.answerUnread(req, res, error));
     wrapped(req, res);
   });
-  if (options.fastUnary) {
-    // Unary binary gRPC on the raw stream (grpc-unary.ts); every other stream goes on to Node's
-    // compatibility layer (its 'stream' listener, which createServer installed for the handler
-    // above) and Connect.
+  if (options.fastUnary || (options.undecoded?.size ?? 0) > 0) {
+    // Unary binary gRPC on the raw stream (grpc-unary.ts): every such call, or with the fast path
+    // off only the undecoded methods'; every other stream goes on to Node's compatibility layer
+    // (its 'stream' listener, which createServer installed for the handler above) and Connect.
     const fastUnary = createGrpcUnary({
       invoker: createInvoker(options.routes, options.interceptors),
       maxMessageBytes: options.maxMessageBytes,
@@ -142,6 +148,8 @@ export async function startGrpcListener(options: GrpcListenerOptions): Promise<G
       early,
       deadline,
       logger: options.logger,
+      undecoded: options.undecoded ?? new Map(),
+      onlyUndecoded: !options.fastUnary,
     });
     const compat = server.listeners("stream") as ((...args: unknown[]) => void)[];
     if (compat.length !== 1) throw new Error("expected Node's HTTP/2 compatibility layer as the one 'stream' listener");

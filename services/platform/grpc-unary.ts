@@ -24,9 +24,15 @@
 // `application/grpc+proto`, and a request without grpc-encoding (or identity). Everything else —
 // gRPC-Web, Connect, JSON, compressed requests, streaming methods, unknown paths — goes to the
 // Connect path (grpc-listener.ts).
+//
+// Undecoded methods (undecoded.ts) are the exception: this path serves their binary gRPC calls
+// compressed or not, and with the fast path turned off too (`onlyUndecoded`), because Connect's
+// handler would decode them. Their message is decompressed (asynchronously, within the
+// message limit) and handed over as bytes in the context; the implementation gets an empty
+// request message.
 import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { constants as h2 } from "node:http2";
-import { fromBinary, toBinary, type DescMethod, type Message } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary, type DescMethod, type Message } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextValues, type MethodImplSpec } from "@connectrpc/connect";
 import { compressionNegotiate, envelopeCompress, type Compression } from "@connectrpc/connect/protocol";
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
@@ -36,6 +42,7 @@ import { Refused, refuse, type EarlyAuth } from "./early-auth.js";
 import { asConnectError, CALL_FINISHED, createCallContext, type CallContext, type Invoker } from "./invoke.js";
 import type { Logger } from "./logger.js";
 import type { RequestDeadline } from "./request-deadline.js";
+import { kUndecodedRequest } from "./undecoded.js";
 
 /** The binary gRPC content types; `+json` goes to Connect. */
 const BINARY_GRPC = /^application\/grpc(?:\+proto)?$/i;
@@ -56,6 +63,10 @@ export interface GrpcUnaryOptions {
   readonly early: EarlyAuth;
   readonly deadline: RequestDeadline;
   readonly logger: Logger;
+  /** The gRPC paths of the undecoded methods (undecoded.ts), with their largest message. */
+  readonly undecoded: ReadonlyMap<string, number>;
+  /** Takes the undecoded methods' calls alone (GRPC_UNARY_FAST_PATH off). */
+  readonly onlyUndecoded: boolean;
 }
 
 type UnarySpec = Extract<MethodImplSpec, { kind: "unary" }>;
@@ -102,16 +113,18 @@ export function createGrpcUnary(
   options: GrpcUnaryOptions,
 ): (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => boolean {
   const { invoker, maxMessageBytes } = options;
-  const methods = new Map<string, { spec: UnarySpec; rpc: readonly [string, string]; maxBytes: number }>();
+  const methods = new Map<string, Served>();
   const add = (method: DescMethod) => {
     const spec = invoker.spec(method);
-    // A method registered with a smaller readMaxBytes (the OTLP services) keeps it here too.
-    const maxBytes = Math.min(maxMessageBytes, invoker.readMaxBytes(method) ?? maxMessageBytes);
+    const path = `/${method.parent.typeName}/${method.name}`;
+    // A method registered with a smaller readMaxBytes keeps it here too; an undecoded one has its own.
+    const limit = options.undecoded.get(path) ?? invoker.readMaxBytes(method) ?? maxMessageBytes;
     if (spec?.kind === "unary")
-      methods.set(`/${method.parent.typeName}/${method.name}`, {
+      methods.set(path, {
         spec,
         rpc: [method.parent.typeName, method.name],
-        maxBytes,
+        maxBytes: Math.min(maxMessageBytes, limit),
+        undecoded: options.undecoded.has(path),
       });
   };
   for (const method of invoker.methods()) add(method);
@@ -120,23 +133,17 @@ export function createGrpcUnary(
     if (headers[":method"] !== "POST") return false;
     const path = headers[":path"];
     const entry = path === undefined ? undefined : methods.get(path);
-    if (entry === undefined) return false;
+    if (entry === undefined || (options.onlyUndecoded && !entry.undecoded)) return false;
     const contentType = headers["content-type"];
     if (contentType === undefined || !BINARY_GRPC.test(contentType)) return false;
     const encoding = headers["grpc-encoding"];
-    if (encoding !== undefined && encoding !== "identity") return false;
-    serve(stream, headers, path!, entry.spec, entry.rpc, entry.maxBytes);
+    if (!entry.undecoded && encoding !== undefined && encoding !== "identity") return false;
+    serve(stream, headers, path!, entry);
     return true;
   };
 
-  function serve(
-    stream: ServerHttp2Stream,
-    headers: IncomingHttpHeaders,
-    path: string,
-    spec: UnarySpec,
-    rpc: readonly [string, string],
-    maxBytes: number,
-  ): void {
+  function serve(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, path: string, served: Served): void {
+    const { rpc } = served;
     // A stream reset (by the client, or by a stop: request-deadline.ts) emits 'error', which
     // unheard would end the process; the call learns of it from 'close' (call()), as the
     // compatibility layer's own listener does for the Connect path.
@@ -145,7 +152,7 @@ export function createGrpcUnary(
     // The body is read only once the caller is accepted (early-auth.ts): nothing reads the
     // stream until call() does, so it waits within HTTP/2 flow control.
     options.early.checkGrpc(stream, headers, rpc).then(
-      (caller) => call(stream, headers, path, spec, caller, maxBytes),
+      (caller) => call(stream, headers, path, served, caller),
       (err: unknown) => {
         if (err instanceof Refused) return;
         options.logger.error({ err, rpc: `${rpc[0]}/${rpc[1]}` }, "answering a call failed");
@@ -158,17 +165,18 @@ export function createGrpcUnary(
     stream: ServerHttp2Stream,
     headers: IncomingHttpHeaders,
     path: string,
-    spec: UnarySpec,
+    { spec, maxBytes, undecoded }: Served,
     caller: Authenticated | undefined,
-    maxBytes: number,
   ): void {
     if (stream.destroyed || stream.closed) return;
     const timeoutHeader = headers["grpc-timeout"];
     const timeout = parseTimeout(timeoutHeader === undefined ? null : String(timeoutHeader), options.maxTimeoutMs);
     const accepted = headers[ACCEPT_ENCODING];
+    // Only an undecoded method's call comes here with a grpc-encoding other than identity.
+    const requested = headers["grpc-encoding"];
     const compression = compressionNegotiate(
       options.acceptCompression as Compression[],
-      null,
+      typeof requested === "string" ? requested : null,
       typeof accepted === "string" ? accepted : (accepted?.join(",") ?? null),
       ACCEPT_ENCODING,
     );
@@ -206,6 +214,10 @@ export function createGrpcUnary(
       fail(timeout.error);
       return;
     }
+    if (compression.error) {
+      fail(compression.error);
+      return;
+    }
 
     // The envelope: flags (1 byte) and length (4 bytes, big endian), then the message. Bytes
     // are kept as they arrive and joined once a message is complete.
@@ -214,6 +226,8 @@ export function createGrpcUnary(
     let length = -1;
     let flags = 0;
     let message: Message | undefined;
+    /** An undecoded method's message as it came, and whether its envelope says compressed. */
+    let undecodedMessage: { data: Uint8Array; compressed: boolean } | undefined;
     let received = 0;
     const onData = (chunk: Buffer) => {
       if (answered) return;
@@ -239,8 +253,18 @@ export function createGrpcUnary(
           if (buffered > 5 + length) chunks.push(all.subarray(5 + length));
           buffered -= 5 + length;
           length = -1;
-          if ((flags & COMPRESSED_FLAG) === COMPRESSED_FLAG)
+          const compressed = (flags & COMPRESSED_FLAG) === COMPRESSED_FLAG;
+          if (compressed && (!undecoded || compression.request === null))
             throw new ConnectError("received compressed envelope, but do not know how to decompress", Code.Internal);
+          if (undecoded) {
+            if (++received > 1)
+              throw new ConnectError(
+                "protocol error: received extra input message for unary method",
+                Code.Unimplemented,
+              );
+            undecodedMessage = { data, compressed };
+            continue;
+          }
           let parsed: Message;
           try {
             parsed = fromBinary(spec.method.input, data, invoker.binaryOptions(spec.method));
@@ -259,9 +283,16 @@ export function createGrpcUnary(
     const onEnd = () => {
       if (answered) return;
       if (buffered > 0) return fail(new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument));
-      if (message === undefined)
+      if (message === undefined && undecodedMessage === undefined)
         return fail(new ConnectError("protocol error: missing input message for unary method", Code.Unimplemented));
-      invoker.unary(spec, context, message).then(
+      const invoked =
+        undecodedMessage === undefined
+          ? invoker.unary(spec, context, message!)
+          : requestBytes(undecodedMessage).then((bytes) => {
+              context.values.set(kUndecodedRequest, bytes);
+              return invoker.unary(spec, context, create(spec.method.input));
+            });
+      invoked.then(
         (res) => {
           if (answered) return;
           answered = true;
@@ -273,6 +304,9 @@ export function createGrpcUnary(
     };
     // Once answered, the rest of the request is read and dropped, as it arrives (no memory
     // held); a client that never ends it is ended by the request deadline.
+    /** An undecoded message's bytes, decompressed within the message limit (Connect's errors when not). */
+    const requestBytes = async ({ data, compressed }: { data: Uint8Array; compressed: boolean }) =>
+      compressed ? compression.request!.decompress(data, maxBytes) : data;
     const stopReading = () => {
       stream.off("data", onData);
       stream.on("data", drop);
@@ -349,6 +383,16 @@ export function createGrpcUnary(
       stream.destroy();
     }
   }
+}
+
+/** A unary method this path serves. */
+interface Served {
+  readonly spec: UnarySpec;
+  readonly rpc: readonly [string, string];
+  /** Largest request message, after decompression. */
+  readonly maxBytes: number;
+  /** Handed over undecoded (undecoded.ts). */
+  readonly undecoded: boolean;
 }
 
 function drop(): void {}

@@ -66,6 +66,22 @@ export interface ServedService {
    * routes no timeout (the TypeScript edge no deadline, envoy.yaml `timeout: 0s` and no retry).
    */
   readonly untimed?: readonly string[];
+  /**
+   * Methods whose binary gRPC requests reach the implementation undecoded (undecoded.ts): those
+   * whose decoded form could be far larger than the bytes the listener admits. `maxBytes` is their
+   * largest message in binary gRPC; what Connect's handler decodes for them (other protocols)
+   * keeps the registration's readMaxBytes.
+   */
+  readonly undecoded?: { readonly methods: readonly string[]; readonly maxBytes: number };
+}
+
+/** The gRPC path ("/<service type name>/<method>") of every undecoded method of `served`, with its largest message. */
+export function undecodedPaths(served: readonly ServedService[]): Map<string, number> {
+  return new Map(
+    served.flatMap(({ service, undecoded }) =>
+      (undecoded?.methods ?? []).map((m) => [`/${service.typeName}/${m}`, undecoded!.maxBytes] as const),
+    ),
+  );
 }
 
 /** "<service type name>/<method>" of every untimed method of `served`. */
