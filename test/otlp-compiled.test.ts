@@ -1,19 +1,22 @@
-// OTLP/HTTP through the compiled service, as the image runs it: there, bodies are decoded and
-// mapped on worker threads (services/analytics/otlp/mapping-pool.ts), while a server run from
-// TypeScript source, as test/otlp.test.ts runs it, maps them on its main thread. The same
-// telemetry, exported by the OpenTelemetry SDK's own OTLP/HTTP exporters (protobuf, gzip
-// protobuf and JSON; delta and cumulative), goes to the compiled service for one organization
-// and to a server in this process for another, with the same users: both store the same events.
-// test/otlp.test.ts checks the in-process server's events against an independent reference, so
-// this carries that check over to the threads. Then, on the threads: a retried export changes
-// nothing, a truncated body is a 400, and a body past the process's decode budget waits for none:
-// it is a 503 with Retry-After (decode-budget.ts).
+// OTLP through the compiled service, as the image runs it: there, OTLP/HTTP bodies and OTLP/gRPC
+// messages are decoded and mapped on worker threads (services/analytics/otlp/mapping-pool.ts),
+// while a server run from TypeScript source, as test/otlp.test.ts runs it, maps them on its main
+// thread. The same telemetry, exported by the OpenTelemetry SDK's own exporters (OTLP/HTTP
+// protobuf, gzip protobuf and JSON; OTLP/gRPC plain and gzip; delta and cumulative), goes to the
+// compiled service for one organization and to a server in this process for another, with the
+// same users: both store the same events. test/otlp.test.ts checks the in-process server's events
+// against an independent reference, so this carries that check over to the threads. Then, on the
+// threads: a retried export changes nothing, a truncated body is a 400 (INVALID_ARGUMENT over
+// gRPC), and an export past the process's decode budget waits for none: it is a 503 with
+// Retry-After, UNAVAILABLE over gRPC (decode-budget.ts).
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { create, toBinary } from "@bufbuild/protobuf";
 import type { Attributes } from "@opentelemetry/api";
+import { OTLPLogExporter as GrpcLogExporter } from "@opentelemetry/exporter-logs-otlp-grpc";
 import { OTLPLogExporter as JsonLogExporter } from "@opentelemetry/exporter-logs-otlp-http";
 import { OTLPLogExporter as ProtoLogExporter } from "@opentelemetry/exporter-logs-otlp-proto";
+import { OTLPMetricExporter as GrpcMetricExporter } from "@opentelemetry/exporter-metrics-otlp-grpc";
 import { OTLPMetricExporter as JsonMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
 import { OTLPMetricExporter as ProtoMetricExporter } from "@opentelemetry/exporter-metrics-otlp-proto";
 import { resourceFromAttributes } from "@opentelemetry/resources";
@@ -30,11 +33,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildService } from "../bench/build.js";
 import { emptyLogRecordsBody } from "../bench/otlp-exports.js";
 import { type CompiledService, startCompiledService } from "../bench/processes.js";
-import { ExportLogsServiceRequestSchema } from "../gen/opentelemetry/proto/collector/logs/v1/logs_service_pb.js";
+import {
+  ExportLogsServiceRequestSchema,
+  LogsService,
+} from "../gen/opentelemetry/proto/collector/logs/v1/logs_service_pb.js";
 import type { Database } from "../services/database.js";
 import { migrations } from "../services/migrations.js";
 import { createLogger } from "../services/platform/logger.js";
 import { type RunningServer, startServer } from "../services/server.js";
+import { envelope, H2Client } from "./reliability/support/raw-h2.js";
 import { createTestDatabase, type TestDatabase } from "./support/database.js";
 import { createTestOrg, createTestServiceAccount, createTestUser } from "./support/fixtures.js";
 import { createTestKv } from "./support/kv.js";
@@ -49,6 +56,7 @@ const EMAILS = ["alice@compiled.test", "bob@compiled.test"];
 /** Where the telemetry goes: a server and the organization whose collector token it is sent with. */
 interface Target {
   restUrl: string;
+  grpcUrl: string;
   orgId: string;
   token: string;
 }
@@ -62,17 +70,19 @@ let threaded: Target;
 let mainThread: Target;
 
 /** Exporters as Claude Code's environment configures them (read when constructed). */
-function exportersFor(target: Target, protocol: "http/protobuf" | "http/json", compression: "gzip" | "none") {
+function exportersFor(target: Target, protocol: "http/protobuf" | "http/json" | "grpc", compression: "gzip" | "none") {
   const env = {
     OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
-    OTEL_EXPORTER_OTLP_ENDPOINT: target.restUrl,
+    OTEL_EXPORTER_OTLP_ENDPOINT: protocol === "grpc" ? target.grpcUrl : target.restUrl,
     OTEL_EXPORTER_OTLP_HEADERS: `Authorization=Bearer ${target.token}`,
     OTEL_EXPORTER_OTLP_COMPRESSION: compression,
   };
   return withEnv(env, () =>
     protocol === "http/protobuf"
       ? { logs: new ProtoLogExporter(), metrics: new ProtoMetricExporter() }
-      : { logs: new JsonLogExporter(), metrics: new JsonMetricExporter() },
+      : protocol === "grpc"
+        ? { logs: new GrpcLogExporter(), metrics: new GrpcMetricExporter() }
+        : { logs: new JsonLogExporter(), metrics: new JsonMetricExporter() },
   );
 }
 
@@ -162,14 +172,14 @@ async function storedEvents(orgId: string): Promise<unknown[]> {
   return rows.map((r) => ({ ...r, occurred_at: (r.occurred_at as Date).toISOString() }));
 }
 
-async function target(restUrl: string): Promise<Target> {
+async function target(restUrl: string, grpcUrl: string): Promise<Target> {
   const orgId = await createTestOrg(database.db, "OTLP compiled");
   for (const email of EMAILS) await createTestUser(database.db, orgId, "member", email);
   const token = await createTestServiceAccount(database.db, { orgId, scopes: ["analytics.ingest"] });
-  return { restUrl, orgId, token };
+  return { restUrl, grpcUrl, orgId, token };
 }
 
-describe.skipIf(!REAL)("OTLP/HTTP on the compiled service's mapping threads", () => {
+describe.skipIf(!REAL)("OTLP on the compiled service's mapping threads", () => {
   beforeAll(async () => {
     const buildDir = await buildService(ROOT);
     database = await createTestDatabase<Database>(migrations);
@@ -178,8 +188,8 @@ describe.skipIf(!REAL)("OTLP/HTTP on the compiled service's mapping threads", ()
     logFile = join(tmpdir(), `agentplane-otlp-compiled-${process.pid}.log`);
     compiled = await startCompiledService(buildDir, database.url, logFile, ROOT, { env: { LOG_LEVEL: "debug" } });
     compiledUrl = compiled.restUrl;
-    threaded = await target(compiledUrl);
-    mainThread = await target(inProcess.restUrl!);
+    threaded = await target(compiledUrl, compiled.grpcUrl);
+    mainThread = await target(inProcess.restUrl!, inProcess.grpcUrl);
   }, 240_000);
 
   afterAll(async () => {
@@ -192,6 +202,8 @@ describe.skipIf(!REAL)("OTLP/HTTP on the compiled service's mapping threads", ()
     ["http/protobuf", "none", AggregationTemporality.DELTA],
     ["http/protobuf", "gzip", AggregationTemporality.CUMULATIVE],
     ["http/json", "none", AggregationTemporality.CUMULATIVE],
+    ["grpc", "none", AggregationTemporality.CUMULATIVE],
+    ["grpc", "gzip", AggregationTemporality.DELTA],
   ] as const) {
     it(`stores what the in-process server stores: ${protocol}, ${compression}, ${AggregationTemporality[temporality].toLowerCase()}`, async () => {
       const { records, collections } = await telemetry(temporality, `${protocol}-${compression}`);
@@ -265,5 +277,30 @@ describe.skipIf(!REAL)("OTLP/HTTP on the compiled service's mapping threads", ()
       }),
     );
     expect(answers.sort()).toEqual(["200 null", "503 1"]);
+  }, 60_000);
+
+  it("over gRPC too: INVALID_ARGUMENT to a truncated message, UNAVAILABLE with Retry-After past the decode budget", async () => {
+    const client = new H2Client(compiled.grpcUrl);
+    const call = async (message: Uint8Array) => {
+      const res = await client.request(
+        {
+          path: `/${LogsService.typeName}/Export`,
+          headers: { "content-type": "application/grpc", te: "trailers", authorization: `Bearer ${threaded.token}` },
+          body: [envelope(0, message)],
+        },
+        60_000,
+      );
+      const from = res.trailers["grpc-status"] === undefined ? res.headers : res.trailers;
+      return [from["grpc-status"], decodeURIComponent(String(from["grpc-message"] ?? "")), from["retry-after"] ?? null];
+    };
+    try {
+      const [code, message] = await call(Buffer.from([0x0a, 0x05, 0x12]));
+      expect([code, message]).toEqual(["3", expect.stringMatching(/^parse binary: /)]);
+      const body = emptyLogRecordsBody();
+      const answers = await Promise.all([1, 2].map(() => call(body)));
+      expect(answers.map(([c, , retryAfter]) => `${c} ${retryAfter}`).sort()).toEqual(["0 null", "14 1"]);
+    } finally {
+      client.close();
+    }
   }, 60_000);
 });

@@ -11,8 +11,11 @@ import { createTelemetryService } from "./telemetry-handlers.js";
 import { createTelemetrySink } from "./ingest/sink.js";
 import { OTLP_INGEST_SCOPE } from "./otlp/attribution.js";
 import { createOtlpServices } from "./otlp/handlers.js";
-import { MAX_OTLP_BODY_BYTES } from "./otlp/wire.js";
+import { MAX_DECODED_GRPC_BYTES, MAX_OTLP_BODY_BYTES } from "./otlp/wire.js";
 import { startRollupScheduler } from "./rollup/scheduler.js";
+
+/** OTLP/gRPC's Export methods in binary gRPC: undecoded, up to the OTLP/HTTP body limit. */
+const otlpGrpcUndecoded = { methods: ["Export"], maxBytes: MAX_OTLP_BODY_BYTES };
 
 export const analyticsModule: ServiceModule = {
   name: "analytics",
@@ -30,10 +33,12 @@ export const analyticsModule: ServiceModule = {
     // The OTLP receiver (docs/otlp.md): public, so on the public gRPC port (OTLP/gRPC) and routed
     // by the edges (OTLP/HTTP), for a user's API key and for an organization's service account
     // with the ingest scope alike (otlp/attribution.ts says whose data it is).
+    // OTLP/gRPC's messages in binary gRPC reach the receiver undecoded (platform/undecoded.ts):
+    // it decodes them on its mapping threads within its decode budget, as OTLP/HTTP bodies.
     { service: OtlpHttpService, policy: API_KEY_OR_WORKLOAD(OTLP_INGEST_SCOPE) },
-    { service: LogsService, policy: API_KEY_OR_WORKLOAD(OTLP_INGEST_SCOPE) },
-    { service: MetricsService, policy: API_KEY_OR_WORKLOAD(OTLP_INGEST_SCOPE) },
-    { service: TraceService, policy: API_KEY_OR_WORKLOAD(OTLP_INGEST_SCOPE) },
+    { service: LogsService, policy: API_KEY_OR_WORKLOAD(OTLP_INGEST_SCOPE), undecoded: otlpGrpcUndecoded },
+    { service: MetricsService, policy: API_KEY_OR_WORKLOAD(OTLP_INGEST_SCOPE), undecoded: otlpGrpcUndecoded },
+    { service: TraceService, policy: API_KEY_OR_WORKLOAD(OTLP_INGEST_SCOPE), undecoded: otlpGrpcUndecoded },
   ],
   routes: (platform) => {
     // Built once, so the gRPC server and the in-process edge share one cache of /tokens rows.
@@ -45,9 +50,9 @@ export const analyticsModule: ServiceModule = {
       router.service(AnalyticsService, analytics);
       router.service(TelemetryService, telemetry);
       router.service(OtlpHttpService, otlp.http);
-      // OTLP/gRPC messages are bounded as OTLP/HTTP bodies are (otlp/wire.ts): decoded, every
-      // data point is an object, and 32 MiB of the smallest would be millions of them.
-      const bounded = { readMaxBytes: MAX_OTLP_BODY_BYTES };
+      // What Connect's handler decodes itself (the OTLP services in Connect, gRPC-Web or gRPC+JSON,
+      // which no exporter speaks) has no decode budget: a small message limit bounds it instead.
+      const bounded = { readMaxBytes: MAX_DECODED_GRPC_BYTES };
       router.service(LogsService, otlp.logs, bounded);
       router.service(MetricsService, otlp.metrics, bounded);
       router.service(TraceService, otlp.trace, bounded);

@@ -1,5 +1,6 @@
-// A process-wide bound on the OTLP/HTTP bodies being decoded and mapped at once, in bytes after
-// gzip is undone, shared by the mapping threads and the main thread (mapping-pool.ts).
+// A process-wide bound on the OTLP exports being decoded and mapped at once (OTLP/HTTP bodies and
+// OTLP/gRPC messages left undecoded), in bytes after decompression, shared by the mapping threads
+// and the main thread (mapping-pool.ts).
 //
 // Why: decoded, a body takes far more memory than its bytes. Most of an ordinary export is
 // attribute text, and it grows a few times; a hostile body of the smallest items grows about a

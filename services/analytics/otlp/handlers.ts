@@ -1,11 +1,14 @@
 // The OTLP receiver's services: OTLP/gRPC (opentelemetry.proto.collector.{logs,metrics,trace}.v1,
 // the OpenTelemetry project's own services, on the public gRPC port) and OTLP/HTTP
 // (agentplane.analytics.v1.OtlpHttpService: POST /v1/logs, /v1/metrics, /v1/traces through
-// either REST edge, the raw body in google.api.HttpBody). Both do the same work (receiver.ts);
-// OTLP/HTTP bodies are decoded and mapped on the mapping thread (mapping-pool.ts), OTLP/gRPC
-// messages arrive decoded and are mapped here.
+// either REST edge, the raw body in google.api.HttpBody). Both do the same work (receiver.ts).
+// OTLP/HTTP bodies, and OTLP/gRPC messages in binary gRPC (which the gRPC listener leaves
+// undecoded: platform/undecoded.ts), are decoded and mapped on the mapping threads
+// (mapping-pool.ts) within the process's decode budget. A message another protocol delivered
+// decoded (Connect, gRPC-Web, gRPC+JSON; the module limits those to MAX_DECODED_GRPC_BYTES) is
+// mapped here.
 import { create, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import type { OtlpHttpService } from "../../../gen/agentplane/analytics/v1/otlp_pb.js";
 import { HttpBodySchema, type HttpBody } from "../../../gen/google/api/httpbody_pb.js";
@@ -25,6 +28,7 @@ import {
 } from "../../../gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js";
 import type { Database } from "../../database.js";
 import type { Logger } from "../../platform/logger.js";
+import { kUndecodedRequest } from "../../platform/undecoded.js";
 import { attributorFor } from "./attribution.js";
 import { type MappingJob, RETRY_AFTER_SECONDS } from "./mapping-job.js";
 import { MappingThreads, retryLater } from "./mapping-pool.js";
@@ -71,14 +75,14 @@ function concurrencyLimit(max: number): Work {
 }
 
 interface Receivers {
-  logs(
-    ctx: HandlerContext,
-    req: MessageShape<typeof ExportLogsServiceRequestSchema>,
-  ): Promise<{ rejected: number; message: string }>;
+  /** An OTLP/gRPC logs export: undecoded (in the context) or as another protocol decoded it. */
+  logs(ctx: HandlerContext, req: MessageShape<typeof ExportLogsServiceRequestSchema>): Promise<Outcome | undefined>;
   metrics(
     ctx: HandlerContext,
     req: MessageShape<typeof ExportMetricsServiceRequestSchema>,
-  ): Promise<{ rejected: number; message: string }>;
+  ): Promise<Outcome | undefined>;
+  /** An OTLP/gRPC traces export: decoded (a message that does not decode is refused), not stored. */
+  traces(ctx: HandlerContext): Promise<void>;
   /** An OTLP/HTTP body, decoded and mapped on the mapping thread: its outcome, or the HTTP error OTLP answers. */
   http(ctx: HandlerContext, kind: MappingJob["kind"], body: HttpBody): Promise<HttpOutcome>;
 }
@@ -87,35 +91,67 @@ type HttpOutcome =
   | { encoding: OtlpEncoding; outcome: Outcome | undefined }
   | { refused: { status: number; message: string } };
 
+/** The gRPC code of an OTLP/HTTP refusal, for the same message over gRPC. */
+function grpcRefusal({ status, message }: { status: number; message: string }): ConnectError {
+  const code = status === 400 ? Code.InvalidArgument : status === 413 ? Code.ResourceExhausted : undefined;
+  // 415 (another content type) cannot come from gRPC, whose messages go as protobuf.
+  if (code === undefined) throw new Error(`an OTLP/gRPC message refused with HTTP ${status}: ${message}`);
+  return new ConnectError(message, code);
+}
+
 function receivers(deps: OtlpDeps): { work: Work; receive: Receivers } {
   const now = deps.now ?? Date.now;
   // Each export in flight holds its decoded request (see MAX_OTLP_BODY_BYTES) and a connection.
   const work = concurrencyLimit(deps.maxConcurrent ?? 4);
   const threads = () => deps.mappingThreads ?? (sharedMappingThreads ??= new MappingThreads(deps.logger));
+  /** An export's bytes decoded and mapped on a mapping thread, then received here. */
+  const mapped = async (
+    ctx: HandlerContext,
+    kind: MappingJob["kind"],
+    body: Pick<MappingJob, "contentType" | "data" | "grpc">,
+  ): Promise<HttpOutcome> => {
+    // Traces are decoded (an undecodable body is still a 400) and not stored: no owner to find.
+    const attributor = kind === "traces" ? undefined : await attributorFor(ctx, deps.db);
+    const preparation = attributor && new Preparation(attributor);
+    const reply = await threads().map({ kind, ...body, orgId: attributor?.orgId ?? "" }, (named) =>
+      preparation?.start(named),
+    );
+    if ("failed" in reply) throw new Error(`mapping an OTLP export failed: ${reply.failed}`);
+    if ("refused" in reply) return reply;
+    if ("busy" in reply) throw retryLater(reply.busy);
+    const outcome =
+      reply.mapped && attributor && preparation
+        ? await receiveMapped(deps.db, reply.mapped, attributor, now(), deps.logger, preparation)
+        : undefined;
+    return { encoding: reply.encoding, outcome };
+  };
+  /** An OTLP/gRPC message the listener left undecoded, as mapped() takes it; undefined when it came decoded. */
+  const undecoded = (ctx: HandlerContext) => {
+    const data = ctx.values.get(kUndecodedRequest);
+    return data && { contentType: "application/x-protobuf", data, grpc: true };
+  };
+  const grpc = async (ctx: HandlerContext, kind: MappingJob["kind"], decoded: () => Promise<Outcome | undefined>) => {
+    const body = undecoded(ctx);
+    if (body === undefined) return decoded();
+    const answer = await mapped(ctx, kind, body);
+    if ("refused" in answer) throw grpcRefusal(answer.refused);
+    return answer.outcome;
+  };
   return {
     work,
     receive: {
-      logs: async (ctx, req) =>
-        receiveDecoded(deps.db, req, mapLogs, await attributorFor(ctx, deps.db), now(), deps.logger),
-      metrics: async (ctx, req) =>
-        receiveDecoded(deps.db, req, mapMetrics, await attributorFor(ctx, deps.db), now(), deps.logger),
-      http: async (ctx, kind, body) => {
-        // Traces are decoded (an undecodable body is still a 400) and not stored: no owner to find.
-        const attributor = kind === "traces" ? undefined : await attributorFor(ctx, deps.db);
-        const preparation = attributor && new Preparation(attributor);
-        const reply = await threads().map(
-          { kind, contentType: body.contentType, data: body.data, orgId: attributor?.orgId ?? "" },
-          (named) => preparation?.start(named),
-        );
-        if ("failed" in reply) throw new Error(`mapping an OTLP export failed: ${reply.failed}`);
-        if ("refused" in reply) return reply;
-        if ("busy" in reply) throw retryLater(reply.busy);
-        const outcome =
-          reply.mapped && attributor && preparation
-            ? await receiveMapped(deps.db, reply.mapped, attributor, now(), deps.logger, preparation)
-            : undefined;
-        return { encoding: reply.encoding, outcome };
+      logs: (ctx, req) =>
+        grpc(ctx, "logs", async () =>
+          receiveDecoded(deps.db, req, mapLogs, await attributorFor(ctx, deps.db), now(), deps.logger),
+        ),
+      metrics: (ctx, req) =>
+        grpc(ctx, "metrics", async () =>
+          receiveDecoded(deps.db, req, mapMetrics, await attributorFor(ctx, deps.db), now(), deps.logger),
+        ),
+      traces: async (ctx) => {
+        await grpc(ctx, "traces", async () => undefined);
       },
+      http: (ctx, kind, body) => mapped(ctx, kind, { contentType: body.contentType, data: body.data }),
     },
   };
 }
@@ -141,19 +177,23 @@ function grpcServices({ work, receive }: ReturnType<typeof receivers>): {
       export: (req, ctx) =>
         work(async () => {
           const o = await receive.logs(ctx, req);
-          return { partialSuccess: { rejectedLogRecords: BigInt(o.rejected), errorMessage: o.message } };
+          return { partialSuccess: { rejectedLogRecords: BigInt(o?.rejected ?? 0), errorMessage: o?.message ?? "" } };
         }),
     },
     metrics: {
       export: (req, ctx) =>
         work(async () => {
           const o = await receive.metrics(ctx, req);
-          return { partialSuccess: { rejectedDataPoints: BigInt(o.rejected), errorMessage: o.message } };
+          return { partialSuccess: { rejectedDataPoints: BigInt(o?.rejected ?? 0), errorMessage: o?.message ?? "" } };
         }),
     },
     trace: {
       // Accepted, not stored: an exporter sending traces too keeps working, and says so.
-      export: async () => ({ partialSuccess: { rejectedSpans: 0n, errorMessage: TRACES_NOT_STORED } }),
+      export: (_req, ctx) =>
+        work(async () => {
+          await receive.traces(ctx);
+          return { partialSuccess: { rejectedSpans: 0n, errorMessage: TRACES_NOT_STORED } };
+        }),
     },
   };
 }

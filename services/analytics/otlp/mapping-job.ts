@@ -1,6 +1,7 @@
-// One OTLP/HTTP body's decoding and mapping, as the mapping thread runs it (mapping-worker.ts)
-// and as this thread runs it when no mapping thread can be started (mapping-pool.ts): the same
-// function either way, with plain data in and out.
+// One OTLP export's decoding and mapping, an OTLP/HTTP body or an OTLP/gRPC message the gRPC
+// listener left undecoded (platform/undecoded.ts), as the mapping thread runs it
+// (mapping-worker.ts) and as this thread runs it when no mapping thread can be started
+// (mapping-pool.ts): the same function either way, with plain data in and out.
 import type { OtlpEncoding } from "../../platform/otlp-http.js";
 import { ExportLogsServiceRequestSchema } from "../../../gen/opentelemetry/proto/collector/logs/v1/logs_service_pb.js";
 import { ExportMetricsServiceRequestSchema } from "../../../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.js";
@@ -12,8 +13,10 @@ import { decodeExport, OtlpHttpError } from "./wire.js";
 export interface MappingJob {
   readonly kind: "logs" | "metrics" | "traces";
   readonly contentType: string;
-  /** The raw body, gzip or not. */
+  /** The raw body, gzip or not; an OTLP/gRPC message as the listener decompressed it. */
   readonly data: Uint8Array;
+  /** An OTLP/gRPC message (wire.ts DecodeOptions.grpc), whose contentType is protobuf's. */
+  readonly grpc?: boolean;
   /** The credential's organization: event IDs include it. */
   readonly orgId: string;
 }
@@ -21,7 +24,7 @@ export interface MappingJob {
 export type MappingReply =
   /** Decoded; mapped unless it is traces (accepted and not stored). */
   | { encoding: OtlpEncoding; mapped?: MappedExport }
-  /** A body OTLP answers with an HTTP error (400, 413, 415). */
+  /** A body OTLP answers with an HTTP error (400, 413, 415); over gRPC, INVALID_ARGUMENT and so on. */
   | { refused: { status: 400 | 413 | 415; message: string } }
   /** Not decoded: the process's decode budget is spent (an OTLP 503 with Retry-After). */
   | { busy: string }
@@ -54,18 +57,19 @@ export async function mapHttpExport(
     if (!budget.take(bytes)) throw new BudgetSpent();
     taken = bytes;
   };
+  const options = { admit, grpc: job.grpc === true };
   try {
     switch (job.kind) {
       case "logs": {
-        const { message, encoding } = decodeExport(ExportLogsServiceRequestSchema, job.contentType, job.data, admit);
+        const { message, encoding } = decodeExport(ExportLogsServiceRequestSchema, job.contentType, job.data, options);
         return { encoding, mapped: await mapLogs(message, job.orgId, onNamed, onPart) };
       }
       case "metrics": {
-        const decoded = decodeExport(ExportMetricsServiceRequestSchema, job.contentType, job.data, admit);
+        const decoded = decodeExport(ExportMetricsServiceRequestSchema, job.contentType, job.data, options);
         return { encoding: decoded.encoding, mapped: await mapMetrics(decoded.message, job.orgId, onNamed, onPart) };
       }
       case "traces":
-        return { encoding: decodeExport(ExportTraceServiceRequestSchema, job.contentType, job.data, admit).encoding };
+        return { encoding: decodeExport(ExportTraceServiceRequestSchema, job.contentType, job.data, options).encoding };
       default:
         throw new Error(`no such kind of export: ${job.kind satisfies never}`);
     }

@@ -1,4 +1,5 @@
-// The OTLP/HTTP bodies' decoding and mapping (mapping-job.ts) on worker threads of their own.
+// The OTLP exports' decoding and mapping (mapping-job.ts: OTLP/HTTP bodies, OTLP/gRPC messages
+// left undecoded) on worker threads of their own.
 //
 // Why: decoding an export and mapping its items is most of the receiver's CPU (several µs an
 // item: an export of 1,000 items takes milliseconds, one of 100,000 far longer). On the main
@@ -10,9 +11,9 @@
 // sends the user.email and organization.id pairs first).
 //
 // MAPPING_THREADS threads per process (two, or one on a machine with one core), each started at
-// the first OTLP/HTTP export that needs it and stopped after a minute without one; they never keep
-// the process alive. If no thread can be started at all (a runtime without worker threads), the
-// jobs run on the main thread, as OTLP/gRPC's do, and the log says so once. If a thread dies
+// the first export that needs it and stopped after a minute without one; they never keep the
+// process alive. If no thread can be started at all (a runtime without worker threads), the jobs
+// run on the main thread, and the log says so once. If a thread dies
 // while working (out of memory, say), its jobs are answered UNAVAILABLE with Retry-After, which
 // exporters retry, and the next export starts another.
 import { availableParallelism } from "node:os";
@@ -186,7 +187,7 @@ export class MappingThreads {
       this.inProcess = true;
       this.logger?.warn(
         { err: error.message },
-        "no OTLP mapping thread could start: OTLP/HTTP bodies are decoded and mapped on the main thread",
+        "no OTLP mapping thread could start: OTLP exports are decoded and mapped on the main thread",
       );
     }
     if (this.inProcess) {

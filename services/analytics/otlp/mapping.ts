@@ -34,7 +34,8 @@ export const MAX_SERIES_ATTRIBUTES = 256;
 
 /**
  * Items mapped in one turn of the event loop: an export of 100,000 records is seconds of work,
- * and a process mapping it on its main thread (OTLP/gRPC) serves every other request (and the
+ * and a process mapping it on its main thread (without threads, or an OTLP/gRPC message another
+ * protocol than binary gRPC delivered decoded) serves every other request (and the
  * other exports' database answers) between turns, rather than after the whole export. On a
  * mapping thread, each turn's entries are handed over as a part (onPart): the main thread takes
  * them in while the rest is mapped, rather than all at the end.

@@ -1,6 +1,6 @@
 // The OTLP receiver's work, whichever way an export came (OTLP/HTTP through either edge, or
 // OTLP/gRPC): map each data point or log record onto our events (mapping.ts, on a worker thread
-// for OTLP/HTTP bodies), attribute it (attribution.ts), turn cumulative sums into what each point
+// for OTLP/HTTP bodies and binary OTLP/gRPC messages), attribute it (attribution.ts), turn cumulative sums into what each point
 // adds (per-series last values in analytics_otlp_series), and store the events through the same
 // validation and idempotency as TelemetryService.Ingest. What cannot be stored is rejected and
 // counted, never an error: the answer is the OTLP partial success (rejected count and the

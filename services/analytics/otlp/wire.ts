@@ -28,6 +28,14 @@ import { firstTooDeep, MAX_JSON_NESTING, MESSAGE_RECURSION_LIMIT } from "../../p
  */
 export const MAX_OTLP_BODY_BYTES = 4 * 1024 * 1024;
 
+/**
+ * The largest OTLP/gRPC message in the protocols Connect's handler decodes before the receiver
+ * sees it (Connect, gRPC-Web, gRPC with JSON: for tools, no exporter speaks them): 64 KiB, a few
+ * MB decoded at most. Binary gRPC, which exporters speak, reaches the receiver undecoded and takes
+ * MAX_OTLP_BODY_BYTES within the decode budget.
+ */
+export const MAX_DECODED_GRPC_BYTES = 64 * 1024;
+
 /** A request the OTLP specification answers with an HTTP error status and a google.rpc.Status. */
 export class OtlpHttpError extends Error {
   constructor(
@@ -126,16 +134,26 @@ function hexIdsToBase64(node: unknown, path: readonly string[], at: string): voi
   }
 }
 
-/**
- * Decodes one export request of `schema` from the raw body, per its Content-Type. `admit` is told
- * the body's size once gzip is undone, before anything is decoded, and may throw to refuse it
- * (decode-budget.ts).
- */
+export interface DecodeOptions {
+  /**
+   * Told the body's size once gzip is undone, before anything is decoded; may throw to refuse it
+   * (decode-budget.ts).
+   */
+  readonly admit?: (bytes: number) => void;
+  /**
+   * An OTLP/gRPC message rather than an OTLP/HTTP body: protobuf, its compression already undone
+   * by the gRPC listener (no gzip to look for), and a failure named as Connect's gRPC handler
+   * names one ("parse binary: …").
+   */
+  readonly grpc?: boolean;
+}
+
+/** Decodes one export request of `schema` from the raw body, per its Content-Type. */
 export function decodeExport<Desc extends DescMessage>(
   schema: Desc,
   contentType: string,
   raw: Uint8Array,
-  admit?: (bytes: number) => void,
+  { admit, grpc = false }: DecodeOptions = {},
 ): { message: MessageShape<Desc>; encoding: OtlpEncoding } {
   const encoding = encodingOf(contentType);
   if (encoding === undefined) {
@@ -146,13 +164,17 @@ export function decodeExport<Desc extends DescMessage>(
         : `unsupported Content-Type "${contentType.slice(0, 100)}": send application/x-protobuf or application/json`,
     );
   }
-  const data = inflate(raw);
+  const data = grpc ? raw : inflate(raw);
   admit?.(data.length);
   if (encoding === "protobuf") {
     try {
       return { message: fromBinary(schema, data, { readUnknownFields: false }), encoding };
     } catch (e) {
-      throw new OtlpHttpError(400, `the body is not a valid ${schema.name} in protobuf: ${(e as Error).message}`);
+      const why = (e as Error).message;
+      throw new OtlpHttpError(
+        400,
+        grpc ? `parse binary: ${why}` : `the body is not a valid ${schema.name} in protobuf: ${why}`,
+      );
     }
   }
   let json: unknown;
