@@ -872,7 +872,7 @@ describe("answers as the OTLP specification says", () => {
     ).rejects.toMatchObject({
       code: 8, // RESOURCE_EXHAUSTED
     });
-    // The same through Connect's handler (gzip-compressed gRPC does not take the fast path).
+    // The same gzip-compressed: the listener refuses it once decompressed past the limit.
     const connect = createClient(
       MetricsService,
       createGrpcTransport({
