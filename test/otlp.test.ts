@@ -25,10 +25,11 @@ import {
 } from "@opentelemetry/sdk-logs";
 import { MeterProvider, type PushMetricExporter, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import { Code, createClient } from "@connectrpc/connect";
-import { compressionGzip, createGrpcTransport } from "@connectrpc/connect-node";
+import { compressionGzip, createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { StatusSchema } from "../gen/google/rpc/status_pb.js";
 import {
+  ExportLogsServiceRequestSchema,
   ExportLogsServiceResponseSchema,
   LogsService,
 } from "../gen/opentelemetry/proto/collector/logs/v1/logs_service_pb.js";
@@ -39,7 +40,7 @@ import {
 } from "../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.js";
 import { TraceService } from "../gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js";
 import { AggregationTemporality } from "../gen/opentelemetry/proto/metrics/v1/metrics_pb.js";
-import { MAX_OTLP_BODY_BYTES } from "../services/analytics/otlp/wire.js";
+import { MAX_DECODED_GRPC_BYTES, MAX_OTLP_BODY_BYTES } from "../services/analytics/otlp/wire.js";
 import { rollupRange } from "../services/analytics/rollup/rollup.js";
 import type { Database } from "../services/database.js";
 import { migrations } from "../services/migrations.js";
@@ -911,6 +912,30 @@ describe("answers as the OTLP specification says", () => {
     expect(Number(last?.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(last?.headers.get("content-type")).toBe("application/json");
     expect(((await last!.json()) as { message: string }).message).not.toBe("");
+  });
+
+  it("the OTLP services in Connect's protocol (decoded by the framework, not the receiver): small exports received, past 64 KiB RESOURCE_EXHAUSTED", async () => {
+    const connect = createClient(
+      LogsService,
+      createConnectTransport({
+        baseUrl: server.grpcUrl,
+        httpVersion: "2",
+        interceptors: [
+          (next) => (req) => {
+            req.header.set("authorization", `Bearer ${alice.key}`);
+            return next(req);
+          },
+        ],
+      }),
+    );
+    const record = { body: { value: { case: "stringValue" as const, value: "claude_code.user_prompt" } } };
+    const small = await connect.export({ resourceLogs: [{ scopeLogs: [{ logRecords: [record] }] }] });
+    expect(small.partialSuccess?.rejectedLogRecords).toBe(1n); // no time: rejected, counted, so received
+    const large = { resourceLogs: [{ scopeLogs: [{ logRecords: Array.from({ length: 3_000 }, () => record) }] }] };
+    expect(
+      toBinary(ExportLogsServiceRequestSchema, create(ExportLogsServiceRequestSchema, large)).length,
+    ).toBeGreaterThan(MAX_DECODED_GRPC_BYTES);
+    await expect(connect.export(large)).rejects.toMatchObject({ code: Code.ResourceExhausted });
   });
 
   it("OTLP/gRPC logs from the SDK's gRPC exporter with a user's key: partial success in the answer", async () => {
