@@ -158,9 +158,11 @@ describe("log record IDs", () => {
 
   it("sort as their times do (the observed time where the record has none), whatever they hash", () => {
     fc.assert(
+      // From 1 ns: a time of 0 is no time, and the record's own observed time stands in for it
+      // (what `unset` checks with times of its own).
       fc.property(
-        fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }),
-        fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }),
+        fc.bigInt({ min: 1n, max: 2n ** 64n - 1n }),
+        fc.bigInt({ min: 1n, max: 2n ** 64n - 1n }),
         fc.boolean(),
         (a, b, unset) => {
           const at = (time: bigint, severityText: string) => {
