@@ -28,7 +28,7 @@ interface Received {
   thingId: string;
 }
 
-async function listen(fastUnary: boolean): Promise<GrpcListener> {
+async function listen(fastUnary: boolean, undecoded = new Map([[GET_THING, MAX_BYTES]])): Promise<GrpcListener> {
   return startGrpcListener({
     name: "test",
     routes: (router) =>
@@ -55,7 +55,7 @@ async function listen(fastUnary: boolean): Promise<GrpcListener> {
     requestTimeoutMs: 30_000,
     trustForwardedFor: false,
     fastUnary,
-    undecoded: new Map([[GET_THING, MAX_BYTES]]),
+    undecoded,
     logger: pino({ level: "silent" }),
     port: 0,
     host: "127.0.0.1",
@@ -98,6 +98,19 @@ describe.each([
     } finally {
       client.close();
     }
+  });
+
+  it("gets it so with a query string on the path too, which routes the call as ever", async () => {
+    const res = await raw.request(
+      {
+        path: `${GET_THING}?via=query`,
+        headers: { "content-type": "application/grpc", te: "trailers" },
+        body: [envelope(0, request("t-query"))],
+      },
+      10_000,
+    );
+    expect(grpcStatus(res)).toEqual(["0", ""]);
+    expect(res.body.toString("latin1")).toContain(Buffer.from(request("t-query")).toString("hex"));
   });
 
   it("gets a gzip or brotli compressed message decompressed", async () => {
@@ -155,5 +168,13 @@ describe.each([
     const grpc = createClient(EdgeTestService, createGrpcTransport({ baseUrl: url }));
     const listed = await grpc.listThings({ shelfId: "s-1" });
     expect(JSON.parse(listed.things[0]!.id)).toEqual({ undecoded: null, shelf: "s-1" });
+  });
+});
+
+describe("naming a method undecoded", () => {
+  it("fails at start when the name is no unary method the listener serves", async () => {
+    await expect(listen(true, new Map([[`/${EdgeTestService.typeName}/GetThingg`, MAX_BYTES]]))).rejects.toThrow(
+      /GetThingg is named undecoded but is no unary method served here/,
+    );
   });
 });

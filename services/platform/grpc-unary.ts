@@ -29,7 +29,8 @@
 // compressed or not, and with the fast path turned off too (`onlyUndecoded`), because Connect's
 // handler would decode them. Their message is decompressed (asynchronously, within the
 // message limit) and handed over as bytes in the context; the implementation gets an empty
-// request message.
+// request message. For them there is no Connect path to answer as: a message that does not
+// decode is the implementation's to refuse, after the interceptors, with its own limit.
 import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { constants as h2 } from "node:http2";
 import { create, fromBinary, toBinary, type DescMethod, type Message } from "@bufbuild/protobuf";
@@ -128,10 +129,14 @@ export function createGrpcUnary(
       });
   };
   for (const method of invoker.methods()) add(method);
+  // A misspelt or streaming method named undecoded would be decoded by Connect after all.
+  for (const path of options.undecoded.keys())
+    if (!methods.get(path)?.undecoded) throw new Error(`${path} is named undecoded but is no unary method served here`);
 
   return (stream, headers) => {
     if (headers[":method"] !== "POST") return false;
-    const path = headers[":path"];
+    // Without a query string, as Connect's handler routes it.
+    const path = headers[":path"]?.split("?", 1)[0];
     const entry = path === undefined ? undefined : methods.get(path);
     if (entry === undefined || (options.onlyUndecoded && !entry.undecoded)) return false;
     const contentType = headers["content-type"];
@@ -209,13 +214,15 @@ export function createGrpcUnary(
       context.abort(CALL_FINISHED);
       answer(stream, context, undefined, clientDecodeError(asConnectError(err)));
     };
-    // Errors of the request itself come before its body is read (Connect: the timeout header).
-    if (timeout.error) {
-      fail(timeout.error);
-      return;
-    }
+    // Errors of the request itself come before its body is read, in Connect's order: an
+    // encoding it does not have (only an undecoded method's call comes here with one), then the
+    // timeout header.
     if (compression.error) {
       fail(compression.error);
+      return;
+    }
+    if (timeout.error) {
+      fail(timeout.error);
       return;
     }
 
@@ -289,6 +296,8 @@ export function createGrpcUnary(
         undecodedMessage === undefined
           ? invoker.unary(spec, context, message!)
           : requestBytes(undecodedMessage).then((bytes) => {
+              // A client gone while the message was decompressed: no call to make.
+              if (context.signal.aborted) throw context.signal.reason;
               context.values.set(kUndecodedRequest, bytes);
               return invoker.unary(spec, context, create(spec.method.input));
             });
@@ -302,11 +311,11 @@ export function createGrpcUnary(
         (err: unknown) => fail(err),
       );
     };
-    // Once answered, the rest of the request is read and dropped, as it arrives (no memory
-    // held); a client that never ends it is ended by the request deadline.
     /** An undecoded message's bytes, decompressed within the message limit (Connect's errors when not). */
     const requestBytes = async ({ data, compressed }: { data: Uint8Array; compressed: boolean }) =>
       compressed ? compression.request!.decompress(data, maxBytes) : data;
+    // Once answered, the rest of the request is read and dropped, as it arrives (no memory
+    // held); a client that never ends it is ended by the request deadline.
     const stopReading = () => {
       stream.off("data", onData);
       stream.on("data", drop);
