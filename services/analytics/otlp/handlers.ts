@@ -43,7 +43,7 @@ export interface OtlpDeps {
   now?: () => number;
   /** Exports this process works on at once; more are answered UNAVAILABLE (503) with Retry-After. */
   maxConcurrent?: number;
-  /** Where OTLP/HTTP bodies are decoded and mapped: the process's mapping threads unless given. */
+  /** Where OTLP/HTTP bodies and binary OTLP/gRPC messages are decoded and mapped: the process's mapping threads unless given. */
   mappingThreads?: MappingThreads;
 }
 
@@ -110,7 +110,8 @@ function receivers(deps: OtlpDeps): { work: Work; receive: Receivers } {
     kind: MappingJob["kind"],
     body: Pick<MappingJob, "contentType" | "data" | "grpc">,
   ): Promise<HttpOutcome> => {
-    // Traces are decoded (an undecodable body is still a 400) and not stored: no owner to find.
+    // Traces are decoded (an undecodable one is still a 400, INVALID_ARGUMENT over gRPC) and not
+    // stored: no owner to find.
     const attributor = kind === "traces" ? undefined : await attributorFor(ctx, deps.db);
     const preparation = attributor && new Preparation(attributor);
     const reply = await threads().map({ kind, ...body, orgId: attributor?.orgId ?? "" }, (named) =>
