@@ -8,7 +8,7 @@
 // decoded (Connect, gRPC-Web, gRPC+JSON; the module limits those to MAX_DECODED_GRPC_BYTES) is
 // mapped here.
 import { create, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
-import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import type { OtlpHttpService } from "../../../gen/agentplane/analytics/v1/otlp_pb.js";
 import { HttpBodySchema, type HttpBody } from "../../../gen/google/api/httpbody_pb.js";
@@ -27,6 +27,7 @@ import {
   type TraceService,
 } from "../../../gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js";
 import type { Database } from "../../database.js";
+import { DomainError } from "../../platform/errors.js";
 import type { Logger } from "../../platform/logger.js";
 import { kUndecodedRequest } from "../../platform/undecoded.js";
 import { attributorFor } from "./attribution.js";
@@ -91,12 +92,12 @@ type HttpOutcome =
   | { encoding: OtlpEncoding; outcome: Outcome | undefined }
   | { refused: { status: number; message: string } };
 
-/** The gRPC code of an OTLP/HTTP refusal, for the same message over gRPC. */
-function grpcRefusal({ status, message }: { status: number; message: string }): ConnectError {
-  const code = status === 400 ? Code.InvalidArgument : status === 413 ? Code.ResourceExhausted : undefined;
+/** An OTLP/HTTP refusal as the domain error whose gRPC code (errors.ts) carries it over gRPC. */
+function grpcRefusal({ status, message }: { status: number; message: string }): DomainError {
+  const kind = status === 400 ? "invalid_argument" : status === 413 ? "resource_exhausted" : undefined;
   // 415 (another content type) cannot come from gRPC, whose messages go as protobuf.
-  if (code === undefined) throw new Error(`an OTLP/gRPC message refused with HTTP ${status}: ${message}`);
-  return new ConnectError(message, code);
+  if (kind === undefined) throw new Error(`an OTLP/gRPC message refused with HTTP ${status}: ${message}`);
+  return new DomainError(kind, message);
 }
 
 function receivers(deps: OtlpDeps): { work: Work; receive: Receivers } {
