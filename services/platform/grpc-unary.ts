@@ -264,11 +264,7 @@ export function createGrpcUnary(
           if (compressed && (!undecoded || compression.request === null))
             throw new ConnectError("received compressed envelope, but do not know how to decompress", Code.Internal);
           if (undecoded) {
-            if (++received > 1)
-              throw new ConnectError(
-                "protocol error: received extra input message for unary method",
-                Code.Unimplemented,
-              );
+            if (++received > 1) throw extraMessage();
             undecodedMessage = { data, compressed };
             continue;
           }
@@ -278,8 +274,7 @@ export function createGrpcUnary(
           } catch (e) {
             throw new ConnectError(`parse binary: ${e instanceof Error ? e.message : String(e)}`, Code.Internal);
           }
-          if (++received > 1)
-            throw new ConnectError("protocol error: received extra input message for unary method", Code.Unimplemented);
+          if (++received > 1) throw extraMessage();
           message = parsed;
         }
       } catch (err) {
@@ -403,6 +398,10 @@ interface Served {
   /** Handed over undecoded (undecoded.ts). */
   readonly undecoded: boolean;
 }
+
+/** A second message on a unary call, as Connect refuses it. */
+const extraMessage = () =>
+  new ConnectError("protocol error: received extra input message for unary method", Code.Unimplemented);
 
 function drop(): void {}
 
