@@ -5,11 +5,10 @@
 // grpc-listener.ts destroys the socket too.
 import { create, toBinary } from "@bufbuild/protobuf";
 import { connect } from "node:http2";
-import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { DownloadThingRequestSchema, EdgeTestService } from "../gen/agentplane/edgetest/v1/edgetest_pb.js";
-import { OPEN } from "../services/platform/auth.js";
-import { startGrpcListener, type GrpcListener } from "../services/platform/grpc-listener.js";
+import type { GrpcListener } from "../services/platform/grpc-listener.js";
+import { startEdgeTestListener } from "./support/edge-test-listener.js";
 import { envelope } from "./reliability/support/raw-h2.js";
 import { startTcpProxy, type TcpProxy } from "./support/tcp-proxy.js";
 
@@ -25,30 +24,17 @@ describe("a gRPC listener's destroy, with a peer that stopped reading", () => {
 
   it("closes every connection, so that close() resolves", async () => {
     let chunksWritten = 0;
-    listener = await startGrpcListener({
-      name: "test",
-      routes: (router) =>
-        router.service(EdgeTestService, {
-          // An answer without end: it streams until the connection goes.
-          async *downloadThing() {
-            for (;;) {
-              chunksWritten++;
-              yield { contentType: "text/plain", data: Buffer.alloc(CHUNK_BYTES, 97) };
-            }
-          },
-        }),
-      interceptors: [],
-      authenticator: { authenticate: async () => undefined },
-      policies: new Map([[EdgeTestService.typeName, OPEN]]),
-      services: [EdgeTestService],
-      maxMessageBytes: 1 << 20,
-      requestTimeoutMs: 30_000,
-      trustForwardedFor: false,
-      fastUnary: true,
-      logger: pino({ level: "silent" }),
-      port: 0,
-      host: "127.0.0.1",
-    });
+    listener = await startEdgeTestListener((router) =>
+      router.service(EdgeTestService, {
+        // An answer without end: it streams until the connection goes.
+        async *downloadThing() {
+          for (;;) {
+            chunksWritten++;
+            yield { contentType: "text/plain", data: Buffer.alloc(CHUNK_BYTES, 97) };
+          }
+        },
+      }),
+    );
     proxy = await startTcpProxy("127.0.0.1", listener.port);
 
     // A client with large windows, so that flow control does not stop the server before the

@@ -7,13 +7,12 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, createClient } from "@connectrpc/connect";
 import { compressionBrotli, createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { gzipSync } from "node:zlib";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EdgeTestService, GetThingRequestSchema } from "../gen/agentplane/edgetest/v1/edgetest_pb.js";
-import { OPEN } from "../services/platform/auth.js";
-import { startGrpcListener, type GrpcListener } from "../services/platform/grpc-listener.js";
+import type { GrpcListener } from "../services/platform/grpc-listener.js";
 import { kUndecodedRequest } from "../services/platform/undecoded.js";
 import { envelope, H2Client, type H2Response } from "./reliability/support/raw-h2.js";
+import { startEdgeTestListener } from "./support/edge-test-listener.js";
 import { grpcClient } from "./support/grpc.js";
 
 const GET_THING = `/${EdgeTestService.typeName}/GetThing`;
@@ -29,9 +28,8 @@ interface Received {
 }
 
 async function listen(fastUnary: boolean, undecoded = new Map([[GET_THING, MAX_BYTES]])): Promise<GrpcListener> {
-  return startGrpcListener({
-    name: "test",
-    routes: (router) =>
+  return startEdgeTestListener(
+    (router) =>
       router.service(EdgeTestService, {
         getThing(req, ctx) {
           const bytes = ctx.values.get(kUndecodedRequest);
@@ -47,19 +45,8 @@ async function listen(fastUnary: boolean, undecoded = new Map([[GET_THING, MAX_B
           ],
         }),
       }),
-    interceptors: [],
-    authenticator: { authenticate: async () => undefined },
-    policies: new Map([[EdgeTestService.typeName, OPEN]]),
-    services: [EdgeTestService],
-    maxMessageBytes: 1 << 20,
-    requestTimeoutMs: 30_000,
-    trustForwardedFor: false,
-    fastUnary,
-    undecoded,
-    logger: pino({ level: "silent" }),
-    port: 0,
-    host: "127.0.0.1",
-  });
+    { fastUnary, undecoded },
+  );
 }
 
 function grpcStatus(res: H2Response): [string, string] {
