@@ -7,10 +7,12 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import type { IncomingHttpHeaders } from "node:http2";
+import { brotliCompressSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   GetSessionRequestSchema,
   ListSessionsRequestSchema,
+  PostMessageRequestSchema,
   SessionRunnerService,
   SessionSchema,
   SessionService,
@@ -32,6 +34,7 @@ import { testServerConfig } from "./support/server.js";
 const GET_SESSION = `/${SessionService.typeName}/GetSession`;
 const LIST_SESSIONS = `/${SessionService.typeName}/ListSessions`;
 const UPDATE_SESSION = `/${SessionService.typeName}/UpdateSession`;
+const POST_MESSAGE = `/${SessionService.typeName}/PostMessage`;
 const TIMEOUT_MS = 10_000;
 
 const getSession = (sessionId: string) =>
@@ -248,7 +251,7 @@ describe("the unary gRPC fast path answers as Connect's handler", () => {
     }
   });
 
-  it("an unknown method, and a JSON or compressed request (both served by Connect)", async () => {
+  it("an unknown method, and a JSON request or an unknown encoding (both answered as Connect does)", async () => {
     await both(`/${SessionService.typeName}/NoSuchMethod`, bearer(owner.key), [envelope(0, getSession(sessionId))]);
     await both(`/agentplane.nothing.v1.Nothing/Get`, bearer(owner.key), [envelope(0, getSession(sessionId))]);
     const [json] = await both(GET_SESSION, { ...bearer(owner.key), "content-type": "application/grpc+json" }, [
@@ -259,6 +262,56 @@ describe("the unary gRPC fast path answers as Connect's handler", () => {
       envelope(0, getSession(sessionId)),
     ]);
     expect(grpcStatus(unknownEncoding)[0]).toBe(String(Code.Unimplemented));
+  });
+
+  it("a compressed request (gzip, br), and one whose compressed bytes are broken or over the limit decompressed", async () => {
+    const message = getSession(sessionId);
+    for (const [name, compress] of [
+      ["gzip", gzipSync],
+      ["br", brotliCompressSync],
+    ] as const) {
+      const [ok] = await both(GET_SESSION, { ...bearer(owner.key), "grpc-encoding": name }, [
+        envelope(1, compress(message)),
+      ]);
+      expect(grpcStatus(ok)[0]).toBe("0");
+      expect(fromBinary(SessionSchema, ok.body.subarray(5)).sessionId).toBe(sessionId);
+      const [broken] = await both(GET_SESSION, { ...bearer(owner.key), "grpc-encoding": name }, [
+        envelope(1, Buffer.from("not compressed at all")),
+      ]);
+      expect(grpcStatus(broken)[0]).toBe(String(Code.InvalidArgument));
+    }
+    // 33 MiB of zeros, a few KiB gzipped: over the limit once decompressed.
+    const [bomb] = await both(GET_SESSION, { ...bearer(owner.key), "grpc-encoding": "gzip" }, [
+      envelope(1, gzipSync(Buffer.alloc(MAX_REQUEST_BODY_BYTES + 1024))),
+    ]);
+    expect(grpcStatus(bomb)[0]).toBe(String(Code.ResourceExhausted));
+  });
+
+  it("refuses a message that would decode far larger than its bytes, compressed or not, before decoding it", async () => {
+    // PostMessage with 2 MiB of empty files[] elements: about 250 MiB decoded (decoded-size.ts).
+    const files = Buffer.alloc(2 << 20);
+    for (let i = 0; i < files.length; i += 2) files[i] = (4 << 3) | 2;
+    const head = Buffer.from(
+      toBinary(PostMessageRequestSchema, create(PostMessageRequestSchema, { sessionId, text: "hello" })),
+    );
+    const message = Buffer.concat([head, files]);
+    for (const [headers, body] of [
+      [{}, envelope(0, message)],
+      [{ "grpc-encoding": "gzip" }, envelope(1, gzipSync(message))],
+    ] as const) {
+      const res = await fastClient.request(
+        {
+          path: POST_MESSAGE,
+          headers: { "content-type": "application/grpc", te: "trailers", ...bearer(owner.key), ...headers },
+          body: [body],
+        },
+        TIMEOUT_MS,
+      );
+      const [status, text] = grpcStatus(res);
+      expect(status).toBe(String(Code.InvalidArgument));
+      expect(text).toContain(`once decoded (8 times its ${message.length} bytes`);
+      expect(text).toContain("passing it in files[]");
+    }
   });
 
   it("a response compressed as the client accepts it (grpc-accept-encoding), over Connect's threshold", async () => {

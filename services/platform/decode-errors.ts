@@ -12,6 +12,7 @@ import type { UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { encodeEnvelope } from "@connectrpc/connect/protocol";
 import { endStreamFlag } from "@connectrpc/connect/protocol-connect";
 import { trailerFlag, trailerParse, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web";
+import { DECODE_FACTOR, DECODE_SLACK_BYTES, decodedSizeLimit } from "./decoded-size.js";
 
 const DECODE_FAILURE =
   /^(parse binary: |received compressed envelope, but do not know how to decompress$|decompression failed$)/;
@@ -19,6 +20,19 @@ const INTERNAL = "13";
 const INVALID_ARGUMENT = "3";
 
 const message = (original: string) => `request: the message does not decode (${original})`;
+
+/**
+ * A binary message refused before it is decoded because it would take far more memory decoded
+ * than its bytes (decoded-size.ts): `field` is where the estimate passed the limit.
+ */
+export function decodedTooLarge(field: string, messageBytes: number): ConnectError {
+  return new ConnectError(
+    `request: the message would take more than ${decodedSizeLimit(messageBytes)} bytes once decoded ` +
+      `(${DECODE_FACTOR} times its ${messageBytes} bytes, and ${DECODE_SLACK_BYTES}), passing it in ${field}: ` +
+      "send fewer elements, or elements that carry values",
+    Code.InvalidArgument,
+  );
+}
 
 /**
  * The same for an error not yet written (the unary gRPC fast path, grpc-unary.ts, answers

@@ -21,14 +21,18 @@
 // deadline (request-deadline.ts) tracks these streams as the others.
 //
 // What it takes: POST, a unary method this listener serves, `application/grpc` or
-// `application/grpc+proto`, and a request without grpc-encoding (or identity). Everything else —
-// gRPC-Web, Connect, JSON, compressed requests, streaming methods, unknown paths — goes to the
-// Connect path (grpc-listener.ts).
+// `application/grpc+proto`, compressed or not. Everything else — gRPC-Web, Connect, JSON,
+// streaming methods, unknown paths — goes to the Connect path (grpc-listener.ts). A compressed
+// message is decompressed asynchronously, within the message limit, once the request has ended.
+//
+// Before a message is decoded, its decoded size is estimated from its bytes (decoded-size.ts): a
+// message that would take more than DECODE_FACTOR times its bytes (and a megabyte) once decoded
+// is refused, INVALID_ARGUMENT naming the field, and never built. Connect's handler has no such
+// check (it decodes with no hook before), which is why this path takes compressed calls too.
 //
 // Undecoded methods (undecoded.ts) are the exception: this path serves their binary gRPC calls
-// compressed or not, and with the fast path turned off too (`onlyUndecoded`), because Connect's
-// handler would decode them. Their message is decompressed (asynchronously, within the
-// message limit) and handed over as bytes in the context; the implementation gets an empty
+// with the fast path turned off too (`onlyUndecoded`), because Connect's handler would decode
+// them. Their message is handed over as bytes in the context; the implementation gets an empty
 // request message. For them there is no Connect path to answer as: a message that does not
 // decode is the implementation's to refuse, after the interceptors, with its own limit.
 import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
@@ -38,7 +42,8 @@ import { Code, ConnectError, createContextValues, type MethodImplSpec } from "@c
 import { compressionNegotiate, envelopeCompress, type Compression } from "@connectrpc/connect/protocol";
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { kAuthenticated, type Authenticated } from "./auth.js";
-import { clientDecodeError } from "./decode-errors.js";
+import { clientDecodeError, decodedTooLarge } from "./decode-errors.js";
+import { decodedSize, decodedSizeLimit } from "./decoded-size.js";
 import { Refused, refuse, type EarlyAuth } from "./early-auth.js";
 import { asConnectError, CALL_FINISHED, createCallContext, type CallContext, type Invoker } from "./invoke.js";
 import type { Logger } from "./logger.js";
@@ -141,8 +146,6 @@ export function createGrpcUnary(
     if (entry === undefined || (options.onlyUndecoded && !entry.undecoded)) return false;
     const contentType = headers["content-type"];
     if (contentType === undefined || !BINARY_GRPC.test(contentType)) return false;
-    const encoding = headers["grpc-encoding"];
-    if (!entry.undecoded && encoding !== undefined && encoding !== "identity") return false;
     serve(stream, headers, path!, entry);
     return true;
   };
@@ -177,7 +180,6 @@ export function createGrpcUnary(
     const timeoutHeader = headers["grpc-timeout"];
     const timeout = parseTimeout(timeoutHeader === undefined ? null : String(timeoutHeader), options.maxTimeoutMs);
     const accepted = headers[ACCEPT_ENCODING];
-    // Only an undecoded method's call comes here with a grpc-encoding other than identity.
     const requested = headers["grpc-encoding"];
     const compression = compressionNegotiate(
       options.acceptCompression as Compression[],
@@ -215,8 +217,7 @@ export function createGrpcUnary(
       answer(stream, context, undefined, clientDecodeError(asConnectError(err)));
     };
     // Errors of the request itself come before its body is read, in Connect's order: an
-    // encoding it does not have (only an undecoded method's call comes here with one), then the
-    // timeout header.
+    // encoding it does not have, then the timeout header.
     if (compression.error) {
       fail(compression.error);
       return;
@@ -233,8 +234,8 @@ export function createGrpcUnary(
     let length = -1;
     let flags = 0;
     let message: Message | undefined;
-    /** An undecoded method's message as it came, and whether its envelope says compressed. */
-    let undecodedMessage: { data: Uint8Array; compressed: boolean } | undefined;
+    /** A compressed message, or an undecoded method's, as it came, and whether its envelope says compressed. */
+    let pending: { data: Uint8Array; compressed: boolean } | undefined;
     let received = 0;
     const onData = (chunk: Buffer) => {
       if (answered) return;
@@ -261,19 +262,14 @@ export function createGrpcUnary(
           buffered -= 5 + length;
           length = -1;
           const compressed = (flags & COMPRESSED_FLAG) === COMPRESSED_FLAG;
-          if (compressed && (!undecoded || compression.request === null))
+          if (compressed && compression.request === null)
             throw new ConnectError("received compressed envelope, but do not know how to decompress", Code.Internal);
-          if (undecoded) {
+          if (undecoded || compressed) {
             if (++received > 1) throw extraMessage();
-            undecodedMessage = { data, compressed };
+            pending = { data, compressed };
             continue;
           }
-          let parsed: Message;
-          try {
-            parsed = fromBinary(spec.method.input, data, invoker.binaryOptions(spec.method));
-          } catch (e) {
-            throw new ConnectError(`parse binary: ${e instanceof Error ? e.message : String(e)}`, Code.Internal);
-          }
+          const parsed = decode(data);
           if (++received > 1) throw extraMessage();
           message = parsed;
         }
@@ -285,14 +281,15 @@ export function createGrpcUnary(
     const onEnd = () => {
       if (answered) return;
       if (buffered > 0) return fail(new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument));
-      if (message === undefined && undecodedMessage === undefined)
+      if (message === undefined && pending === undefined)
         return fail(new ConnectError("protocol error: missing input message for unary method", Code.Unimplemented));
       const invoked =
-        undecodedMessage === undefined
+        pending === undefined
           ? invoker.unary(spec, context, message!)
-          : requestBytes(undecodedMessage).then((bytes) => {
+          : requestBytes(pending).then((bytes) => {
               // A client gone while the message was decompressed: no call to make.
               if (context.signal.aborted) throw context.signal.reason;
+              if (!undecoded) return invoker.unary(spec, context, decode(bytes));
               context.values.set(kUndecodedRequest, bytes);
               return invoker.unary(spec, context, create(spec.method.input));
             });
@@ -306,9 +303,20 @@ export function createGrpcUnary(
         (err: unknown) => fail(err),
       );
     };
-    /** An undecoded message's bytes, decompressed within the message limit (Connect's errors when not). */
+    /** A pending message's bytes, decompressed within the message limit (Connect's errors when not). */
     const requestBytes = async ({ data, compressed }: { data: Uint8Array; compressed: boolean }) =>
       compressed ? compression.request!.decompress(data, maxBytes) : data;
+    /** The request message, unless its decoded size is out of proportion to its bytes. */
+    const decode = (data: Uint8Array): Message => {
+      const binaryOptions = invoker.binaryOptions(spec.method);
+      const size = decodedSize(spec.method.input, data, decodedSizeLimit(data.length), binaryOptions);
+      if (!size.within) throw decodedTooLarge(size.field, data.length);
+      try {
+        return fromBinary(spec.method.input, data, binaryOptions);
+      } catch (e) {
+        throw new ConnectError(`parse binary: ${e instanceof Error ? e.message : String(e)}`, Code.Internal);
+      }
+    };
     // Once answered, the rest of the request is read and dropped, as it arrives (no memory
     // held); a client that never ends it is ended by the request deadline.
     const stopReading = () => {
