@@ -26,6 +26,7 @@ import type { Authenticator, AuthPolicy } from "./auth.js";
 import { createEarlyAuth } from "./early-auth.js";
 import type { Logger } from "./logger.js";
 import { createRequestDeadline } from "./request-deadline.js";
+import { type BodyGuardMethod, guardRequestBody } from "./connect-body-guard.js";
 import { createGrpcUnary } from "./grpc-unary.js";
 import { createInvoker } from "./invoke.js";
 import type { StreamCors } from "./cors.js";
@@ -103,6 +104,18 @@ export async function startGrpcListener(options: GrpcListenerOptions): Promise<G
   });
   options.routes(router);
   const paths = new Map<string, UniversalHandler>(router.handlers.map((h) => [h.requestPath, h]));
+  const invoker = createInvoker(options.routes, options.interceptors);
+  // What each method's request messages are checked against before Connect decodes them.
+  const guarded = new Map<UniversalHandler, BodyGuardMethod>(
+    router.handlers.map((h) => [
+      h,
+      {
+        input: h.method.input,
+        binaryOptions: invoker.binaryOptions(h.method),
+        maxBytes: Math.min(options.maxMessageBytes, invoker.readMaxBytes(h.method) ?? options.maxMessageBytes),
+      },
+    ]),
+  );
   const handler = (req: Http2ServerRequest, res: Http2ServerResponse) => {
     const uHandler = paths.get(req.url.split("?", 1)[0]!);
     if (!uHandler) {
@@ -110,7 +123,11 @@ export async function startGrpcListener(options: GrpcListenerOptions): Promise<G
       res.end();
       return;
     }
-    const uReq = universalRequestFromNodeRequest(req, res, undefined, early.contextValues(req));
+    const uReq = guardRequestBody(
+      universalRequestFromNodeRequest(req, res, undefined, early.contextValues(req)),
+      guarded.get(uHandler)!,
+      acceptCompression,
+    );
     uHandler(uReq)
       .then(clientDecodeErrors)
       .then((uRes) => universalResponseToNodeResponse(uRes, res))
@@ -141,7 +158,7 @@ export async function startGrpcListener(options: GrpcListenerOptions): Promise<G
     // off only the undecoded methods'; every other stream goes on to Node's compatibility layer
     // (its 'stream' listener, which createServer installed for the handler above) and Connect.
     const fastUnary = createGrpcUnary({
-      invoker: createInvoker(options.routes, options.interceptors),
+      invoker,
       maxMessageBytes: options.maxMessageBytes,
       maxTimeoutMs: MAX_TIMEOUT_MS,
       acceptCompression,

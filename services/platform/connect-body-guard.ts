@@ -1,0 +1,183 @@
+// The decoded-size check (decoded-size.ts, json-objects.ts) for the requests Connect's handler
+// decodes: gRPC-Web, Connect (unary and streaming), gRPC with the JSON codec, and binary gRPC
+// to streaming methods (or every method with GRPC_UNARY_FAST_PATH off).
+//
+// Why here: Connect's handler reads, decompresses and decodes a request message with no hook in
+// between, so a message of empty elements would be built before any interceptor saw it. This
+// wraps the request body the handler reads: each message is checked as it completes (an
+// envelope; a Connect unary body whole) and its bytes are passed on unchanged, so the handler
+// does everything else as before (limits, decompression, errors in its protocol's form). A
+// message out of proportion ends the body with INVALID_ARGUMENT, which the handler answers.
+//
+// Compressed messages are decompressed here to be checked, within the same message limit, and
+// again by the handler: this costs a second decompression for compressed calls on this path
+// only (binary gRPC unary calls, the usual ones, are on the fast path: grpc-unary.ts). Bytes this
+// cannot make sense of (an unknown content type or encoding, a broken envelope or compression)
+// are passed on unchecked, for the handler to refuse in its own words.
+import type { BinaryReadOptions, DescMessage } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { Compression, UniversalServerRequest } from "@connectrpc/connect/protocol";
+import { decodedTooLarge } from "./decode-errors.js";
+import { decodedSize, decodedSizeLimit } from "./decoded-size.js";
+import { tooManyJsonValues, tooManyJsonValuesMessage } from "./json-objects.js";
+
+/** What each request's messages are checked against. */
+export interface BodyGuardMethod {
+  readonly input: DescMessage;
+  readonly binaryOptions: Partial<BinaryReadOptions> | undefined;
+  /** The method's message limit (readMaxBytes), decompressed. */
+  readonly maxBytes: number;
+}
+
+type Framing =
+  /** Messages in 5-byte envelopes; `encodingHeader` names the compression of flagged ones. */
+  | { readonly enveloped: true; readonly json: boolean; readonly encodingHeader: string }
+  /** Connect unary: the body is the message, compressed per content-encoding. */
+  | { readonly enveloped: false; readonly json: boolean };
+
+const ENVELOPED = /^application\/(grpc|grpc-web|connect)(?:\+(proto|json))?(?:;.*)?$/i;
+const CONNECT_UNARY = /^application\/(proto|json)(?:;.*)?$/i;
+const COMPRESSED_FLAG = 0b01;
+/** Connect streaming's end of stream, gRPC-Web's trailers: no message. */
+const CONTROL_FLAG = 0b10;
+
+function framingOf(contentType: string): Framing | undefined {
+  const enveloped = ENVELOPED.exec(contentType);
+  if (enveloped) {
+    const json = enveloped[2]?.toLowerCase() === "json";
+    const protocol = enveloped[1]!.toLowerCase();
+    return {
+      enveloped: true,
+      json,
+      encodingHeader: protocol === "connect" ? "connect-content-encoding" : "grpc-encoding",
+    };
+  }
+  const unary = CONNECT_UNARY.exec(contentType);
+  if (unary) return { enveloped: false, json: unary[1]!.toLowerCase() === "json" };
+  return undefined;
+}
+
+/**
+ * The request with its body checked message by message as the handler reads it; the request
+ * itself when its content type is none this knows (the handler refuses it).
+ */
+export function guardRequestBody(
+  req: UniversalServerRequest,
+  method: BodyGuardMethod,
+  compressions: readonly Compression[],
+): UniversalServerRequest {
+  const framing = framingOf(req.header.get("content-type") ?? "");
+  const body = req.body;
+  if (framing === undefined || !(Symbol.asyncIterator in Object(body))) return req;
+  const codingOf = (name: string | null) =>
+    name === null || name === "identity" ? null : (compressions.find((c) => c.name === name) ?? undefined);
+  const check = async (data: Uint8Array, coding: Compression | null | undefined) => {
+    // An encoding the handler does not have, or bytes that do not decompress: its to refuse.
+    if (coding === undefined) return;
+    let bytes = data;
+    if (coding !== null) {
+      try {
+        bytes = await coding.decompress(data, method.maxBytes);
+      } catch {
+        return;
+      }
+    }
+    checkMessage(bytes, framing.json, method);
+  };
+  const chunks = body as AsyncIterable<Uint8Array>;
+  return {
+    ...req,
+    body: framing.enveloped
+      ? checkedEnvelopes(chunks, method.maxBytes, (data, compressed) =>
+          check(data, compressed ? codingOf(req.header.get(framing.encodingHeader)) : null),
+        )
+      : checkedWhole(chunks, method.maxBytes, (data) => check(data, codingOf(req.header.get("content-encoding")))),
+  };
+}
+
+/** Throws when the message (binary, or JSON) would decode out of proportion to its bytes. */
+function checkMessage(bytes: Uint8Array, json: boolean, method: BodyGuardMethod): void {
+  if (json) {
+    const values = tooManyJsonValues(bytes);
+    if (values !== undefined)
+      throw new ConnectError(tooManyJsonValuesMessage(values, bytes.length), Code.InvalidArgument);
+    return;
+  }
+  const size = decodedSize(method.input, bytes, decodedSizeLimit(bytes.length), method.binaryOptions);
+  if (!size.within) throw decodedTooLarge(size.field, bytes.length);
+}
+
+/**
+ * The body's chunks, passed on once the envelope they complete is checked. Past the message
+ * limit (the handler refuses that from the envelope's header) nothing more is checked.
+ */
+async function* checkedEnvelopes(
+  chunks: AsyncIterable<Uint8Array>,
+  maxBytes: number,
+  check: (data: Uint8Array, compressed: boolean) => Promise<void>,
+): AsyncIterable<Uint8Array> {
+  let held: Uint8Array[] = [];
+  let heldBytes = 0;
+  let unchecked = false;
+  for await (const chunk of chunks) {
+    if (unchecked) {
+      yield chunk;
+      continue;
+    }
+    held.push(chunk);
+    heldBytes += chunk.length;
+    // Every complete envelope in what is held: check it; pass on what the checks covered.
+    let all = held.length === 1 ? held[0]! : Buffer.concat(held, heldBytes);
+    let offset = 0;
+    while (all.length - offset >= 5) {
+      const flags = all[offset]!;
+      const length = new DataView(all.buffer, all.byteOffset + offset + 1, 4).getUint32(0);
+      if (length > maxBytes) {
+        unchecked = true;
+        break;
+      }
+      if (all.length - offset - 5 < length) break;
+      if ((flags & CONTROL_FLAG) === 0)
+        await check(all.subarray(offset + 5, offset + 5 + length), (flags & COMPRESSED_FLAG) !== 0);
+      offset += 5 + length;
+    }
+    if (unchecked) {
+      yield all;
+      held = [];
+      heldBytes = 0;
+      continue;
+    }
+    if (offset > 0) yield all.subarray(0, offset);
+    all = all.subarray(offset);
+    held = all.length === 0 ? [] : [all];
+    heldBytes = all.length;
+  }
+  // A cut envelope: the handler's to refuse.
+  if (heldBytes > 0) yield held.length === 1 ? held[0]! : Buffer.concat(held, heldBytes);
+}
+
+/** The body whole, checked, then passed on; past the message limit, passed on unchecked. */
+async function* checkedWhole(
+  chunks: AsyncIterable<Uint8Array>,
+  maxBytes: number,
+  check: (data: Uint8Array) => Promise<void>,
+): AsyncIterable<Uint8Array> {
+  const held: Uint8Array[] = [];
+  let heldBytes = 0;
+  const iterator = chunks[Symbol.asyncIterator]();
+  for (;;) {
+    const next = await iterator.next();
+    if (next.done) break;
+    held.push(next.value);
+    heldBytes += next.value.length;
+    if (heldBytes > maxBytes) {
+      // The handler refuses it by its limit: hand over what came and the rest as it comes.
+      yield* held;
+      for (let rest = await iterator.next(); !rest.done; rest = await iterator.next()) yield rest.value;
+      return;
+    }
+  }
+  const whole = held.length === 1 ? held[0]! : Buffer.concat(held, heldBytes);
+  await check(whole);
+  yield whole;
+}
