@@ -68,16 +68,17 @@ describe("decode amplification", () => {
     );
   });
 
-  it("REST and gRPC: elements carrying next to nothing are refused alike, naming the field", async () => {
-    // 60,000 files of a one-letter name: 13 bytes of JSON, 5 in binary, about 120 decoded each.
-    const files = Array.from({ length: 60_000 }, () => ({ name: "a" }));
+  it("REST and gRPC: elements carrying next to nothing are refused alike, naming where", async () => {
+    // 60,000 files of six characters of parsed data: 24 bytes of JSON each (the count allows
+    // that), 10 in binary, about 130 decoded.
+    const files = Array.from({ length: 60_000 }, () => ({ parsedData: "abcdef" }));
     const rest = await post({ text: "hi", files });
     expect(rest.status).toBe(400);
     const message = create(PostMessageRequestSchema, { sessionId, text: "hi", files });
     const bytes = toBinary(PostMessageRequestSchema, message).length;
     const expected =
       `request: the message would take more than ${decodedSizeLimit(bytes)} bytes once decoded ` +
-      `(8 times its ${bytes} bytes, and 1048576), passing it in files[]: send fewer elements, or elements that carry values`;
+      `(8 times its ${bytes} bytes, and 1048576), passing it in files[].parsed_data: send fewer elements, or elements that carry values`;
     expect(rest.json.detail).toBe(expected);
     const grpcError = await sessions.call(SessionService.method.postMessage, message).then(
       () => undefined,
