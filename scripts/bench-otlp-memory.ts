@@ -2,7 +2,10 @@
 // exports of the most memory per byte there is (4 MiB bodies, the largest taken, of empty log
 // records: 2 * 10^6 objects once decoded), N at once, over OTLP/HTTP and over OTLP/gRPC, beside
 // the analytics pod's memory limit (1 GiB, deploy/base/services/analytics.yaml). A fresh service
-// per row, so that each peak (the kernel's VmHWM) is that row's.
+// per row, so that each peak (the kernel's VmHWM) is that row's. A last row sends the same kind of
+// message to a method with no decode budget of its own: TelemetryService/Ingest over gRPC, 32 MiB
+// (the services' message limit) of empty events, refused before it is decoded (docs/grpc.md,
+// "Messages out of proportion to their bytes"), where it was about 2 GB decoded.
 //
 // Usage: DATABASE_URL=postgres://… npm run bench:otlp-memory -- [--concurrency 1,2,4]
 // A scratch database is created on DATABASE_URL's server and dropped afterwards.
@@ -47,14 +50,17 @@ function grpcFrame(message: Uint8Array): Uint8Array {
   return frame;
 }
 
-/** One OTLP/gRPC Export over plain HTTP/2: its grpc-status (or the HTTP status). */
-function grpcExport(grpcUrl: string, token: string, message: Uint8Array): Promise<string> {
+const LOGS_EXPORT = "/opentelemetry.proto.collector.logs.v1.LogsService/Export";
+const INGEST = "/agentplane.analytics.v1.TelemetryService/Ingest";
+
+/** One unary gRPC call over plain HTTP/2: its grpc-status (or the HTTP status). */
+function grpcExport(grpcUrl: string, path: string, token: string, message: Uint8Array): Promise<string> {
   return new Promise((resolve, reject) => {
     const session = connect(grpcUrl);
     session.on("error", reject);
     const stream = session.request({
       ":method": "POST",
-      ":path": "/opentelemetry.proto.collector.logs.v1.LogsService/Export",
+      ":path": path,
       "content-type": "application/grpc",
       te: "trailers",
       authorization: `Bearer ${token}`,
@@ -88,43 +94,51 @@ try {
   console.log(
     `each export: ${body.length} bytes of protobuf, ${(body.length - 10) / 2} empty log records; the pod's limit ${POD_LIMIT_MB} MB`,
   );
-  for (const protocol of ["OTLP/HTTP", "OTLP/gRPC"] as const)
-    for (const n of LEVELS) {
-      const service = await startCompiledService(
-        buildDir,
-        url.toString(),
-        join(tmpdir(), `agentplane-bench-otlp-memory-${process.pid}.log`),
-        ROOT,
+  // IngestRequest.events (field 1): 32 MiB of empty elements, two bytes each.
+  const emptyEvents = new Uint8Array(32 * 1024 * 1024);
+  for (let i = 0; i < emptyEvents.length; i += 2) emptyEvents[i] = (1 << 3) | 2;
+  const rows = [
+    ...(["OTLP/HTTP", "OTLP/gRPC"] as const).flatMap((protocol) => LEVELS.map((n) => [protocol, n] as const)),
+    ["TelemetryService/Ingest over gRPC, 32 MiB of empty events", 1] as const,
+  ];
+  for (const [protocol, n] of rows) {
+    const service = await startCompiledService(
+      buildDir,
+      url.toString(),
+      join(tmpdir(), `agentplane-bench-otlp-memory-${process.pid}.log`),
+      ROOT,
+    );
+    try {
+      const peakMb = () =>
+        Number(readFileSync(`/proc/${service.child.pid}/status`, "utf8").match(/VmHWM:\s+(\d+)/)![1]) / 1024;
+      const idle = peakMb();
+      const answers = await Promise.all(
+        Array.from({ length: n }, () =>
+          protocol === "OTLP/HTTP"
+            ? fetch(`${service.restUrl}/v1/logs`, {
+                method: "POST",
+                headers: { authorization: `Bearer ${token}`, "content-type": "application/x-protobuf" },
+                body,
+              }).then(async (r) => {
+                await r.arrayBuffer();
+                return `${r.status}${r.headers.get("retry-after") ? ` (Retry-After ${r.headers.get("retry-after")})` : ""}`;
+              })
+            : protocol === "OTLP/gRPC"
+              ? grpcExport(service.grpcUrl, LOGS_EXPORT, token, body)
+              : grpcExport(service.internalGrpcUrl, INGEST, token, emptyEvents),
+        ),
       );
-      try {
-        const peakMb = () =>
-          Number(readFileSync(`/proc/${service.child.pid}/status`, "utf8").match(/VmHWM:\s+(\d+)/)![1]) / 1024;
-        const idle = peakMb();
-        const answers = await Promise.all(
-          Array.from({ length: n }, () =>
-            protocol === "OTLP/HTTP"
-              ? fetch(`${service.restUrl}/v1/logs`, {
-                  method: "POST",
-                  headers: { authorization: `Bearer ${token}`, "content-type": "application/x-protobuf" },
-                  body,
-                }).then(async (r) => {
-                  await r.arrayBuffer();
-                  return `${r.status}${r.headers.get("retry-after") ? ` (Retry-After ${r.headers.get("retry-after")})` : ""}`;
-                })
-              : grpcExport(service.grpcUrl, token, body),
-          ),
-        );
-        const counts = new Map<string, number>();
-        for (const a of answers) counts.set(a, (counts.get(a) ?? 0) + 1);
-        const peak = peakMb();
-        console.log(
-          `${protocol}, ${n} at once: peak RSS ${peak.toFixed(0)} MB (${idle.toFixed(0)} MB before), ` +
-            `${((100 * peak) / POD_LIMIT_MB).toFixed(0)}% of the pod's limit; answers ${[...counts].map(([a, c]) => `${c} × ${a}`).join(", ")}`,
-        );
-      } finally {
-        await service.stop();
-      }
+      const counts = new Map<string, number>();
+      for (const a of answers) counts.set(a, (counts.get(a) ?? 0) + 1);
+      const peak = peakMb();
+      console.log(
+        `${protocol}, ${n} at once: peak RSS ${peak.toFixed(0)} MB (${idle.toFixed(0)} MB before), ` +
+          `${((100 * peak) / POD_LIMIT_MB).toFixed(0)}% of the pod's limit; answers ${[...counts].map(([a, c]) => `${c} × ${a}`).join(", ")}`,
+      );
+    } finally {
+      await service.stop();
     }
+  }
 } finally {
   await admin(`drop database if exists ${name} with (force)`);
 }
