@@ -390,8 +390,11 @@ class Scan {
   private skip(wireType: number, fieldNo: number, recursionLimit: number): void {
     switch (wireType) {
       case 0:
-        this.skipVarint();
-        return;
+        // The decoder skips an unknown varint of any length (no ten-byte cap, unlike a read).
+        while (true) {
+          if (this.pos >= this.buf.length) throw MALFORMED;
+          if ((this.buf[this.pos++]! & 0x80) === 0) return;
+        }
       case 1:
         this.advance(8);
         return;
