@@ -30,16 +30,20 @@ export interface BodyGuardMethod {
 }
 
 type Framing =
-  /** Messages in 5-byte envelopes; `encodingHeader` names the compression of flagged ones. */
-  | { readonly enveloped: true; readonly json: boolean; readonly encodingHeader: string }
+  /**
+   * Messages in 5-byte envelopes; `encodingHeader` names the compression of flagged ones, and
+   * envelopes with a `control` flag bit carry no message (0 for gRPC: its handler decodes every
+   * envelope, whatever its flags).
+   */
+  | { readonly enveloped: true; readonly json: boolean; readonly encodingHeader: string; readonly control: number }
   /** Connect unary: the body is the message, compressed per content-encoding. */
   | { readonly enveloped: false; readonly json: boolean };
 
 const ENVELOPED = /^application\/(grpc|grpc-web|connect)(?:\+(proto|json))?(?:;.*)?$/i;
 const CONNECT_UNARY = /^application\/(proto|json)(?:;.*)?$/i;
 const COMPRESSED_FLAG = 0b01;
-/** Connect streaming's end of stream, gRPC-Web's trailers: no message. */
-const CONTROL_FLAG = 0b10;
+/** Connect streaming's end of stream and gRPC-Web's trailers: the only envelopes that hold no message. */
+const CONTROL_FLAG = { connect: 0b10, "grpc-web": 0x80, grpc: 0 } as const;
 
 function framingOf(contentType: string): Framing | undefined {
   const enveloped = ENVELOPED.exec(contentType);
@@ -50,6 +54,7 @@ function framingOf(contentType: string): Framing | undefined {
       enveloped: true,
       json,
       encodingHeader: protocol === "connect" ? "connect-content-encoding" : "grpc-encoding",
+      control: CONTROL_FLAG[protocol as keyof typeof CONTROL_FLAG],
     };
   }
   const unary = CONNECT_UNARY.exec(contentType);
@@ -88,7 +93,7 @@ export function guardRequestBody(
   return {
     ...req,
     body: framing.enveloped
-      ? checkedEnvelopes(chunks, method.maxBytes, (data, compressed) =>
+      ? checkedEnvelopes(chunks, method.maxBytes, framing.control, (data, compressed) =>
           check(data, compressed ? codingOf(req.header.get(framing.encodingHeader)) : null),
         )
       : checkedWhole(chunks, method.maxBytes, (data) => check(data, codingOf(req.header.get("content-encoding")))),
@@ -109,15 +114,20 @@ function checkMessage(bytes: Uint8Array, json: boolean, method: BodyGuardMethod)
 
 /**
  * The body's chunks, passed on once the envelope they complete is checked. Past the message
- * limit (the handler refuses that from the envelope's header) nothing more is checked.
+ * limit (the handler refuses that from the envelope's header) nothing more is checked. Chunks are
+ * joined only once an envelope is complete, so a message arriving in many small chunks is copied
+ * once, not once per chunk.
  */
 async function* checkedEnvelopes(
   chunks: AsyncIterable<Uint8Array>,
   maxBytes: number,
+  control: number,
   check: (data: Uint8Array, compressed: boolean) => Promise<void>,
 ): AsyncIterable<Uint8Array> {
   let held: Uint8Array[] = [];
   let heldBytes = 0;
+  /** The held bytes that complete the first held envelope; -1 until its header has come. */
+  let needed = -1;
   let unchecked = false;
   for await (const chunk of chunks) {
     if (unchecked) {
@@ -126,8 +136,21 @@ async function* checkedEnvelopes(
     }
     held.push(chunk);
     heldBytes += chunk.length;
-    // Every complete envelope in what is held: check it; pass on what the checks covered.
-    let all = held.length === 1 ? held[0]! : Buffer.concat(held, heldBytes);
+    if (needed < 0 && heldBytes >= 5) {
+      const length = lengthPrefix(held);
+      if (length > maxBytes) {
+        unchecked = true;
+        yield* held;
+        held = [];
+        heldBytes = 0;
+        continue;
+      }
+      needed = 5 + length;
+    }
+    if (needed < 0 || heldBytes < needed) continue;
+    // One envelope at least is complete: every complete one in what is held is checked; what
+    // the checks covered is passed on.
+    const all = held.length === 1 ? held[0]! : Buffer.concat(held, heldBytes);
     let offset = 0;
     while (all.length - offset >= 5) {
       const flags = all[offset]!;
@@ -137,7 +160,7 @@ async function* checkedEnvelopes(
         break;
       }
       if (all.length - offset - 5 < length) break;
-      if ((flags & CONTROL_FLAG) === 0)
+      if ((flags & control) === 0)
         await check(all.subarray(offset + 5, offset + 5 + length), (flags & COMPRESSED_FLAG) !== 0);
       offset += 5 + length;
     }
@@ -148,12 +171,22 @@ async function* checkedEnvelopes(
       continue;
     }
     if (offset > 0) yield all.subarray(0, offset);
-    all = all.subarray(offset);
-    held = all.length === 0 ? [] : [all];
-    heldBytes = all.length;
+    const rest = all.subarray(offset);
+    held = rest.length === 0 ? [] : [rest];
+    heldBytes = rest.length;
+    needed = heldBytes >= 5 ? 5 + lengthPrefix(held) : -1;
   }
   // A cut envelope: the handler's to refuse.
   if (heldBytes > 0) yield held.length === 1 ? held[0]! : Buffer.concat(held, heldBytes);
+}
+
+/** The length in the first envelope's header, read across the held chunks (5 bytes at least). */
+function lengthPrefix(held: readonly Uint8Array[]): number {
+  let length = 0;
+  let index = 0;
+  for (const chunk of held)
+    for (let i = 0; i < chunk.length && index < 5; i++, index++) if (index > 0) length = length * 256 + chunk[i]!;
+  return length;
 }
 
 /** The body whole, checked, then passed on; past the message limit, passed on unchecked. */
@@ -164,19 +197,22 @@ async function* checkedWhole(
 ): AsyncIterable<Uint8Array> {
   const held: Uint8Array[] = [];
   let heldBytes = 0;
-  const iterator = chunks[Symbol.asyncIterator]();
-  for (;;) {
-    const next = await iterator.next();
-    if (next.done) break;
-    held.push(next.value);
-    heldBytes += next.value.length;
+  let unchecked = false;
+  // for await: when the handler stops reading, the request's own iterator is ended too.
+  for await (const chunk of chunks) {
+    if (unchecked) {
+      yield chunk;
+      continue;
+    }
+    held.push(chunk);
+    heldBytes += chunk.length;
     if (heldBytes > maxBytes) {
       // The handler refuses it by its limit: hand over what came and the rest as it comes.
+      unchecked = true;
       yield* held;
-      for (let rest = await iterator.next(); !rest.done; rest = await iterator.next()) yield rest.value;
-      return;
     }
   }
+  if (unchecked) return;
   const whole = held.length === 1 ? held[0]! : Buffer.concat(held, heldBytes);
   await check(whole);
   yield whole;
