@@ -153,7 +153,9 @@ describe("the decoded-size check in Connect's protocols", () => {
       expect(res.status).toBe(400);
       const error = JSON.parse(res.body.toString()) as { code: string; message: string };
       expect(error.code).toBe("invalid_argument");
-      expect(error.message).toMatch(/^request: 800004 JSON objects, arrays and array items in \d+ bytes could take/);
+      expect(error.message).toMatch(
+        /^request: 800004 JSON objects, arrays and array items and 3 object members in \d+ bytes could take/,
+      );
     });
   });
 

@@ -60,19 +60,21 @@ describe("decode amplification", () => {
     const res = await post(body);
     expect(res.status).toBe(400);
     // The body, the array, and 400,001 items, each an object.
-    expect(res.json.detail).toBe(tooManyJsonValuesMessage(2 + 2 * 400_001, body.length));
+    expect(res.json.detail).toBe(tooManyJsonValuesMessage({ messages: 2 + 2 * 400_001, members: 2 }, body.length));
     expect(res.json.detail).toBe(
-      `request: 800004 JSON objects, arrays and array items in ${body.length} bytes could take more than ` +
+      `request: 800004 JSON objects, arrays and array items and 2 object members in ${body.length} bytes could take more than ` +
         `${decodedSizeLimit(body.length)} bytes once decoded (8 times the bytes, and 1048576): ` +
         "send fewer values, or values that carry more",
     );
   });
 
   it("REST and gRPC: elements carrying next to nothing are refused alike, naming where", async () => {
-    // 60,000 files of six characters of parsed data: 24 bytes of JSON each (the count allows
-    // that), 10 in binary, about 130 decoded.
+    // 60,000 files of six characters of parsed data: 10 bytes each in binary, about 130 decoded.
+    // In JSON, spaced out to 40 bytes each, which the count before parsing allows.
     const files = Array.from({ length: 60_000 }, () => ({ parsedData: "abcdef" }));
-    const rest = await post({ text: "hi", files });
+    const spaced = `{"text":"hi","files":[${files.map((f) => `{ "parsedData" : "${f.parsedData}"${" ".repeat(14)}}`).join(",")}]}`;
+    expect(spaced.length / files.length).toBeGreaterThan(40);
+    const rest = await post(spaced);
     expect(rest.status).toBe(400);
     const message = create(PostMessageRequestSchema, { sessionId, text: "hi", files });
     const bytes = toBinary(PostMessageRequestSchema, message).length;

@@ -4,10 +4,13 @@
 //
 // What may become a message: an object (a message, or a google.protobuf.Struct), an array (a
 // ListValue inside a Struct) and every item of an array (a message of a repeated field, or a
-// Value inside a ListValue: `[null, null]` is two messages). Each takes at least
-// MESSAGE_HEAP_BYTES decoded, and a message's binary form is no longer than its JSON. So a body
-// whose possible messages alone pass decodedSizeLimit of its length is refused; one within it is
-// checked again as a message once parsed, where that can be done (the REST edge: edge.ts).
+// Value inside a ListValue: `[null, null]` is two messages), each at least MESSAGE_HEAP_BYTES
+// decoded; and every member of an object, which in a Struct is a map entry, its key and a Value
+// (MEMBER_HEAP_BYTES: less than a message, since in a message a member is a field, which costs
+// nothing of its own, and such members are the usual case). A message's binary form is no longer
+// than its JSON, so a body whose possible messages alone pass decodedSizeLimit of its length is
+// refused; one within it is checked again as a message once parsed, where that can be done (the
+// REST edge: edge.ts).
 
 import { DECODE_FACTOR, DECODE_SLACK_BYTES, decodedSizeLimit, MESSAGE_HEAP_BYTES } from "./decoded-size.js";
 
@@ -18,19 +21,36 @@ const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 const CLOSE_BRACE = 0x7d;
 const COMMA = 0x2c;
+const COLON = 0x3a;
+
+/**
+ * Counted per object member. In a Struct a member is a map entry, its key and a Value, about 160
+ * bytes; distinct keys make the shortest members `"ab":0,`, 7 bytes, so 96 refuses a Struct of
+ * them (13 times their bytes) while an object of short fields, `"id":1,` beside longer ones,
+ * stays under 8 times.
+ */
+const MEMBER_HEAP_BYTES = 96;
 
 /** Bodies shorter than this cannot hold enough values (one a byte at most) to pass the limit: no count. */
 const FEWEST_BYTES_TO_PASS = Math.floor(DECODE_SLACK_BYTES / (MESSAGE_HEAP_BYTES - DECODE_FACTOR));
 
 const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 
+export interface PossibleMessages {
+  /** Objects, arrays and array items. */
+  readonly messages: number;
+  /** Members of objects. */
+  readonly members: number;
+}
+
 /**
- * Objects, arrays and array items in `json` (UTF-8 bytes), outside strings; one pass, no
- * allocation but a byte per level of nesting. Validity is JSON.parse's to judge: on invalid
- * text the count is of the same order.
+ * Objects, arrays, array items and object members in `json` (UTF-8 bytes), outside strings; one
+ * pass, no allocation but a byte per level of nesting. Validity is JSON.parse's to judge: on
+ * invalid text the count is of the same order.
  */
-export function countPossibleMessages(json: Uint8Array): number {
+export function countPossibleMessages(json: Uint8Array): PossibleMessages {
   let count = 0;
+  let members = 0;
   let inString = false;
   // Whether each open container is an array (1) or an object (0), and how deep we are.
   let kinds = new Uint8Array(64);
@@ -62,25 +82,27 @@ export function countPossibleMessages(json: Uint8Array): number {
     } else if (b === CLOSE_BRACE || b === CLOSE_BRACKET) {
       if (depth > 0) depth--;
     } else if (b === COMMA && depth > 0 && kinds[depth - 1] === 1) count++;
+    else if (b === COLON && depth > 0 && kinds[depth - 1] === 0) members++;
   }
-  return count;
+  return { messages: count, members };
 }
 
 /**
- * The messages a JSON body of `json.length` bytes may become when they alone would take more
+ * The possible messages of a JSON body of `json.length` bytes when they alone would take more
  * heap than decodedSizeLimit allows; undefined when they would not.
  */
-export function tooManyJsonValues(json: Uint8Array): number | undefined {
+export function tooManyJsonValues(json: Uint8Array): PossibleMessages | undefined {
   if (json.length < FEWEST_BYTES_TO_PASS) return undefined;
   const count = countPossibleMessages(json);
-  return count * MESSAGE_HEAP_BYTES > decodedSizeLimit(json.length) ? count : undefined;
+  const heap = count.messages * MESSAGE_HEAP_BYTES + count.members * MEMBER_HEAP_BYTES;
+  return heap > decodedSizeLimit(json.length) ? count : undefined;
 }
 
 /** The refusal's words, for the REST edge and the gRPC listener's JSON protocols alike. */
-export function tooManyJsonValuesMessage(count: number, bytes: number): string {
+export function tooManyJsonValuesMessage(count: PossibleMessages, bytes: number): string {
   return (
-    `request: ${count} JSON objects, arrays and array items in ${bytes} bytes could take more than ` +
-    `${decodedSizeLimit(bytes)} bytes once decoded (${DECODE_FACTOR} times the bytes, and ${DECODE_SLACK_BYTES}): ` +
-    "send fewer values, or values that carry more"
+    `request: ${count.messages} JSON objects, arrays and array items and ${count.members} object members ` +
+    `in ${bytes} bytes could take more than ${decodedSizeLimit(bytes)} bytes once decoded ` +
+    `(${DECODE_FACTOR} times the bytes, and ${DECODE_SLACK_BYTES}): send fewer values, or values that carry more`
   );
 }
