@@ -280,6 +280,14 @@ describe("the unary gRPC fast path answers as Connect's handler", () => {
       ]);
       expect(grpcStatus(broken)[0]).toBe(String(Code.InvalidArgument));
     }
+    // Two messages, the first compressed: its errors come before the second's (Connect's order).
+    for (const first of [Buffer.from("not gzip"), gzipSync(Buffer.from([0x0a, 0xff])), gzipSync(message)]) {
+      const [two] = await both(GET_SESSION, { ...bearer(owner.key), "grpc-encoding": "gzip" }, [
+        envelope(1, first),
+        envelope(0, Buffer.alloc(0)),
+      ]);
+      expect(grpcStatus(two)[0]).not.toBe("0");
+    }
     // 33 MiB of zeros, a few KiB gzipped: over the limit once decompressed.
     const [bomb] = await both(GET_SESSION, { ...bearer(owner.key), "grpc-encoding": "gzip" }, [
       envelope(1, gzipSync(Buffer.alloc(MAX_REQUEST_BODY_BYTES + 1024))),

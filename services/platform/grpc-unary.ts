@@ -237,6 +237,8 @@ export function createGrpcUnary(
     /** A compressed message, or an undecoded method's, as it came, and whether its envelope says compressed. */
     let pending: { data: Uint8Array; compressed: boolean } | undefined;
     let received = 0;
+    /** A second message came after a compressed first one, whose errors are being looked for. */
+    let refusing = false;
     const onData = (chunk: Buffer) => {
       if (answered) return;
       chunks.push(chunk);
@@ -264,13 +266,27 @@ export function createGrpcUnary(
           const compressed = (flags & COMPRESSED_FLAG) === COMPRESSED_FLAG;
           if (compressed && compression.request === null)
             throw new ConnectError("received compressed envelope, but do not know how to decompress", Code.Internal);
+          if (++received > 1 && pending?.compressed && !undecoded) {
+            // Connect decompresses and decodes the first message before it finds a second: its
+            // errors come first.
+            const first = pending;
+            refusing = true;
+            stopReading();
+            requestBytes(first)
+              .then(decode)
+              .then(
+                () => fail(extraMessage()),
+                (err: unknown) => fail(err),
+              );
+            return;
+          }
           if (undecoded || compressed) {
-            if (++received > 1) throw extraMessage();
+            if (received > 1) throw extraMessage();
             pending = { data, compressed };
             continue;
           }
           const parsed = decode(data);
-          if (++received > 1) throw extraMessage();
+          if (received > 1) throw extraMessage();
           message = parsed;
         }
       } catch (err) {
@@ -279,7 +295,7 @@ export function createGrpcUnary(
       }
     };
     const onEnd = () => {
-      if (answered) return;
+      if (answered || refusing) return;
       if (buffered > 0) return fail(new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument));
       if (message === undefined && pending === undefined)
         return fail(new ConnectError("protocol error: missing input message for unary method", Code.Unimplemented));
