@@ -2,7 +2,7 @@
 // (never buffering more than the limit), and JSON parsing.
 import type { IncomingMessage } from "node:http";
 import { firstTooDeep, MAX_JSON_NESTING } from "../platform/json-nesting.js";
-import { tooManyJsonValues, tooManyJsonValuesMessage } from "../platform/json-objects.js";
+import { refuseTooManyJsonValues } from "../platform/decode-errors.js";
 import { ClientGoneError, EdgeHttpError } from "./errors.js";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
@@ -50,8 +50,7 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number, signa
   const raw = await readLimited(req, maxBytes, signal);
   if (raw.length === 0) return undefined;
   // Before JSON.parse builds them: values too many for their bytes (json-objects.ts).
-  const values = tooManyJsonValues(raw);
-  if (values !== undefined) throw new EdgeHttpError(400, tooManyJsonValuesMessage(values, raw.length));
+  refuseTooManyJsonValues(raw);
   let text: string;
   try {
     text = utf8.decode(raw);

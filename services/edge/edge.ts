@@ -9,15 +9,14 @@
 // All descriptor work happens in createRestEdge; a request costs a trie walk, map lookups and
 // the JSON (de)serialisation.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { type DescMessage, type DescService, type Message, toBinary } from "@bufbuild/protobuf";
+import { type DescService, type Message, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Transport } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import { announcesBody, readJsonBody, readRawBody } from "./body.js";
 import { ClientGoneError, EdgeHttpError } from "./errors.js";
 import { forwardRequestHeaders } from "./headers.js";
 import { openHttpBodyStream, writeHttpBodyStream } from "./http-body-stream.js";
-import { decodedTooLarge } from "../platform/decode-errors.js";
-import { decodedSize, decodedSizeLimit } from "../platform/decoded-size.js";
+import { refuseOutOfProportion } from "../platform/decode-errors.js";
 import { requestIdFrom } from "../platform/request-id.js";
 import { buildRequestMessage } from "./request.js";
 import { describeError, errorFormatOf, writeError, writeSuccess } from "./respond.js";
@@ -107,8 +106,10 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
       } else {
         const body = route.body.kind === "none" ? undefined : await readBody(req, maxBodyBytes, timeoutMs);
         input = buildRequestMessage(route, table.fields, match.parts, query, body);
-        // What the service's gRPC listener refuses in the binary message Envoy sends it.
-        if (body !== undefined) refuseOutOfProportion(route.method.input, input);
+        // Refused as the service's gRPC listener refuses the binary message Envoy's transcoder
+        // makes of the same body, so that both edges answer such bodies alike. The message is
+        // built already, within what the JSON count allowed (body.ts).
+        if (body !== undefined) refuseOutOfProportion(route.method.input, toBinary(route.method.input, input));
       }
       // The deadline (Envoy's route timeout) runs from the complete request. The transport only
       // hands it to the handler, which may not watch it (an in-process call, a query waiting on
@@ -177,18 +178,6 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
       res.off("close", onClose);
     }
   };
-}
-
-/**
- * Refuses a message that would take far more memory decoded than its binary form, as the gRPC
- * listener does (grpc-unary.ts) with the message Envoy's transcoder makes of the same body. This
- * message is built already, within what the JSON object count allowed (body.ts); the check is
- * here so that both edges answer the same bodies alike.
- */
-function refuseOutOfProportion(desc: DescMessage, message: Message): void {
-  const bytes = toBinary(desc, message);
-  const size = decodedSize(desc, bytes, decodedSizeLimit(bytes.length));
-  if (!size.within) throw decodedTooLarge(size.field, bytes.length);
 }
 
 /**

@@ -15,11 +15,8 @@
 // cannot make sense of (an unknown content type or encoding, a broken envelope or compression)
 // are passed on unchecked, for the handler to refuse in its own words.
 import type { BinaryReadOptions, DescMessage } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
 import type { Compression, UniversalServerRequest } from "@connectrpc/connect/protocol";
-import { decodedTooLarge } from "./decode-errors.js";
-import { decodedSize, decodedSizeLimit } from "./decoded-size.js";
-import { tooManyJsonValues, tooManyJsonValuesMessage } from "./json-objects.js";
+import { refuseOutOfProportion, refuseTooManyJsonValues } from "./decode-errors.js";
 
 /** What each request's messages are checked against. */
 export interface BodyGuardMethod {
@@ -87,7 +84,8 @@ export function guardRequestBody(
         return;
       }
     }
-    checkMessage(bytes, framing.json, method);
+    if (framing.json) refuseTooManyJsonValues(bytes);
+    else refuseOutOfProportion(method.input, bytes, method.binaryOptions);
   };
   const chunks = body as AsyncIterable<Uint8Array>;
   return {
@@ -98,18 +96,6 @@ export function guardRequestBody(
         )
       : checkedWhole(chunks, method.maxBytes, (data) => check(data, codingOf(req.header.get("content-encoding")))),
   };
-}
-
-/** Throws when the message (binary, or JSON) would decode out of proportion to its bytes. */
-function checkMessage(bytes: Uint8Array, json: boolean, method: BodyGuardMethod): void {
-  if (json) {
-    const values = tooManyJsonValues(bytes);
-    if (values !== undefined)
-      throw new ConnectError(tooManyJsonValuesMessage(values, bytes.length), Code.InvalidArgument);
-    return;
-  }
-  const size = decodedSize(method.input, bytes, decodedSizeLimit(bytes.length), method.binaryOptions);
-  if (!size.within) throw decodedTooLarge(size.field, bytes.length);
 }
 
 /**

@@ -12,7 +12,9 @@ import type { UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { encodeEnvelope } from "@connectrpc/connect/protocol";
 import { endStreamFlag } from "@connectrpc/connect/protocol-connect";
 import { trailerFlag, trailerParse, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web";
-import { DECODE_FACTOR, DECODE_SLACK_BYTES, decodedSizeLimit } from "./decoded-size.js";
+import type { BinaryReadOptions, DescMessage } from "@bufbuild/protobuf";
+import { DECODE_FACTOR, DECODE_SLACK_BYTES, decodedSize, decodedSizeLimit } from "./decoded-size.js";
+import { tooManyJsonValues, tooManyJsonValuesMessage } from "./json-objects.js";
 
 const DECODE_FAILURE =
   /^(parse binary: |received compressed envelope, but do not know how to decompress$|decompression failed$)/;
@@ -22,16 +24,29 @@ const INVALID_ARGUMENT = "3";
 const message = (original: string) => `request: the message does not decode (${original})`;
 
 /**
- * A binary message refused before it is decoded because it would take far more memory decoded
- * than its bytes (decoded-size.ts): `field` is where the estimate passed the limit.
+ * Refuses, INVALID_ARGUMENT, a binary message that would take far more memory decoded than its
+ * bytes (decoded-size.ts), naming where the estimate passed the limit. The gRPC listeners (both
+ * paths) and the REST edge (for the message Envoy would send) call it before decoding.
  */
-export function decodedTooLarge(field: string, messageBytes: number): ConnectError {
-  return new ConnectError(
-    `request: the message would take more than ${decodedSizeLimit(messageBytes)} bytes once decoded ` +
-      `(${DECODE_FACTOR} times its ${messageBytes} bytes, and ${DECODE_SLACK_BYTES}), passing it in ${field}: ` +
+export function refuseOutOfProportion(
+  desc: DescMessage,
+  bytes: Uint8Array,
+  binaryOptions?: Partial<BinaryReadOptions>,
+): void {
+  const size = decodedSize(desc, bytes, decodedSizeLimit(bytes.length), binaryOptions);
+  if (size.within) return;
+  throw new ConnectError(
+    `request: the message would take more than ${decodedSizeLimit(bytes.length)} bytes once decoded ` +
+      `(${DECODE_FACTOR} times its ${bytes.length} bytes, and ${DECODE_SLACK_BYTES}), passing it in ${size.field}: ` +
       "send fewer elements, or elements that carry values",
     Code.InvalidArgument,
   );
+}
+
+/** Refuses, INVALID_ARGUMENT, a JSON message whose values are too many for its bytes (json-objects.ts), before it is parsed. */
+export function refuseTooManyJsonValues(json: Uint8Array): void {
+  const values = tooManyJsonValues(json);
+  if (values !== undefined) throw new ConnectError(tooManyJsonValuesMessage(values, json.length), Code.InvalidArgument);
 }
 
 /**

@@ -42,8 +42,7 @@ import { Code, ConnectError, createContextValues, type MethodImplSpec } from "@c
 import { compressionNegotiate, envelopeCompress, type Compression } from "@connectrpc/connect/protocol";
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { kAuthenticated, type Authenticated } from "./auth.js";
-import { clientDecodeError, decodedTooLarge } from "./decode-errors.js";
-import { decodedSize, decodedSizeLimit } from "./decoded-size.js";
+import { clientDecodeError, refuseOutOfProportion } from "./decode-errors.js";
 import { Refused, refuse, type EarlyAuth } from "./early-auth.js";
 import { asConnectError, CALL_FINISHED, createCallContext, type CallContext, type Invoker } from "./invoke.js";
 import type { Logger } from "./logger.js";
@@ -325,8 +324,7 @@ export function createGrpcUnary(
     /** The request message, unless its decoded size is out of proportion to its bytes. */
     const decode = (data: Uint8Array): Message => {
       const binaryOptions = invoker.binaryOptions(spec.method);
-      const size = decodedSize(spec.method.input, data, decodedSizeLimit(data.length), binaryOptions);
-      if (!size.within) throw decodedTooLarge(size.field, data.length);
+      refuseOutOfProportion(spec.method.input, data, binaryOptions);
       try {
         return fromBinary(spec.method.input, data, binaryOptions);
       } catch (e) {
