@@ -6,7 +6,6 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
-import { connect, type ClientHttp2Session } from "node:http2";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -16,48 +15,36 @@ import {
 } from "../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import { decodedSizeLimit } from "../services/platform/decoded-size.js";
 import { bearer, createTestOrg, createTestServiceAccount, createTestUser, type TestUser } from "./support/fixtures.js";
+import { envelope as frame, H2Client, type H2Response } from "./reliability/support/raw-h2.js";
 import { grpcClient } from "./support/grpc.js";
 import { startTestServer, type TestServer } from "./support/server.js";
 
 const POST_MESSAGE = `/${SessionService.typeName}/PostMessage`;
-const frame = (flags: number, data: Buffer) => {
-  const head = Buffer.alloc(5);
-  head[0] = flags;
-  head.writeUInt32BE(data.length, 1);
-  return Buffer.concat([head, data]);
-};
-
-interface Raw {
-  status: number;
-  headers: Record<string, string>;
-  trailers: Record<string, string>;
-  body: Buffer;
+/** A raw POST to PostMessage, its body in pieces as a client's DATA frames come: envelopes cut anywhere. */
+function post(client: H2Client, headers: Record<string, string>, body: Buffer): Promise<H2Response> {
+  const pieces: Buffer[] = [];
+  for (let i = 0; i < body.length; i += 100_000) pieces.push(body.subarray(i, i + 100_000));
+  return client.request({ path: POST_MESSAGE, headers, body: pieces }, 30_000);
 }
 
-function call(session: ClientHttp2Session, headers: Record<string, string>, body: Buffer): Promise<Raw> {
-  return new Promise((resolve, reject) => {
-    const req = session.request({ ":method": "POST", ":path": POST_MESSAGE, ...headers });
-    const out: Raw = { status: 0, headers: {}, trailers: {}, body: Buffer.alloc(0) };
-    const chunks: Buffer[] = [];
-    req.on("response", (h) => {
-      out.status = Number(h[":status"]);
-      for (const [k, v] of Object.entries(h)) if (typeof v === "string") out.headers[k] = v;
-    });
-    req.on("trailers", (t) => {
-      for (const [k, v] of Object.entries(t)) if (typeof v === "string") out.trailers[k] = v;
-    });
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve({ ...out, body: Buffer.concat(chunks) }));
-    req.on("error", reject);
-    // In pieces, as a client's DATA frames come: envelopes cut anywhere.
-    for (let i = 0; i < body.length; i += 100_000) req.write(body.subarray(i, i + 100_000));
-    req.end();
-  });
+/** A session of `user`'s on `server`, created as a runner does. */
+async function newSession(server: TestServer, user: TestUser): Promise<string> {
+  const runner = grpcClient(
+    SessionRunnerService,
+    server.internalGrpcUrl,
+    bearer(await createTestServiceAccount(server.platform.db)),
+  );
+  try {
+    return (await runner.call(SessionRunnerService.method.createSession, { orgId: user.orgId, userId: user.userId }))
+      .sessionId;
+  } finally {
+    runner.close();
+  }
 }
 
 /** grpc-status and grpc-message, from the trailers, a trailers-only answer, or a gRPC-Web trailer frame. */
-function grpcStatus(res: Raw): [string | undefined, string] {
-  let fields: Record<string, string> = { ...res.headers, ...res.trailers };
+function grpcStatus(res: H2Response): [string | undefined, string] {
+  let fields: Record<string, unknown> = { ...res.headers, ...res.trailers };
   if (res.body.length > 5 && res.body[0] === 0x80) {
     fields = {};
     for (const line of res.body.subarray(5).toString().split("\r\n")) {
@@ -65,16 +52,20 @@ function grpcStatus(res: Raw): [string | undefined, string] {
       if (at > 0) fields[line.slice(0, at).trim().toLowerCase()] = line.slice(at + 1).trim();
     }
   }
-  return [fields["grpc-status"], decodeURIComponent(fields["grpc-message"] ?? "")];
+  const text = (name: string) => (fields[name] === undefined ? undefined : String(fields[name]));
+  return [text("grpc-status"), decodeURIComponent(text("grpc-message") ?? "")];
 }
 
 describe("the decoded-size check in Connect's protocols", () => {
   let fast: TestServer;
   let slow: TestServer;
+  let fastClient: H2Client;
+  let slowClient: H2Client;
   let member: TestUser;
   /** A member on the server with the fast path off (its own database). */
   let slowMember: TestUser;
   let sessionId: string;
+  let slowSessionId: string;
   let message: Buffer;
   let expected: string;
 
@@ -82,6 +73,8 @@ describe("the decoded-size check in Connect's protocols", () => {
     fast = await startTestServer();
     // The fast path off: binary gRPC goes through Connect's handler too.
     slow = await startTestServer({ GRPC_UNARY_FAST_PATH: "false" });
+    fastClient = new H2Client(fast.grpcUrl);
+    slowClient = new H2Client(slow.grpcUrl);
     const orgId = await createTestOrg(fast.platform.db, "Connect body guard");
     member = await createTestUser(fast.platform.db, orgId, "member");
     slowMember = await createTestUser(
@@ -89,17 +82,8 @@ describe("the decoded-size check in Connect's protocols", () => {
       await createTestOrg(slow.platform.db, "Fast path off"),
       "member",
     );
-    const runner = grpcClient(
-      SessionRunnerService,
-      fast.internalGrpcUrl,
-      bearer(await createTestServiceAccount(fast.platform.db)),
-    );
-    try {
-      sessionId = (await runner.call(SessionRunnerService.method.createSession, { orgId, userId: member.userId }))
-        .sessionId;
-    } finally {
-      runner.close();
-    }
+    sessionId = await newSession(fast, member);
+    slowSessionId = await newSession(slow, slowMember);
     // PostMessage with 2 MiB of empty files[] elements.
     const files = Buffer.alloc(2 << 20);
     for (let i = 0; i < files.length; i += 2) files[i] = (4 << 3) | 2;
@@ -112,51 +96,40 @@ describe("the decoded-size check in Connect's protocols", () => {
       `(8 times its ${message.length} bytes, and 1048576), passing it in files[]: send fewer elements, or elements that carry values`;
   });
   afterAll(async () => {
+    fastClient?.close();
+    slowClient?.close();
     await fast?.close();
     await slow?.close();
   });
 
-  const withSession = async <T>(url: string, body: (session: ClientHttp2Session) => Promise<T>) => {
-    const session = connect(url);
-    try {
-      return await body(session);
-    } finally {
-      session.close();
-    }
-  };
-
   it("Connect unary, binary and gzip-compressed: 400 with invalid_argument naming the field", async () => {
-    await withSession(fast.grpcUrl, async (session) => {
-      for (const [headers, body] of [
-        [{}, message],
-        [{ "content-encoding": "gzip" }, gzipSync(message)],
-      ] as const) {
-        const res = await call(
-          session,
-          { "content-type": "application/proto", "connect-protocol-version": "1", ...bearer(member.key), ...headers },
-          body,
-        );
-        expect(res.status).toBe(400);
-        expect(JSON.parse(res.body.toString())).toEqual({ code: "invalid_argument", message: expected });
-      }
-    });
+    for (const [headers, body] of [
+      [{}, message],
+      [{ "content-encoding": "gzip" }, gzipSync(message)],
+    ] as const) {
+      const res = await post(
+        fastClient,
+        { "content-type": "application/proto", "connect-protocol-version": "1", ...bearer(member.key), ...headers },
+        body,
+      );
+      expect(res.status).toBe(400);
+      expect(JSON.parse(res.body.toString())).toEqual({ code: "invalid_argument", message: expected });
+    }
   });
 
   it("Connect unary JSON: a body of empty objects refused by its count, before it is parsed", async () => {
     const body = Buffer.from(`{"sessionId":"${sessionId}","text":"hi","files":[${"{},".repeat(400_000)}{}]}`);
-    await withSession(fast.grpcUrl, async (session) => {
-      const res = await call(
-        session,
-        { "content-type": "application/json", "connect-protocol-version": "1", ...bearer(member.key) },
-        body,
-      );
-      expect(res.status).toBe(400);
-      const error = JSON.parse(res.body.toString()) as { code: string; message: string };
-      expect(error.code).toBe("invalid_argument");
-      expect(error.message).toMatch(
-        /^request: 800004 JSON objects, arrays and array items and 3 object members in \d+ bytes could take/,
-      );
-    });
+    const res = await post(
+      fastClient,
+      { "content-type": "application/json", "connect-protocol-version": "1", ...bearer(member.key) },
+      body,
+    );
+    expect(res.status).toBe(400);
+    const error = JSON.parse(res.body.toString()) as { code: string; message: string };
+    expect(error.code).toBe("invalid_argument");
+    expect(error.message).toMatch(
+      /^request: 800004 JSON objects, arrays and array items and 3 object members in \d+ bytes could take/,
+    );
   });
 
   it("gRPC-Web, gRPC with the JSON codec, and binary gRPC with the fast path off: grpc-status 3", async () => {
@@ -178,21 +151,21 @@ describe("the decoded-size check in Connect's protocols", () => {
         expected,
       ],
     ];
-    for (const [url, headers, body, wanted] of cases)
-      await withSession(url, async (session) => {
-        const res = await call(
-          session,
-          { ...headers, ...bearer((url === slow.grpcUrl ? slowMember : member).key) },
-          body,
-        );
-        const [status, text] = grpcStatus(res);
-        expect({ protocol: headers["content-type"], status }).toEqual({
-          protocol: headers["content-type"],
-          status: String(Code.InvalidArgument),
-        });
-        if (typeof wanted === "string") expect(text).toBe(wanted);
-        else expect(text).toMatch(wanted);
+    for (const [url, headers, body, wanted] of cases) {
+      const slowPath = url === slow.grpcUrl;
+      const res = await post(
+        slowPath ? slowClient : fastClient,
+        { ...headers, ...bearer((slowPath ? slowMember : member).key) },
+        body,
+      );
+      const [status, text] = grpcStatus(res);
+      expect({ protocol: headers["content-type"], status }).toEqual({
+        protocol: headers["content-type"],
+        status: String(Code.InvalidArgument),
       });
+      if (typeof wanted === "string") expect(text).toBe(wanted);
+      else expect(text).toMatch(wanted);
+    }
   });
 
   it("ordinary calls from Connect, gRPC-Web and gRPC clients go through, compressed or not", async () => {
@@ -204,25 +177,7 @@ describe("the decoded-size check in Connect's protocols", () => {
       ["grpc, fast path off", createGrpcTransport({ baseUrl: slow.grpcUrl })],
     ] as const) {
       const client = createClient(SessionService, transport);
-      const url = name.startsWith("grpc,") ? slow : fast;
-      const orgId = await createTestOrg(url.platform.db, `Ordinary ${name}`);
-      const user = url === fast ? member : await createTestUser(url.platform.db, orgId, "member");
-      const target =
-        url === fast
-          ? sessionId
-          : await (async () => {
-              const runner = grpcClient(
-                SessionRunnerService,
-                url.internalGrpcUrl,
-                bearer(await createTestServiceAccount(url.platform.db)),
-              );
-              try {
-                return (await runner.call(SessionRunnerService.method.createSession, { orgId, userId: user.userId }))
-                  .sessionId;
-              } finally {
-                runner.close();
-              }
-            })();
+      const [user, target] = name.startsWith("grpc,") ? [slowMember, slowSessionId] : [member, sessionId];
       const posted = await client
         .postMessage({ sessionId: target, text: `from ${name}`, files }, { headers: bearer(user.key) })
         .catch((e: unknown) => ConnectError.from(e));
