@@ -320,6 +320,60 @@ describe("storing events", () => {
     expect((await storedIds("nul-")).length).toBe(121);
   });
 
+  it.each(PATHS)(
+    "stores OTLP token points of one collection as one row, each point claimed: a re-batched retry adds only what is new (%s)",
+    async (path) => {
+      // More than 100 collections of four points each, so that the COPY path is taken where it can be.
+      const point = (c: number, type: number): EventRow => {
+        const v = validateEvent(
+          {
+            ...base(),
+            type: "model_usage",
+            time: `2026-03-02T10:00:${String(c % 60).padStart(2, "0")}.${String(c).padStart(3, "0")}Z`,
+            modelId: "m",
+            modelTier: "standard",
+            inputTokens: type === 0 ? 1000 + c : 0,
+            outputTokens: type === 1 ? 300 : 0,
+            cacheReadTokens: type === 2 ? 5000 : 0,
+            cacheWriteTokens: type === 3 ? 700 : 0,
+            eventId: `${path}-points-${c}-${type}`,
+          },
+          NOW,
+          { source: "otlp_metric" },
+        );
+        if (!v.ok) throw new Error(v.reason);
+        return v.row;
+      };
+      const collections = 120;
+      const first = Array.from({ length: collections }, (_, c) => [0, 1, 2, 3].map((t) => point(c, t))).flat();
+      expect(await store(first, path)).toBe(4 * collections);
+      const rowsOf = async () =>
+        (
+          await sql<{ n: number; input: number; output: number; read: number; write: number }>`
+            select count(*)::int as n, sum(input_tokens)::float8 as input, sum(output_tokens)::float8 as output,
+              sum(cache_read_tokens)::float8 as read, sum(cache_write_tokens)::float8 as write
+            from analytics_events where org_id = ${orgId} and event_id like ${`${path}-points-%`}`.execute(database.db)
+        ).rows[0]!;
+      const sums = (n: number) => ({
+        input: 1000 * n + (n * (n - 1)) / 2,
+        output: 300 * n,
+        read: 5000 * n,
+        write: 700 * n,
+      });
+      expect(await rowsOf()).toEqual({ n: collections, ...sums(collections) });
+      const claims = await sql<{ n: number }>`
+        select count(*)::int as n from analytics_event_ids where org_id = ${orgId} and event_id like ${`${path}-points-%`}`.execute(
+        database.db,
+      );
+      expect(claims.rows[0]!.n).toBe(4 * collections);
+      // The same points again, split differently (each collection's output and cache points
+      // alone), beside a new collection's: only the new one's four points are stored.
+      const again = [...first.filter((_, i) => i % 4 !== 0), ...[0, 1, 2, 3].map((t) => point(collections, t))];
+      expect(await store(again, path)).toBe(4);
+      expect(await rowsOf()).toEqual({ n: collections + 1, ...sums(collections + 1) });
+    },
+  );
+
   it("ingests through ingestEvents with duplicates counted", async () => {
     const events = Array.from({ length: 150 }, (_, i): IncomingEvent => ({ ...base(), eventId: `ingest-${i % 140}` }));
     expect(await ingestEvents(database.db, events, NOW)).toEqual({ accepted: 140, duplicates: 10, rejected: [] });

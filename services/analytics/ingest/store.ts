@@ -2,7 +2,7 @@
 // steps, each a statement per chunk of rows:
 // 1. its event_ids are claimed (idempotency on (org_id, event_id), analytics_event_ids);
 // 2. the rows whose claim succeeded, and those without an id, are stored, in the order of the
-//    index the rollup reads by;
+//    index the rollup reads by (OTLP token points of one model and time as one row: usage-points.ts);
 // 3. the past days that received them are marked for the next rollup.
 // Large chunks travel by COPY in Postgres's binary format (pg-copy.ts) where the database takes
 // it, and then the rows are sorted and encoded while the server inserts the claims; small
@@ -16,6 +16,7 @@ import { doubleArray, integerArray, textArray } from "./pg-arrays.js";
 import { BinaryCopyWriter, copyInto, startCopy } from "./pg-copy.js";
 import type { EventIdsTable } from "../tables.js";
 import type { EventRow } from "./events.js";
+import { mergeUsagePoints } from "./usage-points.js";
 
 /** Rows per chunk: large enough to amortize round trips, small enough to bound memory. */
 const CHUNK = 10_000;
@@ -252,9 +253,11 @@ type PreparedEvents = Array<{ rows: EventRow[]; data: Buffer | null }>;
  * rows keep the batch's order, which sends one user's or session's events together (a client's
  * batch, or a file written user by user), and the COPY encoder then copies their repeated ids
  * from the row before instead of encoding them again. Chunks that go by COPY are encoded here.
+ * OTLP token points alike but for their counts become one row first (usage-points.ts); every
+ * one of them was claimed.
  */
 function prepareEvents(unordered: readonly EventRow[], copy: boolean): PreparedEvents {
-  const rows = unordered.slice().sort(byOrgAndDay);
+  const rows = mergeUsagePoints(unordered).slice().sort(byOrgAndDay);
   const chunks: PreparedEvents = [];
   for (let i = 0; i < rows.length; i += CHUNK) {
     const chunk = rows.slice(i, i + CHUNK);

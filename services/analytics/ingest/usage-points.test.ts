@@ -1,0 +1,111 @@
+// OTLP token points alike but for their counts become one row; nothing else is folded, and the
+// sums are what the rows held.
+import { describe, expect, it } from "vitest";
+import { type EventRow, type IncomingEvent, MAX_TOKENS, validateEvent } from "./events.js";
+import { mergeUsagePoints } from "./usage-points.js";
+
+const NOW = Date.parse("2026-03-05T00:00:00Z");
+
+function row(fields: Partial<IncomingEvent>, source: EventRow["source"] = "otlp_metric"): EventRow {
+  const v = validateEvent(
+    {
+      type: "model_usage",
+      time: "2026-03-02T10:00:00.123Z",
+      orgId: "org_1",
+      userId: "user_1",
+      userEmail: "a@example.test",
+      sessionId: "s1",
+      client: "terminal-ui",
+      modelId: "claude-sonnet-4-5",
+      modelTier: "standard",
+      inputTokens: 0,
+      outputTokens: 0,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      ...fields,
+    },
+    NOW,
+    { source },
+  );
+  if (!v.ok) throw new Error(v.reason);
+  return v.row;
+}
+
+/** One collection's four token points of a model, as the mapping makes them. */
+const points = (extra: Partial<IncomingEvent> = {}, id = "p") => [
+  row({ ...extra, inputTokens: 1000, eventId: `${id}-input` }),
+  row({ ...extra, outputTokens: 300, eventId: `${id}-output` }),
+  row({ ...extra, cacheReadTokens: 5000, eventId: `${id}-cacheRead` }),
+  row({ ...extra, cacheWriteTokens: 700, eventId: `${id}-cacheCreation` }),
+];
+
+const counts = (r: EventRow) => [r.inputTokens, r.outputTokens, r.cacheReadTokens, r.cacheWriteTokens];
+
+describe("mergeUsagePoints", () => {
+  it("folds one collection's four points into one row of their counts, in the first's place", () => {
+    const before = row({ type: "git_commit" });
+    const after = row({ type: "git_commit", eventId: "after" });
+    const rows = [before, ...points(), after];
+    const copies = rows.map((r) => ({ ...r }));
+    const merged = mergeUsagePoints(rows);
+    expect(merged).toHaveLength(3);
+    expect(merged[0]).toBe(before);
+    expect(counts(merged[1]!)).toEqual([1000, 300, 5000, 700]);
+    expect(merged[1]!.eventId).toBe("p-input");
+    expect(merged[2]).toBe(after);
+    // The rows given are not changed: the store prepares them again when some claims fail.
+    expect(rows).toEqual(copies);
+  });
+
+  it("keeps apart what differs in anything but the counts", () => {
+    const differing: Partial<IncomingEvent>[] = [
+      { time: "2026-03-02T10:00:00.124Z" },
+      { orgId: "org_2" },
+      { userId: "user_2" },
+      { userEmail: "b@example.test" },
+      { userEmail: undefined },
+      { sessionId: "s2" },
+      { sessionId: undefined },
+      { sessionId: "n" },
+      { client: "web" },
+      { modelId: "claude-opus-4-1" },
+      { modelTier: "thinking" },
+    ];
+    const rows = differing.flatMap((d, i) => points(d, `d${i}`));
+    const merged = mergeUsagePoints(rows);
+    expect(merged).toHaveLength(differing.length);
+    for (const r of merged) expect(counts(r)).toEqual([1000, 300, 5000, 700]);
+  });
+
+  it("leaves native rows, log records' rows, reported costs and other types as they are", () => {
+    const apart = [
+      row({ inputTokens: 1 }, "native"),
+      row({ inputTokens: 2 }, "native"),
+      row({ inputTokens: 3 }, "otlp_log"),
+      row({ inputTokens: 4 }, "otlp_log"),
+      row({ inputTokens: 0, costUsd: 0.25 }),
+      row({ inputTokens: 0, costUsd: 0.25 }),
+      row({ type: "git_commit" }),
+      row({ type: "git_commit" }),
+    ];
+    expect(mergeUsagePoints(apart)).toEqual(apart);
+    // The same array when nothing is to fold: no copy for a batch without OTLP token points.
+    expect(mergeUsagePoints(apart)).toBe(apart);
+  });
+
+  it("adds repeated points of one type, and never past MAX_TOKENS in a count", () => {
+    const merged = mergeUsagePoints([
+      row({ inputTokens: 10 }),
+      row({ inputTokens: 20 }),
+      row({ inputTokens: MAX_TOKENS }),
+      row({ inputTokens: 5, outputTokens: 7 }),
+    ]);
+    // 10 + 20 fold; MAX_TOKENS would pass the bound with them, so it starts a row of its own,
+    // which the last one can no longer join either (it is keyed to the latest row).
+    expect(merged.map(counts)).toEqual([
+      [30, 0, 0, 0],
+      [MAX_TOKENS, 0, 0, 0],
+      [5, 7, 0, 0],
+    ]);
+  });
+});
