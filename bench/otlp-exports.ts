@@ -1,8 +1,11 @@
 // OTLP exports as Claude Code sends them, for bench:analytics: protobuf bodies of log records
 // (claude_code.api_request, tool_result, user_prompt in turn) and of delta token-usage data points,
 // one user's (its `user.email` on the resource, as a collector forwarding many users' data sends
-// it), every record and point distinct, so none is a retry of another. Encoded before the clock
-// starts: what is timed is the receiver.
+// it), every record and point distinct, so none is a retry of another. Token points come by
+// collection, as an SDK's metric reader exports them: one point per token type and model, all of
+// one collection at its time, a millisecond after the one before (or, for the worst case, every
+// point a millisecond after the one before). Encoded before the clock starts: what is timed is
+// the receiver.
 import { create, toBinary } from "@bufbuild/protobuf";
 import { ExportLogsServiceRequestSchema } from "../gen/opentelemetry/proto/collector/logs/v1/logs_service_pb.js";
 import { ExportMetricsServiceRequestSchema } from "../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.js";
@@ -26,9 +29,16 @@ export interface OtlpExportsSpec {
   emails: readonly string[];
   exports: number;
   itemsPerExport: number;
-  /** Unix ms of the first item; each following one is a microsecond later. */
+  /** Unix ms of the first item; each following log record is a microsecond later, each collection of points a millisecond. */
   startMs: number;
 }
+
+/**
+ * Token points of one collection: every token type of every model, at one time. One gives every
+ * point a time of its own, so that no two are of one model and time (the store's worst case:
+ * ingest/usage-points.ts folds one collection's points of a model into one row).
+ */
+export const POINTS_PER_COLLECTION = TOKEN_TYPES.length * MODELS.length;
 
 const resourceOf = (email: string, exportIndex: number): KeyValue[] => [
   attr("service.name", "claude-code"),
@@ -77,13 +87,20 @@ export function logExports(spec: OtlpExportsSpec): Uint8Array[] {
   return bodies;
 }
 
-/** Metric exports: delta claude_code.token.usage points, by token type and model. */
-export function metricExports(spec: OtlpExportsSpec): Uint8Array[] {
+/**
+ * Metric exports: delta claude_code.token.usage points, by token type and model, `perCollection`
+ * points at each time (consecutive points cycle through the types and the models together, so
+ * the POINTS_PER_COLLECTION points of a collection are each pair once).
+ */
+export function metricExports(spec: OtlpExportsSpec, perCollection = POINTS_PER_COLLECTION): Uint8Array[] {
   const bodies: Uint8Array[] = [];
   let n = 0;
   for (let e = 0; e < spec.exports; e++) {
     const dataPoints = Array.from({ length: spec.itemsPerExport }, () => {
-      const end = BigInt(spec.startMs) * 1_000_000n + BigInt(n) * 1000n;
+      // A millisecond between collections: the time stored is in milliseconds, and points of one
+      // model, type aside, in one millisecond are one row (ingest/usage-points.ts). Claude Code's
+      // reader collects every minute.
+      const end = BigInt(spec.startMs) * 1_000_000n + BigInt(Math.floor(n / perCollection)) * 1_000_000n;
       const point = {
         attributes: [attr("type", TOKEN_TYPES[n % TOKEN_TYPES.length]!), attr("model", MODELS[n % MODELS.length]!)],
         startTimeUnixNano: end - 1000n,

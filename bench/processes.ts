@@ -206,3 +206,31 @@ export async function startCompiledService(
   const url = (port: number) => `http://127.0.0.1:${port}`;
   return { ...spawned, restUrl: url(rest), grpcUrl: url(grpc), internalGrpcUrl: url(internal) };
 }
+
+/** CPU spent by groups of processes over a window, and the machine's busy and total time. */
+export interface CpuSpent {
+  /** ms of CPU by group (every thread of every process in it). */
+  readonly ms: Record<string, number>;
+  readonly busyMs: number;
+  readonly totalMs: number;
+}
+
+/**
+ * Opens a window over `groups` (each a name and how to list its processes now: Postgres starts
+ * backends as clients connect, so they are listed again at the end); the function returned
+ * closes it and says what each group and the machine spent in between.
+ */
+export async function cpuWindow(groups: Record<string, () => Promise<number[]>>): Promise<() => Promise<CpuSpent>> {
+  const names = Object.keys(groups);
+  const before = await Promise.all(names.map(async (name) => cpuOf(await groups[name]!())));
+  const machineBefore = await sampleMachine();
+  return async () => {
+    const after = await Promise.all(names.map(async (name) => cpuOf(await groups[name]!())));
+    const machineAfter = await sampleMachine();
+    return {
+      ms: Object.fromEntries(names.map((name, i) => [name, cpuDelta(before[i]!, after[i]!)])),
+      busyMs: machineBefore && machineAfter ? machineAfter.busyMs - machineBefore.busyMs : 0,
+      totalMs: machineBefore && machineAfter ? machineAfter.totalMs - machineBefore.totalMs : 0,
+    };
+  };
+}

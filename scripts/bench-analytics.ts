@@ -66,7 +66,7 @@ import {
 } from "../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.js";
 import { type GrpcIngestTiming, timeIngestOverGrpc } from "../bench/grpc-ingest.js";
 import { createServiceAccount } from "../services/organization/service-accounts.js";
-import { cpuDelta, cpuOf, pidsNamed, sampleMachine, startCompiledService } from "../bench/processes.js";
+import { type CpuSpent, cpuWindow, pidsNamed, startCompiledService } from "../bench/processes.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -107,6 +107,30 @@ for (const [name, v] of Object.entries({ USERS, DAYS, TARGET, CONCURRENCY, BATCH
 const log = (line: string) => {
   if (!args.json) process.stderr.write(`${line}\n`);
 };
+
+/** The processes the CPU windows (bench/processes.ts cpuWindow) account for. */
+const here = async () => [process.pid];
+const postgres = () => pidsNamed("postgres");
+const hereAndPostgres = { here, postgres };
+
+/** CPU per item (µs) of each group over a window, and the machine's share idle. */
+interface CpuPerItem {
+  micros: Record<string, number>;
+  idle: number;
+}
+
+function perItem(spent: CpuSpent, items: number): CpuPerItem {
+  return {
+    micros: Object.fromEntries(Object.entries(spent.ms).map(([k, ms]) => [k, +((ms * 1000) / items).toFixed(1)])),
+    idle: spent.totalMs > 0 ? +(1 - spent.busyMs / spent.totalMs).toFixed(2) : NaN,
+  };
+}
+
+/** "the service 9.1 µs, postgres 8.2 µs; machine idle 12%" */
+const cpuText = (cpu: CpuPerItem) =>
+  `${Object.entries(cpu.micros)
+    .map(([k, us]) => `${k} ${us} µs`)
+    .join(", ")}; machine idle ${Math.round(cpu.idle * 100)}%`;
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
@@ -194,6 +218,8 @@ async function startReadServer(
       restUrl: server.restUrl,
       grpc: { publicUrl: server.grpcUrl, internalUrl: server.internalGrpcUrl },
       description: "the service in this process (in-memory PGlite)",
+      /** The service's process, for its CPU: here, this one (the client's CPU is counted in it too). */
+      pid: process.pid,
       stop: () => server.stop(),
       profile: undefined,
     };
@@ -216,6 +242,7 @@ async function startReadServer(
     restUrl: child.restUrl,
     grpc: { publicUrl: child.grpcUrl, internalUrl: child.internalGrpcUrl },
     description: `agentplane serve in a child process (log: ${logFile})`,
+    pid: child.child.pid!,
     stop: () => child.stop(),
     /** With --cpu-prof, the service's profile (once stopped) over these periods (performance.now()). */
     profile: profileDir
@@ -247,7 +274,10 @@ const OTLP_WARMUP_EXPORTS = Math.max(CONCURRENCY, Math.ceil(20_000 / OTLP_PER_EX
 
 interface OtlpIngest {
   logRecordsPerSecond: number;
+  /** Token points by collection, as an SDK exports them (bench/otlp-exports.ts). */
   dataPointsPerSecond: number;
+  /** Token points each at a time of its own: none folds into another's row (the store's worst case). */
+  apartDataPointsPerSecond: number;
   /** When the exports were sent (performance.now()), for the service's profile. */
   periods: Array<{ from: number; to: number }>;
   /**
@@ -256,6 +286,10 @@ interface OtlpIngest {
    * of the machine's load than of the code.
    */
   nativeBeside: { logs: number; metrics: number } | null;
+  /** CPU per log record and per data point: the service (every thread), Postgres, this process (the client). */
+  cpu: { logs: CpuPerItem; metrics: CpuPerItem; metricsApart: CpuPerItem };
+  /** CPU per event of the native ingest timed beside them (every turn): this process and Postgres. */
+  nativeCpu: CpuPerItem | null;
 }
 
 /**
@@ -268,7 +302,8 @@ async function timeOtlpIngest(
   db: Kysely<Database>,
   orgId: string,
   restUrl: string,
-  native: (() => Promise<number>) | null,
+  servicePid: number,
+  native: NativeTurns | null,
 ): Promise<OtlpIngest> {
   const { token } = await createServiceAccount(db, { name: "bench OTLP", scopes: ["analytics.ingest"], orgId });
   const emails = (
@@ -276,8 +311,15 @@ async function timeOtlpIngest(
   ).map((u) => u.email);
   const spec = { emails, exports: OTLP_EXPORTS, itemsPerExport: OTLP_PER_EXPORT, startMs: Date.now() - 3_600_000 };
   const periods: OtlpIngest["periods"] = [];
-  const post = async (path: string, bodies: Uint8Array[], rejectedOf: (answer: Uint8Array) => bigint) => {
+  const cpu: Partial<OtlpIngest["cpu"]> = {};
+  const post = async (
+    path: string,
+    bodies: Uint8Array[],
+    rejectedOf: (answer: Uint8Array) => bigint,
+    kind?: keyof OtlpIngest["cpu"],
+  ) => {
     let next = 0;
+    const window = await cpuWindow({ service: async () => [servicePid], postgres, "this process": here });
     const started = performance.now();
     const worker = async () => {
       while (next < bodies.length) {
@@ -295,8 +337,11 @@ async function timeOtlpIngest(
       }
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    periods.push({ from: started, to: performance.now() });
-    return (bodies.length * OTLP_PER_EXPORT) / ((performance.now() - started) / 1000);
+    const ended = performance.now();
+    periods.push({ from: started, to: ended });
+    const spent = await window();
+    if (kind) cpu[kind] = perItem(spent, bodies.length * OTLP_PER_EXPORT);
+    return (bodies.length * OTLP_PER_EXPORT) / ((ended - started) / 1000);
   };
   const logsRejected = (a: Uint8Array) =>
     fromBinary(ExportLogsServiceResponseSchema, a).partialSuccess?.rejectedLogRecords ?? 0n;
@@ -310,15 +355,22 @@ async function timeOtlpIngest(
   await post("/v1/logs", logExports(warm), logsRejected);
   await post("/v1/metrics", metricExports({ ...warm, startMs: warm.startMs + 1 }), pointsRejected);
   periods.length = 0;
-  const before = await native?.();
-  const logRecordsPerSecond = await post("/v1/logs", logBodies, logsRejected);
-  const between = await native?.();
-  const dataPointsPerSecond = await post("/v1/metrics", metricBodies, pointsRejected);
-  const after = await native?.();
+  const before = await native?.turn();
+  const logRecordsPerSecond = await post("/v1/logs", logBodies, logsRejected, "logs");
+  const between = await native?.turn();
+  const dataPointsPerSecond = await post("/v1/metrics", metricBodies, pointsRejected, "metrics");
+  const after = await native?.turn();
+  // The store's worst case: every point at a time of its own (half an hour before the timed
+  // ones: none is a retry of another), so that no two fold into one row.
+  const apartBodies = metricExports({ ...spec, startMs: spec.startMs - 1_800_000 }, 1);
+  const apartPointsPerSecond = await post("/v1/metrics", apartBodies, pointsRejected, "metricsApart");
   return {
     logRecordsPerSecond: Math.round(logRecordsPerSecond),
     dataPointsPerSecond: Math.round(dataPointsPerSecond),
+    apartDataPointsPerSecond: Math.round(apartPointsPerSecond),
     periods,
+    cpu: cpu as OtlpIngest["cpu"],
+    nativeCpu: native?.cpu() ?? null,
     nativeBeside:
       before !== undefined && between !== undefined && after !== undefined
         ? { logs: Math.round((before + between) / 2), metrics: Math.round((between + after) / 2) }
@@ -378,18 +430,36 @@ async function ingestInBatches(db: Kysely<Database>, events: readonly IncomingEv
 }
 
 /**
- * Native ingest timed in turns beside the OTLP ingest: each call ingests the next third of
- * `events` and returns its events/s; null without events (--reuse).
+ * Native ingest timed in turns beside the OTLP ingest: each turn ingests the next third of
+ * `events` and returns its events/s; cpu() is what the turns so far took per event (this process
+ * and Postgres). Null without events (--reuse).
  */
-function nativeTurns(db: Kysely<Database>, events: readonly IncomingEvent[]): (() => Promise<number>) | null {
+interface NativeTurns {
+  turn(): Promise<number>;
+  cpu(): CpuPerItem;
+}
+
+function nativeTurns(db: Kysely<Database>, events: readonly IncomingEvent[]): NativeTurns | null {
   if (events.length < 3) return null;
   const third = Math.floor(events.length / 3);
   let next = 0;
-  return async () => {
-    const turn = events.slice(next, (next += third));
-    const started = performance.now();
-    const accepted = await ingestInBatches(db, turn);
-    return accepted / ((performance.now() - started) / 1000);
+  let stored = 0;
+  const spent = { ms: { here: 0, postgres: 0 } as Record<string, number>, busyMs: 0, totalMs: 0 };
+  return {
+    async turn() {
+      const turn = events.slice(next, (next += third));
+      const window = await cpuWindow(hereAndPostgres);
+      const started = performance.now();
+      const accepted = await ingestInBatches(db, turn);
+      const seconds = (performance.now() - started) / 1000;
+      const used = await window();
+      for (const [k, ms] of Object.entries(used.ms)) spent.ms[k] = (spent.ms[k] ?? 0) + ms;
+      spent.busyMs += used.busyMs;
+      spent.totalMs += used.totalMs;
+      stored += accepted;
+      return accepted / seconds;
+    },
+    cpu: () => perItem(spent, stored),
   };
 }
 
@@ -465,20 +535,15 @@ async function main() {
         const dayEvents: IncomingEvent[] = [];
         for (const userDay of generateTelemetry({ ...opts, days: [d] })) for (const e of userDay) dayEvents.push(e);
         generateMs += performance.now() - t;
-        const pgBefore = await cpuOf(await pidsNamed("postgres"));
-        const nodeBefore = process.cpuUsage();
-        const machineBefore = await sampleMachine();
+        const window = await cpuWindow(hereAndPostgres);
         t = performance.now();
         ingested += await ingestInBatches(db, dayEvents);
         ingestMs += performance.now() - t;
-        const nodeUsed = process.cpuUsage(nodeBefore);
-        ingestCpu.nodeMs += (nodeUsed.user + nodeUsed.system) / 1000;
-        ingestCpu.postgresMs += cpuDelta(pgBefore, await cpuOf(await pidsNamed("postgres")));
-        const machineAfter = await sampleMachine();
-        if (machineBefore && machineAfter) {
-          ingestCpu.busyMs += machineAfter.busyMs - machineBefore.busyMs;
-          ingestCpu.totalMs += machineAfter.totalMs - machineBefore.totalMs;
-        }
+        const spent = await window();
+        ingestCpu.nodeMs += spent.ms.here!;
+        ingestCpu.postgresMs += spent.ms.postgres!;
+        ingestCpu.busyMs += spent.busyMs;
+        ingestCpu.totalMs += spent.totalMs;
         log(`  ${d}: ${dayEvents.length} events; total ${ingested} (${Math.round(ingested / (ingestMs / 1000))} ev/s)`);
       }
       // Events of the same days under new IDs, to time the native ingest beside the OTLP ingest
@@ -570,9 +635,9 @@ async function main() {
           `${name}: p50 ${latency[name].p50.toFixed(1)} ms, p99 ${latency[name].p99.toFixed(1)} ms, ${res.bytes} bytes${res.encoding ? ` (${res.encoding})` : ""}${pageCursor ? ` (last page); ${res.pages} pages timed` : ""}`,
         );
       }
-      otlp = await timeOtlpIngest(db, orgId, server.restUrl, nativeTurns(db, beside));
+      otlp = await timeOtlpIngest(db, orgId, server.restUrl, server.pid, nativeTurns(db, beside));
       log(
-        `OTLP ingest over HTTP (protobuf, ${OTLP_PER_EXPORT} items an export, ${CONCURRENCY} in flight): ${otlp.logRecordsPerSecond} log records/s, ${otlp.dataPointsPerSecond} data points/s` +
+        `OTLP ingest over HTTP (protobuf, ${OTLP_PER_EXPORT} items an export, ${CONCURRENCY} in flight): ${otlp.logRecordsPerSecond} log records/s, ${otlp.dataPointsPerSecond} data points/s (${otlp.apartDataPointsPerSecond} with every point at a time of its own)` +
           (otlp.nativeBeside
             ? `; the native ingest beside them: ${otlp.nativeBeside.logs} and ${otlp.nativeBeside.metrics} events/s`
             : ""),
@@ -618,8 +683,14 @@ async function main() {
       // OTLP through the service's REST port, beside the native ingest above (in process, no HTTP).
       otlpLogRecordsPerSecond: otlp?.logRecordsPerSecond ?? null,
       otlpDataPointsPerSecond: otlp?.dataPointsPerSecond ?? null,
+      // Every point at a time of its own: the store folds none of them (ingest/usage-points.ts).
+      otlpApartDataPointsPerSecond: otlp?.apartDataPointsPerSecond ?? null,
       // The native ingest (in process, as above) timed in turns around each OTLP kind.
       nativeBesideOtlp: otlp?.nativeBeside ?? null,
+      // CPU per item of the OTLP ingest (the service, Postgres, this process as the client) and per
+      // event of the native ingest beside it (this process, Postgres).
+      otlpCpu: otlp?.cpu ?? null,
+      nativeBesideCpu: otlp?.nativeCpu ?? null,
       // Both over gRPC into the service: OTLP/gRPC Export, and TelemetryService.Ingest in turns around each kind.
       overGrpc: grpc ?? null,
       latencyMs: Object.fromEntries(
@@ -647,6 +718,22 @@ async function main() {
                   (ingested > 0
                     ? ` (${Math.round((100 * result.otlpLogRecordsPerSecond) / result.ingestEventsPerSecond)}% and ${Math.round((100 * (result.otlpDataPointsPerSecond ?? 0)) / result.ingestEventsPerSecond)}% of the native ingest's events/s)`
                     : ""),
+                ...(result.otlpApartDataPointsPerSecond !== null
+                  ? [
+                      `                   ${result.otlpApartDataPointsPerSecond} data points/s with every point at a time of its own (none folded into another's row)` +
+                        (ingested > 0
+                          ? `: ${Math.round((100 * result.otlpApartDataPointsPerSecond) / result.ingestEventsPerSecond)}% of the native ingest's events/s`
+                          : ""),
+                    ]
+                  : []),
+                ...(result.otlpCpu
+                  ? [
+                      `OTLP CPU:          per log record: ${cpuText(result.otlpCpu.logs)}`,
+                      `                   per data point: ${cpuText(result.otlpCpu.metrics)}`,
+                      `                   per data point at a time of its own: ${cpuText(result.otlpCpu.metricsApart)}`,
+                    ]
+                  : []),
+                ...(result.nativeBesideCpu ? [`native beside CPU: per event: ${cpuText(result.nativeBesideCpu)}`] : []),
                 ...(result.nativeBesideOtlp
                   ? [
                       `OTLP vs native:    ${Math.round((100 * (result.otlpLogRecordsPerSecond ?? 0)) / result.nativeBesideOtlp.logs)}% and ${Math.round((100 * (result.otlpDataPointsPerSecond ?? 0)) / result.nativeBesideOtlp.metrics)}% of the native ingest timed in turns beside each (${result.nativeBesideOtlp.logs} and ${result.nativeBesideOtlp.metrics} events/s)`,
