@@ -87,8 +87,11 @@ export interface ProcessSample {
   peakRssMb: number;
 }
 
-/** CPU time and memory of a process, or undefined when /proc does not have it (not Linux, exited). */
-export async function sampleProcess(pid: number): Promise<ProcessSample | undefined> {
+/**
+ * CPU time and memory of a process, or undefined when /proc does not have it (not Linux, exited).
+ * `pid` may also name one thread of a process, as `PID/task/TID` (threadOf): its CPU alone.
+ */
+export async function sampleProcess(pid: number | string): Promise<ProcessSample | undefined> {
   try {
     const [stat, status] = await Promise.all([
       readFile(`/proc/${pid}/stat`, "utf8"),
@@ -121,9 +124,12 @@ export async function sampleMachine(): Promise<{ busyMs: number; totalMs: number
   }
 }
 
-/** CPU time (ms) by pid, for processes that exist right now. */
-export async function cpuOf(pids: Iterable<number>): Promise<Map<number, number>> {
-  const out = new Map<number, number>();
+/** One thread of a process, for sampleProcess and cpuOf: the main thread's TID is the PID. */
+export const threadOf = (pid: number, tid = pid) => `${pid}/task/${tid}`;
+
+/** CPU time (ms) by pid (or threadOf), for processes that exist right now. */
+export async function cpuOf(pids: Iterable<number | string>): Promise<Map<number | string, number>> {
+  const out = new Map<number | string, number>();
   await Promise.all(
     [...pids].map(async (pid) => {
       const s = await sampleProcess(pid);
@@ -134,7 +140,7 @@ export async function cpuOf(pids: Iterable<number>): Promise<Map<number, number>
 }
 
 /** CPU used between two cpuOf() samples; processes that appeared in between count from zero. */
-export function cpuDelta(from: Map<number, number>, to: Map<number, number>): number {
+export function cpuDelta(from: Map<number | string, number>, to: Map<number | string, number>): number {
   let ms = 0;
   for (const [pid, cpu] of to) ms += cpu - (from.get(pid) ?? 0);
   return ms;
@@ -220,7 +226,9 @@ export interface CpuSpent {
  * backends as clients connect, so they are listed again at the end); the function returned
  * closes it and says what each group and the machine spent in between.
  */
-export async function cpuWindow(groups: Record<string, () => Promise<number[]>>): Promise<() => Promise<CpuSpent>> {
+export async function cpuWindow(
+  groups: Record<string, () => Promise<Array<number | string>>>,
+): Promise<() => Promise<CpuSpent>> {
   const names = Object.keys(groups);
   const before = await Promise.all(names.map(async (name) => cpuOf(await groups[name]!())));
   const machineBefore = await sampleMachine();

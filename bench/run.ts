@@ -60,8 +60,8 @@ interface Sample {
   servers: Awaited<ReturnType<typeof sampleProcess>>[];
   machine: Awaited<ReturnType<typeof sampleMachine>>;
   /** CPU time of our Postgres backends and of Redis, by pid. */
-  postgres: Map<number, number>;
-  redis: Map<number, number>;
+  postgres: Map<number | string, number>;
+  redis: Map<number | string, number>;
 }
 
 /** Where the serving side's own CPU goes besides the serving process. */

@@ -66,7 +66,7 @@ import {
 } from "../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.js";
 import { type GrpcIngestTiming, timeIngestOverGrpc } from "../bench/grpc-ingest.js";
 import { createServiceAccount } from "../services/organization/service-accounts.js";
-import { type CpuSpent, cpuWindow, pidsNamed, startCompiledService } from "../bench/processes.js";
+import { type CpuSpent, cpuWindow, pidsNamed, startCompiledService, threadOf } from "../bench/processes.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -286,7 +286,7 @@ interface OtlpIngest {
    * of the machine's load than of the code.
    */
   nativeBeside: { logs: number; metrics: number } | null;
-  /** CPU per log record and per data point: the service (every thread), Postgres, this process (the client). */
+  /** CPU per log record and per data point: the service (every thread; its main thread apart), Postgres, this process (the client). */
   cpu: { logs: CpuPerItem; metrics: CpuPerItem; metricsApart: CpuPerItem };
   /** CPU per event of the native ingest timed beside them (every turn): this process and Postgres. */
   nativeCpu: CpuPerItem | null;
@@ -319,7 +319,12 @@ async function timeOtlpIngest(
     kind?: keyof OtlpIngest["cpu"],
   ) => {
     let next = 0;
-    const window = await cpuWindow({ service: async () => [servicePid], postgres, "this process": here });
+    const window = await cpuWindow({
+      service: async () => [servicePid],
+      "its main thread": async () => [threadOf(servicePid)],
+      postgres,
+      "this process": here,
+    });
     const started = performance.now();
     const worker = async () => {
       while (next < bodies.length) {
