@@ -77,6 +77,21 @@ describe("mergeUsagePoints", () => {
     for (const r of merged) expect(counts(r)).toEqual([1000, 300, 5000, 700]);
   });
 
+  it("never folds rows of different owners, however they are interleaved", () => {
+    // Two users' points of one session, time and model, in turns: each user's counts stay theirs.
+    const a = points({ userId: "user_1" }, "a");
+    const b = points({ userId: "user_2", userEmail: "b@example.test" }, "b");
+    const merged = mergeUsagePoints(a.flatMap((r, i) => [r, b[i]!]));
+    for (const user of ["user_1", "user_2"]) {
+      const theirs = merged.filter((r) => r.userId === user);
+      const sum = (f: (r: EventRow) => number | null) => theirs.reduce((n, r) => n + (f(r) ?? 0), 0);
+      expect([sum((r) => r.inputTokens), sum((r) => r.outputTokens), sum((r) => r.cacheReadTokens)]).toEqual([
+        1000, 300, 5000,
+      ]);
+      expect(sum((r) => r.cacheWriteTokens)).toBe(700);
+    }
+  });
+
   it("leaves native rows, log records' rows, reported costs and other types as they are", () => {
     const apart = [
       row({ inputTokens: 1 }, "native"),

@@ -33,52 +33,64 @@ const mergeable = (r: EventRow) =>
   r.linesRemoved === null &&
   r.decision === null;
 
-/** A text field in a key, null told apart from every string ("n" or "s" first; no stored text holds NUL). */
-const part = (v: string | null) => (v === null ? "n" : `s${v}`);
-
-/** What a mergeable row is besides its counts and its event ID (which only its claim keeps). */
-const keyOf = (r: EventRow) =>
-  `${r.orgId}\u0000${r.occurredAt.getTime()}\u0000${r.userId}\u0000${part(r.userEmail)}\u0000${part(r.sessionId)}\u0000${r.client}\u0000${part(r.modelId)}\u0000${part(r.modelTier)}`;
+/** Whether two mergeable rows are alike in everything but their counts and event IDs. */
+const alike = (a: EventRow, b: EventRow) =>
+  a.occurredAt.getTime() === b.occurredAt.getTime() &&
+  a.orgId === b.orgId &&
+  a.userId === b.userId &&
+  a.userEmail === b.userEmail &&
+  a.sessionId === b.sessionId &&
+  a.client === b.client &&
+  a.modelId === b.modelId &&
+  a.modelTier === b.modelTier;
 
 const add = (a: number | null, b: number | null) => (a === null && b === null ? null : (a ?? 0) + (b ?? 0));
+
+/** Whether two counts add up within MAX_TOKENS. */
+const fits = (a: number | null, b: number | null) => (a ?? 0) + (b ?? 0) <= MAX_TOKENS;
 
 /**
  * The rows with OTLP token points alike but for their counts folded into one row each (the first
  * one's place and event ID, the counts summed); every other row as it is, in its order. A fold
- * that would pass MAX_TOKENS in a count is not made: that row stays apart. `rows` is not changed.
+ * that would pass MAX_TOKENS in a count is not made: that row stays apart, and later ones fold
+ * into it. `rows` and its rows are not changed (the store prepares them again when some claims
+ * fail): a row folded into is copied once, and the copy takes the counts.
  */
 export function mergeUsagePoints(rows: readonly EventRow[]): EventRow[] {
-  if (!rows.some(mergeable)) return rows as EventRow[];
-  const out: EventRow[] = [];
-  const at = new Map<string, number>();
-  for (const r of rows) {
+  const first = rows.findIndex(mergeable);
+  if (first === -1) return rows as EventRow[];
+  const out = rows.slice(0, first);
+  /** Whether out[i] is a copy made here. */
+  const copied: boolean[] = [];
+  // The last row of each (time, session, model) in `out`, found by a short key: alike() decides
+  // whether a row folds into it, so the key needs only to find it, not to tell rows apart.
+  const open = new Map<string, number>();
+  for (let k = first; k < rows.length; k++) {
+    const r = rows[k]!;
     if (!mergeable(r)) {
       out.push(r);
       continue;
     }
-    const key = keyOf(r);
-    const i = at.get(key);
+    const key = `${r.occurredAt.getTime()}\u0000${r.sessionId}\u0000${r.modelId}`;
+    const i = open.get(key);
     const into = i === undefined ? undefined : out[i]!;
-    const merged =
-      into === undefined
-        ? undefined
-        : {
-            ...into,
-            inputTokens: add(into.inputTokens, r.inputTokens),
-            outputTokens: add(into.outputTokens, r.outputTokens),
-            cacheReadTokens: add(into.cacheReadTokens, r.cacheReadTokens),
-            cacheWriteTokens: add(into.cacheWriteTokens, r.cacheWriteTokens),
-          };
     if (
-      merged !== undefined &&
-      [merged.inputTokens, merged.outputTokens, merged.cacheReadTokens, merged.cacheWriteTokens].every(
-        (n) => n === null || n <= MAX_TOKENS,
-      )
+      into !== undefined &&
+      alike(into, r) &&
+      fits(into.inputTokens, r.inputTokens) &&
+      fits(into.outputTokens, r.outputTokens) &&
+      fits(into.cacheReadTokens, r.cacheReadTokens) &&
+      fits(into.cacheWriteTokens, r.cacheWriteTokens)
     ) {
-      out[i!] = merged;
+      const row = copied[i!] ? into : (out[i!] = { ...into });
+      copied[i!] = true;
+      row.inputTokens = add(row.inputTokens, r.inputTokens);
+      row.outputTokens = add(row.outputTokens, r.outputTokens);
+      row.cacheReadTokens = add(row.cacheReadTokens, r.cacheReadTokens);
+      row.cacheWriteTokens = add(row.cacheWriteTokens, r.cacheWriteTokens);
       continue;
     }
-    at.set(key, out.push(r) - 1);
+    open.set(key, out.push(r) - 1);
   }
   return out;
 }
