@@ -41,6 +41,7 @@ import {
 import { TraceService } from "../gen/opentelemetry/proto/collector/trace/v1/trace_service_pb.js";
 import { AggregationTemporality } from "../gen/opentelemetry/proto/metrics/v1/metrics_pb.js";
 import { MAX_DECODED_GRPC_BYTES, MAX_OTLP_BODY_BYTES } from "../services/analytics/otlp/wire.js";
+import { removeModelPrice, setModelPrice } from "../services/analytics/rollup/days.js";
 import { rollupRange } from "../services/analytics/rollup/rollup.js";
 import type { Database } from "../services/database.js";
 import { migrations } from "../services/migrations.js";
@@ -226,8 +227,9 @@ function session(cc: ClaudeCode, user: TestUser, sessionId: string, terminal: st
       cache_read_tokens: 0,
       cache_write_tokens: 0,
     };
-    // The four token points of one collection (one time, one model) are stored as one row of
-    // the four counts (ingest/usage-points.ts); the cost point as a row of its own.
+    // The four token points and the cost point of one collection (one time, one model) are
+    // stored as one row of the four counts and the cost (ingest/usage-points.ts): the cost the
+    // client reported for those tokens.
     expect1(user, sessionId, terminal, {
       type: "model_usage",
       ...zero,
@@ -235,12 +237,12 @@ function session(cc: ClaudeCode, user: TestUser, sessionId: string, terminal: st
       output_tokens: tokens.output,
       cache_read_tokens: tokens.cacheRead,
       cache_write_tokens: tokens.cacheCreation,
+      cost_usd: 0.25 * scale,
     });
-    expect1(user, sessionId, terminal, { type: "model_usage", ...zero, cost_usd: 0.25 * scale });
   } else {
-    // Two api_request events carrying the same totals; the metric's copy (two rows: the token
-    // points as one, the cost) is stored and not counted by the rollup.
-    storedNotCounted += 2;
+    // Two api_request events carrying the same totals; the metric's copy (one row: the token
+    // and cost points folded) is stored and not counted by the rollup.
+    storedNotCounted += 1;
     for (const fifths of [2, 3]) {
       cc.event("api_request", {
         ...attrs,
@@ -547,10 +549,25 @@ describe("Claude Code's telemetry through the SDK's exporters", () => {
     expectSame(await rollupAndRead("/code"), code);
     const costs = costsOf(DAY);
     // Reported: every metric session's cost.usage and the api_request sessions' own (the metric
-    // copy of alice-1's and carol-1's does not count); unpriced: the metric sessions' tokens.
+    // copy of alice-1's and carol-1's does not count). Every session reported its tokens' cost,
+    // the metric sessions by cost.usage beside token.usage: no token is unpriced...
     expect(costs[0]!.cost_usd).toBe(micro(0.25 * 5 + 0.25 * 4));
-    expect(costs[0]!.unpriced_tokens).toBeGreaterThan(0);
+    expect(costs[0]!.unpriced_tokens).toBe(0);
     expectSame(await rollupAndRead("/costs"), costs);
+    // ... and none is priced on top of its reported cost once the models have prices.
+    for (const model_id of ["claude-sonnet-4-5", "claude-opus-4-1"])
+      await setModelPrice(server.platform.db, {
+        model_id,
+        input_per_million: 3,
+        output_per_million: 15,
+        cache_read_per_million: 0.3,
+        cache_write_per_million: 3.75,
+      });
+    try {
+      expectSame(await rollupAndRead("/costs"), costs);
+    } finally {
+      for (const model of ["claude-sonnet-4-5", "claude-opus-4-1"]) await removeModelPrice(server.platform.db, model);
+    }
   });
 
   it("lines, edit decisions and client-reported cost are stored as the table says", async () => {

@@ -1,7 +1,7 @@
-// OTLP token points alike but for their counts become one row; nothing else is folded, and the
-// sums are what the rows held.
+// OTLP usage points alike but for their counts and costs become one row; nothing else is folded,
+// and the sums are what the rows held.
 import { describe, expect, it } from "vitest";
-import { type EventRow, type IncomingEvent, MAX_TOKENS, validateEvent } from "./events.js";
+import { type EventRow, type IncomingEvent, MAX_COST_USD, MAX_TOKENS, validateEvent } from "./events.js";
 import { mergeUsagePoints } from "./usage-points.js";
 
 const NOW = Date.parse("2026-03-05T00:00:00Z");
@@ -92,14 +92,29 @@ describe("mergeUsagePoints", () => {
     }
   });
 
-  it("leaves native rows, log records' rows, reported costs and other types as they are", () => {
+  it("folds the collection's cost point in: the row's tokens carry the cost reported for them", () => {
+    const merged = mergeUsagePoints([...points(), row({ costUsd: 0.25, eventId: "p-cost" })]);
+    expect(merged).toHaveLength(1);
+    expect(counts(merged[0]!)).toEqual([1000, 300, 5000, 700]);
+    expect(merged[0]!.costUsd).toBe(0.25);
+    // Two costs add up; token points alone keep no cost (null: not reported).
+    expect(mergeUsagePoints([row({ costUsd: 0.25 }), row({ costUsd: 0.5 })]).map((r) => r.costUsd)).toEqual([0.75]);
+    expect(mergeUsagePoints(points()).map((r) => r.costUsd)).toEqual([null]);
+    // Never past what validation takes of one cost.
+    expect(mergeUsagePoints([row({ costUsd: MAX_COST_USD }), row({ costUsd: 1 })]).map((r) => r.costUsd)).toEqual([
+      MAX_COST_USD,
+      1,
+    ]);
+  });
+
+  it("leaves native rows, log records' rows and other types as they are", () => {
     const apart = [
       row({ inputTokens: 1 }, "native"),
       row({ inputTokens: 2 }, "native"),
       row({ inputTokens: 3 }, "otlp_log"),
       row({ inputTokens: 4 }, "otlp_log"),
-      row({ inputTokens: 0, costUsd: 0.25 }),
-      row({ inputTokens: 0, costUsd: 0.25 }),
+      row({ inputTokens: 0, costUsd: 0.25 }, "otlp_log"),
+      row({ inputTokens: 0, costUsd: 0.25 }, "otlp_log"),
       row({ type: "git_commit" }),
       row({ type: "git_commit" }),
     ];
