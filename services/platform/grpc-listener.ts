@@ -112,7 +112,7 @@ export async function startGrpcListener(options: GrpcListenerOptions): Promise<G
       {
         input: h.method.input,
         binaryOptions: invoker.binaryOptions(h.method),
-        maxBytes: Math.min(options.maxMessageBytes, invoker.readMaxBytes(h.method) ?? options.maxMessageBytes),
+        maxBytes: invoker.maxRequestBytes(h.method, options.maxMessageBytes),
       },
     ]),
   );

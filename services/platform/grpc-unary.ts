@@ -123,12 +123,15 @@ export function createGrpcUnary(
     const spec = invoker.spec(method);
     const path = `/${method.parent.typeName}/${method.name}`;
     // A method registered with a smaller readMaxBytes keeps it here too; an undecoded one has its own.
-    const limit = options.undecoded.get(path) ?? invoker.readMaxBytes(method) ?? maxMessageBytes;
+    const undecodedLimit = options.undecoded.get(path);
     if (spec?.kind === "unary")
       methods.set(path, {
         spec,
         rpc: [method.parent.typeName, method.name],
-        maxBytes: Math.min(maxMessageBytes, limit),
+        maxBytes:
+          undecodedLimit === undefined
+            ? invoker.maxRequestBytes(method, maxMessageBytes)
+            : Math.min(maxMessageBytes, undecodedLimit),
         undecoded: options.undecoded.has(path),
       });
   };

@@ -149,8 +149,11 @@ export interface Invoker {
   methods(): Iterable<DescMethod>;
   /** The binary options `method` was registered with, as Connect's handler would use them. */
   binaryOptions(method: DescMethod): BinaryOptions | undefined;
-  /** The smaller message limit `method` was registered with (readMaxBytes), if any. */
-  readMaxBytes(method: DescMethod): number | undefined;
+  /**
+   * `method`'s request message limit on a listener that takes `listenerMax`: the smaller
+   * readMaxBytes it was registered with, if any (as Connect's handler reads it), else the listener's.
+   */
+  maxRequestBytes(method: DescMethod, listenerMax: number): number;
   /** The interceptors around `innermost`, first interceptor outermost (what Connect's handler does per call). */
   intercepted(innermost: AnyFn): AnyFn;
   /**
@@ -173,7 +176,7 @@ export function createInvoker(routes: (router: ConnectRouter) => void, intercept
     spec: (method) => specs.get(method),
     methods: () => specs.keys(),
     binaryOptions: (method) => binaryOptions.get(method),
-    readMaxBytes: (method) => readMaxBytes.get(method),
+    maxRequestBytes: (method, listenerMax) => Math.min(listenerMax, readMaxBytes.get(method) ?? listenerMax),
     intercepted,
     unary(spec, context, message) {
       const method = spec.method;
