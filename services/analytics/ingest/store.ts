@@ -2,7 +2,7 @@
 // steps, each a statement per chunk of rows:
 // 1. its event_ids are claimed (idempotency on (org_id, event_id), analytics_event_ids);
 // 2. the rows whose claim succeeded, and those without an id, are stored, in the order of the
-//    index the rollup reads by (OTLP token points of one model and time as one row: usage-points.ts);
+//    index the rollup reads by (OTLP usage points of one model and time as one row: usage-points.ts);
 // 3. the past days that received them are marked for the next rollup.
 // Large chunks travel by COPY in Postgres's binary format (pg-copy.ts) where the database takes
 // it, and then the rows are sorted and encoded while the server inserts the claims; small
@@ -253,8 +253,8 @@ type PreparedEvents = Array<{ rows: EventRow[]; data: Buffer | null }>;
  * rows keep the batch's order, which sends one user's or session's events together (a client's
  * batch, or a file written user by user), and the COPY encoder then copies their repeated ids
  * from the row before instead of encoding them again. Chunks that go by COPY are encoded here.
- * OTLP token points alike but for their counts become one row first (usage-points.ts); every
- * one of them was claimed.
+ * OTLP usage points alike but for their counts and costs become one row first (usage-points.ts);
+ * every one of them was claimed.
  */
 function prepareEvents(unordered: readonly EventRow[], copy: boolean): PreparedEvents {
   const rows = mergeUsagePoints(unordered).slice().sort(byOrgAndDay);

@@ -54,10 +54,11 @@ const fits = (a: number | null, b: number | null, max = MAX_TOKENS) => (a ?? 0) 
 
 /**
  * The rows with OTLP usage points alike but for their counts and costs folded into one row each
- * (the first one's place and event ID, the counts and costs summed, a cost null when none was); every other row as it is, in its order. A fold
- * that would pass MAX_TOKENS in a count (or MAX_COST_USD in the cost) is not made: that row stays apart, and later ones fold
- * into it. `rows` and its rows are not changed (the store prepares them again when some claims
- * fail): a row folded into is copied once, and the copy takes the counts.
+ * (the first one's place and event ID, the counts and costs summed, a cost null when none was);
+ * every other row as it is, in its order. A fold that would pass MAX_TOKENS in a count (or
+ * MAX_COST_USD in the cost) is not made: that row stays apart, and later ones fold into it.
+ * `rows` and its rows are not changed (the store prepares them again when some claims fail): a
+ * row folded into is copied once, and the copy takes the counts.
  */
 export function mergeUsagePoints(rows: readonly EventRow[]): EventRow[] {
   const first = rows.findIndex(mergeable);
