@@ -242,3 +242,13 @@ export async function cpuWindow(
     };
   };
 }
+
+/** Two windows' spending together (a timed phase run in several parts). */
+export function addSpent(a: CpuSpent, b: CpuSpent): CpuSpent {
+  const ms = { ...a.ms };
+  for (const [k, v] of Object.entries(b.ms)) ms[k] = (ms[k] ?? 0) + v;
+  return { ms, busyMs: a.busyMs + b.busyMs, totalMs: a.totalMs + b.totalMs };
+}
+
+/** Nothing spent: what addSpent starts from. */
+export const NO_CPU_SPENT: CpuSpent = { ms: {}, busyMs: 0, totalMs: 0 };

@@ -66,7 +66,15 @@ import {
 } from "../gen/opentelemetry/proto/collector/metrics/v1/metrics_service_pb.js";
 import { type GrpcIngestTiming, timeIngestOverGrpc } from "../bench/grpc-ingest.js";
 import { createServiceAccount } from "../services/organization/service-accounts.js";
-import { type CpuSpent, cpuWindow, pidsNamed, startCompiledService, threadOf } from "../bench/processes.js";
+import {
+  addSpent,
+  type CpuSpent,
+  cpuWindow,
+  NO_CPU_SPENT,
+  pidsNamed,
+  startCompiledService,
+  threadOf,
+} from "../bench/processes.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -449,7 +457,7 @@ function nativeTurns(db: Kysely<Database>, events: readonly IncomingEvent[]): Na
   const third = Math.floor(events.length / 3);
   let next = 0;
   let stored = 0;
-  const spent = { ms: { here: 0, postgres: 0 } as Record<string, number>, busyMs: 0, totalMs: 0 };
+  let spent = NO_CPU_SPENT;
   return {
     async turn() {
       const turn = events.slice(next, (next += third));
@@ -458,9 +466,7 @@ function nativeTurns(db: Kysely<Database>, events: readonly IncomingEvent[]): Na
       const accepted = await ingestInBatches(db, turn);
       const seconds = (performance.now() - started) / 1000;
       const used = await window();
-      for (const [k, ms] of Object.entries(used.ms)) spent.ms[k] = (spent.ms[k] ?? 0) + ms;
-      spent.busyMs += used.busyMs;
-      spent.totalMs += used.totalMs;
+      spent = addSpent(spent, used);
       stored += accepted;
       return accepted / seconds;
     },
@@ -490,7 +496,7 @@ async function main() {
     let generateMs = 0;
     // CPU of the ingest's timed periods: this process (validation, encoding), Postgres (every
     // process of the server: backends, WAL writer, checkpointer) and the machine's idle time.
-    const ingestCpu = { nodeMs: 0, postgresMs: 0, busyMs: 0, totalMs: 0 };
+    let ingestCpu = NO_CPU_SPENT;
     if (args.reuse) {
       ({ orgId, key } = await keptOrganization(db));
       log(`reusing ${args.reuse}: organization ${orgId}`);
@@ -544,11 +550,7 @@ async function main() {
         t = performance.now();
         ingested += await ingestInBatches(db, dayEvents);
         ingestMs += performance.now() - t;
-        const spent = await window();
-        ingestCpu.nodeMs += spent.ms.here!;
-        ingestCpu.postgresMs += spent.ms.postgres!;
-        ingestCpu.busyMs += spent.busyMs;
-        ingestCpu.totalMs += spent.totalMs;
+        ingestCpu = addSpent(ingestCpu, await window());
         log(`  ${d}: ${dayEvents.length} events; total ${ingested} (${Math.round(ingested / (ingestMs / 1000))} ev/s)`);
       }
       // Events of the same days under new IDs, to time the native ingest beside the OTLP ingest
@@ -659,6 +661,8 @@ async function main() {
     if (server.profile && otlp)
       log(`CPU profile of the service during the OTLP ingest:\n${await server.profile(otlp.periods)}`);
 
+    // Per event stored (when this run ingested: ingested > 0 wherever the micros are read).
+    const ingestCpuPerEvent = perItem(ingestCpu, ingested);
     const result = {
       database: database.kind,
       cpus: cpus().length,
@@ -673,11 +677,11 @@ async function main() {
       ingestCpuMicrosPerEvent:
         ingested > 0
           ? {
-              node: +((ingestCpu.nodeMs * 1000) / ingested).toFixed(1),
-              postgres: +((ingestCpu.postgresMs * 1000) / ingested).toFixed(1),
+              node: ingestCpuPerEvent.micros.here!,
+              postgres: ingestCpuPerEvent.micros.postgres!,
             }
           : null,
-      ingestIdleShare: ingestCpu.totalMs > 0 ? +(1 - ingestCpu.busyMs / ingestCpu.totalMs).toFixed(2) : null,
+      ingestIdleShare: ingestCpu.totalMs > 0 ? ingestCpuPerEvent.idle : null,
       rollupEventsPerSecond: Math.round(rolled.events / (rollupMs / 1000)),
       rollupSeconds: +(rollupMs / 1000).toFixed(1),
       // The last day's nightly sweep, and midnight → queryable (the tick's minute included).
