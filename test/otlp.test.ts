@@ -555,7 +555,8 @@ describe("Claude Code's telemetry through the SDK's exporters", () => {
     expect(costs[0]!.unpriced_tokens).toBe(0);
     expectSame(await rollupAndRead("/costs"), costs);
     // ... and none is priced on top of its reported cost once the models have prices.
-    for (const model_id of ["claude-sonnet-4-5", "claude-opus-4-1"])
+    const models = ["claude-sonnet-4-5", "claude-opus-4-1"];
+    for (const model_id of models)
       await setModelPrice(server.platform.db, {
         model_id,
         input_per_million: 3,
@@ -566,7 +567,7 @@ describe("Claude Code's telemetry through the SDK's exporters", () => {
     try {
       expectSame(await rollupAndRead("/costs"), costs);
     } finally {
-      for (const model of ["claude-sonnet-4-5", "claude-opus-4-1"]) await removeModelPrice(server.platform.db, model);
+      for (const model of models) await removeModelPrice(server.platform.db, model);
     }
   });
 

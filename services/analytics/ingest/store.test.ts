@@ -9,7 +9,7 @@ import type { Database } from "../../database.js";
 import { migrations } from "../../migrations.js";
 import { createOrganization, createUser } from "../../organization/queries.js";
 import { migrateToLatest } from "../../platform/migrator.js";
-import { validateEvent, type EventRow, type IncomingEvent } from "./events.js";
+import { validateEvent, type EventRow, type IncomingEvent, type ValidateOptions } from "./events.js";
 import { ingestEvents } from "./ingest.js";
 import { createMissingPartitions } from "./partitions.js";
 import { integerArray, textArray } from "./pg-arrays.js";
@@ -56,11 +56,12 @@ describe("storing events", () => {
     userId,
     client: "web",
   });
-  const row = (event: IncomingEvent): EventRow => {
-    const v = validateEvent(event, NOW);
+  const validated = (event: IncomingEvent, options?: ValidateOptions): EventRow => {
+    const v = validateEvent(event, NOW, options);
     if (!v.ok) throw new Error(v.reason);
     return v.row;
   };
+  const row = (event: IncomingEvent) => validated(event);
   /** storeEvents in its own transaction, rows travelling the given way. */
   const store = (rows: readonly EventRow[], path: "arrays" | "copy") =>
     database.db.transaction().execute(async (trx) => {
@@ -324,8 +325,8 @@ describe("storing events", () => {
     "stores OTLP token points of one collection as one row, each point claimed: a re-batched retry adds only what is new (%s)",
     async (path) => {
       // More than 100 collections of four points each, so that the COPY path is taken where it can be.
-      const point = (c: number, type: number): EventRow => {
-        const v = validateEvent(
+      const point = (c: number, type: number): EventRow =>
+        validated(
           {
             ...base(),
             type: "model_usage",
@@ -338,12 +339,8 @@ describe("storing events", () => {
             cacheWriteTokens: type === 3 ? 700 : 0,
             eventId: `${path}-points-${c}-${type}`,
           },
-          NOW,
           { source: "otlp_metric" },
         );
-        if (!v.ok) throw new Error(v.reason);
-        return v.row;
-      };
       const collections = 120;
       const first = Array.from({ length: collections }, (_, c) => [0, 1, 2, 3].map((t) => point(c, t))).flat();
       expect(await store(first, path)).toBe(4 * collections);
