@@ -8,16 +8,12 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  PostMessageRequestSchema,
-  SessionRunnerService,
-  SessionService,
-} from "../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
+import { PostMessageRequestSchema, SessionService } from "../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import { decodedSizeLimit } from "../services/platform/decoded-size.js";
-import { bearer, createTestOrg, createTestServiceAccount, createTestUser, type TestUser } from "./support/fixtures.js";
+import { bearer, createTestOrg, createTestUser, type TestUser } from "./support/fixtures.js";
 import { envelope as frame, H2Client, type H2Response } from "./reliability/support/raw-h2.js";
-import { grpcClient } from "./support/grpc.js";
 import { startTestServer, type TestServer } from "./support/server.js";
+import { createTestSession } from "./support/sessions.js";
 
 const POST_MESSAGE = `/${SessionService.typeName}/PostMessage`;
 /** A raw POST to PostMessage, its body in pieces as a client's DATA frames come: envelopes cut anywhere. */
@@ -25,21 +21,6 @@ function post(client: H2Client, headers: Record<string, string>, body: Buffer): 
   const pieces: Buffer[] = [];
   for (let i = 0; i < body.length; i += 100_000) pieces.push(body.subarray(i, i + 100_000));
   return client.request({ path: POST_MESSAGE, headers, body: pieces }, 30_000);
-}
-
-/** A session of `user`'s on `server`, created as a runner does. */
-async function newSession(server: TestServer, user: TestUser): Promise<string> {
-  const runner = grpcClient(
-    SessionRunnerService,
-    server.internalGrpcUrl,
-    bearer(await createTestServiceAccount(server.platform.db)),
-  );
-  try {
-    return (await runner.call(SessionRunnerService.method.createSession, { orgId: user.orgId, userId: user.userId }))
-      .sessionId;
-  } finally {
-    runner.close();
-  }
 }
 
 /** grpc-status and grpc-message, from the trailers, a trailers-only answer, or a gRPC-Web trailer frame. */
@@ -82,8 +63,8 @@ describe("the decoded-size check in Connect's protocols", () => {
       await createTestOrg(slow.platform.db, "Fast path off"),
       "member",
     );
-    sessionId = await newSession(fast, member);
-    slowSessionId = await newSession(slow, slowMember);
+    sessionId = await createTestSession(fast, member);
+    slowSessionId = await createTestSession(slow, slowMember);
     // PostMessage with 2 MiB of empty files[] elements.
     const files = Buffer.alloc(2 << 20);
     for (let i = 0; i < files.length; i += 2) files[i] = (4 << 3) | 2;

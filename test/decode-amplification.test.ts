@@ -6,23 +6,13 @@
 // Ordinary messages of the same methods are taken.
 import { create, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  PostMessageRequestSchema,
-  SessionRunnerService,
-  SessionService,
-} from "../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
+import { PostMessageRequestSchema, SessionService } from "../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import { decodedSizeLimit } from "../services/platform/decoded-size.js";
 import { tooManyJsonValuesMessage } from "../services/platform/json-objects.js";
-import {
-  api,
-  bearer,
-  createTestOrg,
-  createTestServiceAccount,
-  createTestUser,
-  type TestUser,
-} from "./support/fixtures.js";
+import { api, bearer, createTestOrg, createTestUser, type TestUser } from "./support/fixtures.js";
 import { grpcClient, type GrpcCaller } from "./support/grpc.js";
 import { startTestServer, type TestServer } from "./support/server.js";
+import { createTestSession } from "./support/sessions.js";
 
 describe("decode amplification", () => {
   let server: TestServer;
@@ -34,17 +24,7 @@ describe("decode amplification", () => {
     server = await startTestServer();
     const orgId = await createTestOrg(server.platform.db, "Decode amplification");
     member = await createTestUser(server.platform.db, orgId, "member");
-    const runner = grpcClient(
-      SessionRunnerService,
-      server.internalGrpcUrl,
-      bearer(await createTestServiceAccount(server.platform.db)),
-    );
-    try {
-      sessionId = (await runner.call(SessionRunnerService.method.createSession, { orgId, userId: member.userId }))
-        .sessionId;
-    } finally {
-      runner.close();
-    }
+    sessionId = await createTestSession(server, member);
     sessions = grpcClient(SessionService, server.grpcUrl, bearer(member.key));
   });
   afterAll(async () => {
