@@ -15,6 +15,7 @@ import { createEdgeHttpServer, type EdgeHttpServer } from "./edge/http-server.js
 import { createLocalTransport } from "./edge/local-transport.js";
 import { createUpstreamTransport } from "./edge/upstream-transport.js";
 import { ANY_WORKLOAD, authInterceptor, type AuthPolicy, OPEN, policyMap } from "./platform/auth.js";
+import { RequestMemory } from "./platform/request-memory.js";
 import { startGrpcListener } from "./platform/grpc-listener.js";
 import { createCors, type StreamCors } from "./platform/cors.js";
 import { startDemoRunner } from "./sessions/runner/demo-runner.js";
@@ -145,6 +146,8 @@ export async function startServer(config: Config, logger: Logger, options: Start
     };
   };
   const routes = routesOf(served);
+  // One count of request messages' memory for the process: both listeners and the REST edge.
+  const requestMemory = new RequestMemory(config.requestMemoryBytes);
 
   // gRPC, gRPC-Web and Connect over cleartext HTTP/2 (Envoy's upstream protocol), on two
   // listeners so that the edge, and NetworkPolicies, can reach the public services alone. Each
@@ -183,6 +186,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
       trustForwardedFor,
       fastUnary: config.grpcUnaryFastPath,
       undecoded: undecodedPaths(services),
+      requestMemory,
       cors,
       logger,
       port,
@@ -218,6 +222,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
       logger,
       maxBodyBytes: MAX_REQUEST_BODY_BYTES,
       timeoutMs: config.requestTimeoutMs,
+      requestMemory,
       untimed: untimedRpcs(ALL_MODULES.flatMap((m) => m.services.filter(isPublic))),
     });
     restServer = createEdgeHttpServer(edge, {

@@ -18,6 +18,7 @@ import { forwardRequestHeaders } from "./headers.js";
 import { openHttpBodyStream, writeHttpBodyStream } from "./http-body-stream.js";
 import { refuseOutOfProportion } from "../platform/decode-errors.js";
 import { requestIdFrom } from "../platform/request-id.js";
+import { defaultRequestMemoryBytes, type Release, RequestMemory } from "../platform/request-memory.js";
 import { buildRequestMessage } from "./request.js";
 import { describeError, errorFormatOf, writeError, writeSuccess } from "./respond.js";
 import { withUpstreamRetries } from "./retry.js";
@@ -42,6 +43,13 @@ export interface RestEdgeOptions {
    * from the complete request, as envoy.yaml gives their routes `timeout: 0s`.
    */
   untimed?: ReadonlySet<string>;
+  /**
+   * The process's count of request messages' memory (platform/request-memory.ts), which the
+   * service's gRPC listeners hold in too: a body's message is held from its building to the
+   * answer, as the listener Envoy calls holds the message it decodes. By default a count of the
+   * edge's own.
+   */
+  requestMemory?: RequestMemory;
 }
 
 export type RestEdgeHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
@@ -72,6 +80,7 @@ function splitTarget(url: string): [string, string] {
 export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
   const { transport, logger, timeoutMs } = opts;
   const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const requestMemory = opts.requestMemory ?? new RequestMemory(defaultRequestMemoryBytes());
   const table = buildRouteTable(opts.services);
   logger.debug({ routes: table.routes.map((r) => `${r.httpMethod} ${r.template.source}`) }, "REST edge routes");
 
@@ -87,6 +96,7 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
     res.once("close", onClose);
     let rpc: string | undefined;
     let deadline: NodeJS.Timeout | undefined;
+    let release: Release | undefined;
     try {
       const match = table.matcher.lookup(method, path);
       if (match === undefined) {
@@ -106,10 +116,11 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
       } else {
         const body = route.body.kind === "none" ? undefined : await readBody(req, maxBodyBytes, timeoutMs);
         input = buildRequestMessage(route, table.fields, match.parts, query, body);
-        // Refused as the service's gRPC listener refuses the binary message Envoy's transcoder
-        // makes of the same body, so that both edges answer such bodies alike. The message is
-        // built already, within what the JSON count allowed (body.ts).
-        if (body !== undefined) refuseOutOfProportion(route.method.input, toBinary(route.method.input, input));
+        // Refused, or held, as the service's gRPC listener refuses or holds the binary message
+        // Envoy's transcoder makes of the same body, so that both edges answer such bodies alike.
+        // The message is built already, within what the JSON count allowed (body.ts).
+        if (body !== undefined)
+          release = requestMemory.hold(refuseOutOfProportion(route.method.input, toBinary(route.method.input, input)));
       }
       // The deadline (Envoy's route timeout) runs from the complete request. The transport only
       // hands it to the handler, which may not watch it (an in-process call, a query waiting on
@@ -174,6 +185,7 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
         if (!res.headersSent) writeError(res, { ...parts, metadata: undefined }, requestId, format);
       }
     } finally {
+      release?.();
       clearTimeout(deadline);
       res.off("close", onClose);
     }

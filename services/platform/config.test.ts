@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../config.js";
+import { defaultRequestMemoryBytes } from "./request-memory.js";
 
 describe("WORKERS", () => {
   it("defaults to running the workers; true and false are the only values", () => {
@@ -22,6 +23,20 @@ describe("EDGE_MAX_CONNECTIONS", () => {
     for (const bad of ["0", "-1", "1.5", "many", "1000001", "1e3"]) {
       expect(() => loadConfig({ EDGE_MAX_CONNECTIONS: bad }), bad).toThrow(
         `invalid configuration: EDGE_MAX_CONNECTIONS must be a whole number from 1 to 1000000, got "${bad}"`,
+      );
+    }
+  });
+});
+
+describe("REQUEST_MEMORY_BYTES", () => {
+  it("defaults to a quarter of V8's heap limit and must be a whole number of bytes, a megabyte at least", () => {
+    expect(loadConfig({}).requestMemoryBytes).toBe(defaultRequestMemoryBytes());
+    expect(loadConfig({ REQUEST_MEMORY_BYTES: "" }).requestMemoryBytes).toBe(defaultRequestMemoryBytes());
+    expect(loadConfig({ REQUEST_MEMORY_BYTES: "268435456" }).requestMemoryBytes).toBe(268435456);
+    expect(loadConfig({ REQUEST_MEMORY_BYTES: "1048576" }).requestMemoryBytes).toBe(1048576);
+    for (const bad of ["0", "1048575", "-1", "1.5", "256Mi", "1e9", "99999999999999999999"]) {
+      expect(() => loadConfig({ REQUEST_MEMORY_BYTES: bad }), bad).toThrow(
+        `invalid configuration: REQUEST_MEMORY_BYTES must be a whole number of bytes, at least 1048576, got "${bad}"`,
       );
     }
   });

@@ -4,6 +4,7 @@
 // (ServiceModule.settings), and services/config.ts puts them together.
 
 import { parseRedisUrl, RedisUrlError } from "./redis-url.js";
+import { COUNTED_FROM_BYTES, defaultRequestMemoryBytes } from "./request-memory.js";
 
 export const MODULE_NAMES = ["analytics", "readiness", "sessions", "computers", "organization", "web", "edge"] as const;
 export type ModuleName = (typeof MODULE_NAMES)[number];
@@ -73,6 +74,14 @@ export interface PlatformConfig {
    * message not received within it DEADLINE_EXCEEDED (request-deadline.ts).
    */
   readonly requestTimeoutMs: number;
+  /**
+   * REQUEST_MEMORY_BYTES, default a quarter of V8's heap limit (node's --max-old-space-size, or
+   * what Node derives from the machine's or container's memory): the heap that request messages
+   * of a megabyte or more, estimated before they are decoded, may take at once in this process
+   * (request-memory.ts). Beyond it a message is answered UNAVAILABLE (503, Retry-After); one
+   * larger than it alone, RESOURCE_EXHAUSTED (429).
+   */
+  readonly requestMemoryBytes: number;
   /**
    * EDGE_MAX_CONNECTIONS, default 1024 (Envoy's global_downstream_max_connections in envoy.yaml):
    * open connections the REST edge accepts; more are closed as they arrive.
@@ -144,6 +153,15 @@ function positiveInteger(env: Env, name: string, fallback: number, max: number):
   if (raw === undefined || raw === "") return fallback;
   if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > max)
     throw new ConfigError(name, `must be a whole number from 1 to ${max}, got "${raw.slice(0, 40)}"`);
+  return Number(raw);
+}
+
+/** A size in bytes, a whole number of at least `min`. */
+function bytesSetting(env: Env, name: string, fallback: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw)) || Number(raw) < min)
+    throw new ConfigError(name, `must be a whole number of bytes, at least ${min}, got "${raw.slice(0, 40)}"`);
   return Number(raw);
 }
 
@@ -243,6 +261,7 @@ export function loadPlatformConfig(env: Env = process.env): PlatformConfig {
     workers: flag(env, "WORKERS", true),
     grpcUnaryFastPath: flag(env, "GRPC_UNARY_FAST_PATH", true),
     requestTimeoutMs: positiveMs(env, "REQUEST_TIMEOUT_MS", 30_000),
+    requestMemoryBytes: bytesSetting(env, "REQUEST_MEMORY_BYTES", defaultRequestMemoryBytes(), COUNTED_FROM_BYTES),
     edgeMaxConnections: positiveInteger(env, "EDGE_MAX_CONNECTIONS", DEFAULT_EDGE_MAX_CONNECTIONS, 1_000_000),
     corsAllowedOrigins: parseOrigins(env, "CORS_ALLOWED_ORIGINS"),
   };

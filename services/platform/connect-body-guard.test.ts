@@ -5,7 +5,9 @@ import type { UniversalServerRequest } from "@connectrpc/connect/protocol";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { PostMessageRequestSchema } from "../../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
-import { guardRequestBody } from "./connect-body-guard.js";
+import { guardRequestBody, type HoldMessage } from "./connect-body-guard.js";
+import { decodedSize } from "./decoded-size.js";
+import { possibleMessagesHeap } from "./json-objects.js";
 
 const method = { input: PostMessageRequestSchema, binaryOptions: undefined, maxBytes: 32 << 20 };
 
@@ -39,7 +41,13 @@ async function* chunked(bytes: Uint8Array, cuts: number[]): AsyncIterable<Uint8A
 }
 
 /** What the handler would read through the guard, joined; or the error it ends with. */
-async function read(contentType: string, body: Uint8Array, cuts: number[] = [], headers: [string, string][] = []) {
+async function read(
+  contentType: string,
+  body: Uint8Array,
+  cuts: number[] = [],
+  headers: [string, string][] = [],
+  hold: HoldMessage = () => {},
+) {
   const req = {
     httpVersion: "2.0",
     url: "http://localhost/agentplane.sessions.v1alpha1.SessionService/PostMessage",
@@ -48,7 +56,7 @@ async function read(contentType: string, body: Uint8Array, cuts: number[] = [], 
     body: chunked(body, cuts),
     signal: new AbortController().signal,
   } as UniversalServerRequest;
-  const guarded = guardRequestBody(req, method, [compressionGzip]);
+  const guarded = guardRequestBody(req, method, [compressionGzip], hold);
   const out: Uint8Array[] = [];
   try {
     for await (const chunk of guarded.body as AsyncIterable<Uint8Array>) out.push(chunk);
@@ -99,5 +107,30 @@ describe("guardRequestBody", () => {
     expect(Buffer.compare(read1 as Buffer, unknown)).toBe(0);
     const huge = Buffer.from([0, 0xff, 0xff, 0xff, 0xff, 1, 2, 3]);
     expect(Buffer.compare((await read("application/grpc", huge, [2, 6])) as Buffer, huge)).toBe(0);
+  });
+
+  it("holds each admitted message's estimate for the call, and ends the body when the hold refuses", async () => {
+    const large = toBinary(
+      PostMessageRequestSchema,
+      create(PostMessageRequestSchema, { sessionId: "s", text: "x".repeat(2 << 20) }),
+    );
+    const estimate = decodedSize(PostMessageRequestSchema, large, Number.MAX_SAFE_INTEGER);
+    expect(estimate.within && estimate.bytes).toBeGreaterThan(2 << 20);
+    const held: number[] = [];
+    const body = Buffer.concat([envelope(0, large), envelope(0, ordinary)]);
+    const passed = await read("application/grpc", body, [1000], [], (bytes) => held.push(bytes));
+    expect(Buffer.compare(passed as Buffer, body)).toBe(0);
+    expect(held).toEqual([estimate.within && estimate.bytes, expect.any(Number)]);
+    // A JSON message is held by its possible messages' heap and its characters (json-objects.ts).
+    const json = Buffer.from(JSON.stringify({ sessionId: "s", text: "x".repeat(2 << 20) }));
+    held.length = 0;
+    await read("application/json", json, [], [], (bytes) => held.push(bytes));
+    expect(held).toEqual([possibleMessagesHeap(json)!.heap + json.length]);
+
+    const busy = new ConnectError("busy", Code.Unavailable);
+    const refusedBody = await read("application/grpc", body, [], [], () => {
+      throw busy;
+    });
+    expect(refusedBody).toBe(busy);
   });
 });

@@ -7,7 +7,9 @@
 // wraps the request body the handler reads: each message is checked as it completes (an
 // envelope; a Connect unary body whole) and its bytes are passed on unchanged, so the handler
 // does everything else as before (limits, decompression, errors in its protocol's form). A
-// message out of proportion ends the body with INVALID_ARGUMENT, which the handler answers.
+// message out of proportion ends the body with INVALID_ARGUMENT, which the handler answers; one
+// admitted has its estimate held for the call (HoldMessage: request-memory.ts), and one that does
+// not fit beside those held ends it with the count's refusal.
 //
 // Compressed messages are decompressed here to be checked, within the same message limit, and
 // again by the handler: this costs a second decompression for compressed calls on this path
@@ -25,6 +27,9 @@ export interface BodyGuardMethod {
   /** The method's message limit (readMaxBytes), decompressed. */
   readonly maxBytes: number;
 }
+
+/** Holds a message's estimated decoded size for its call (request-memory.ts); throws to refuse it. */
+export type HoldMessage = (estimate: number) => void;
 
 type Framing =
   /**
@@ -67,6 +72,7 @@ export function guardRequestBody(
   req: UniversalServerRequest,
   method: BodyGuardMethod,
   compressions: readonly Compression[],
+  hold: HoldMessage,
 ): UniversalServerRequest {
   const framing = framingOf(req.header.get("content-type") ?? "");
   const body = req.body;
@@ -84,8 +90,9 @@ export function guardRequestBody(
         return;
       }
     }
-    if (framing.json) refuseTooManyJsonValues(bytes);
-    else refuseOutOfProportion(method.input, bytes, method.binaryOptions);
+    hold(
+      framing.json ? refuseTooManyJsonValues(bytes) : refuseOutOfProportion(method.input, bytes, method.binaryOptions),
+    );
   };
   const chunks = body as AsyncIterable<Uint8Array>;
   return {

@@ -14,7 +14,7 @@ import { endStreamFlag } from "@connectrpc/connect/protocol-connect";
 import { trailerFlag, trailerParse, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web";
 import type { BinaryReadOptions, DescMessage } from "@bufbuild/protobuf";
 import { DECODE_FACTOR, DECODE_SLACK_BYTES, decodedSize, decodedSizeLimit } from "./decoded-size.js";
-import { tooManyJsonValues, tooManyJsonValuesMessage } from "./json-objects.js";
+import { possibleMessagesHeap, tooManyJsonValuesMessage } from "./json-objects.js";
 
 const DECODE_FAILURE =
   /^(parse binary: |received compressed envelope, but do not know how to decompress$|decompression failed$)/;
@@ -26,15 +26,16 @@ const message = (original: string) => `request: the message does not decode (${o
 /**
  * Refuses, INVALID_ARGUMENT, a binary message that would take far more memory decoded than its
  * bytes (decoded-size.ts), naming where the estimate passed the limit. The gRPC listeners (both
- * paths) and the REST edge (for the message Envoy would send) call it before decoding.
+ * paths) and the REST edge (for the message Envoy would send) call it before decoding. Returns the
+ * estimate of a message it admits, for the process's count (request-memory.ts).
  */
 export function refuseOutOfProportion(
   desc: DescMessage,
   bytes: Uint8Array,
   binaryOptions?: Partial<BinaryReadOptions>,
-): void {
+): number {
   const size = decodedSize(desc, bytes, decodedSizeLimit(bytes.length), binaryOptions);
-  if (size.within) return;
+  if (size.within) return size.bytes;
   throw new ConnectError(
     `request: the message would take more than ${decodedSizeLimit(bytes.length)} bytes once decoded ` +
       `(${DECODE_FACTOR} times its ${bytes.length} bytes, and ${DECODE_SLACK_BYTES}), passing it in ${size.field}: ` +
@@ -43,10 +44,17 @@ export function refuseOutOfProportion(
   );
 }
 
-/** Refuses, INVALID_ARGUMENT, a JSON message whose values are too many for its bytes (json-objects.ts), before it is parsed. */
-export function refuseTooManyJsonValues(json: Uint8Array): void {
-  const values = tooManyJsonValues(json);
-  if (values !== undefined) throw new ConnectError(tooManyJsonValuesMessage(values, json.length), Code.InvalidArgument);
+/**
+ * Refuses, INVALID_ARGUMENT, a JSON message whose values are too many for its bytes
+ * (json-objects.ts), before it is parsed. Returns the estimate of a message it admits: its
+ * possible messages' heap and its characters (0 for a short one, which is not counted).
+ */
+export function refuseTooManyJsonValues(json: Uint8Array): number {
+  const possible = possibleMessagesHeap(json);
+  if (possible === undefined) return 0;
+  if (possible.heap > decodedSizeLimit(json.length))
+    throw new ConnectError(tooManyJsonValuesMessage(possible.count, json.length), Code.InvalidArgument);
+  return possible.heap + json.length;
 }
 
 /**

@@ -26,6 +26,7 @@ import type { Authenticator, AuthPolicy } from "./auth.js";
 import { createEarlyAuth } from "./early-auth.js";
 import type { Logger } from "./logger.js";
 import { createRequestDeadline } from "./request-deadline.js";
+import { defaultRequestMemoryBytes, RequestMemory } from "./request-memory.js";
 import { type BodyGuardMethod, guardRequestBody } from "./connect-body-guard.js";
 import { createGrpcUnary } from "./grpc-unary.js";
 import { createInvoker } from "./invoke.js";
@@ -58,6 +59,11 @@ export interface GrpcListenerOptions {
   readonly undecoded?: ReadonlyMap<string, number>;
   /** Browser origins' access (cors.ts); undefined: no CORS. */
   readonly cors?: StreamCors;
+  /**
+   * The process's count of request messages' memory (request-memory.ts): server.ts gives every
+   * listener and the REST edge one; by default a count of this listener's own.
+   */
+  readonly requestMemory?: RequestMemory;
   readonly logger: Logger;
   readonly port: number;
   readonly host: string;
@@ -116,6 +122,7 @@ export async function startGrpcListener(options: GrpcListenerOptions): Promise<G
       },
     ]),
   );
+  const requestMemory = options.requestMemory ?? new RequestMemory(defaultRequestMemoryBytes());
   const handler = (req: Http2ServerRequest, res: Http2ServerResponse) => {
     const uHandler = paths.get(req.url.split("?", 1)[0]!);
     if (!uHandler) {
@@ -127,6 +134,8 @@ export async function startGrpcListener(options: GrpcListenerOptions): Promise<G
       universalRequestFromNodeRequest(req, res, undefined, early.contextValues(req)),
       guarded.get(uHandler)!,
       acceptCompression,
+      // Held until the answer is written or the client has gone.
+      (estimate) => requestMemory.holdUntilClosed(estimate, res.stream),
     );
     uHandler(uReq)
       .then(clientDecodeErrors)
@@ -167,6 +176,7 @@ export async function startGrpcListener(options: GrpcListenerOptions): Promise<G
       logger: options.logger,
       undecoded: options.undecoded ?? new Map(),
       onlyUndecoded: !options.fastUnary,
+      requestMemory,
     });
     const compat = server.listeners("stream") as ((...args: unknown[]) => void)[];
     if (compat.length !== 1) throw new Error("expected Node's HTTP/2 compatibility layer as the one 'stream' listener");

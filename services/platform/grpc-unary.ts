@@ -28,7 +28,9 @@
 // Before a message is decoded, its decoded size is estimated from its bytes (decoded-size.ts): a
 // message that would take more than DECODE_FACTOR times its bytes (and a megabyte) once decoded
 // is refused, INVALID_ARGUMENT naming the field, and never built. Connect's handler has no such
-// check (it decodes with no hook before), which is why this path takes compressed calls too.
+// check (it decodes with no hook before), which is why this path takes compressed calls too. The
+// estimate is then held in the process's count (request-memory.ts) until the stream closes: a
+// message that does not fit beside those held is refused, UNAVAILABLE, and not built either.
 //
 // Undecoded methods (undecoded.ts) are the exception: this path serves their binary gRPC calls
 // with the fast path turned off too (`onlyUndecoded`), because Connect's handler would decode
@@ -47,6 +49,7 @@ import { Refused, refuse, type EarlyAuth } from "./early-auth.js";
 import { asConnectError, CALL_FINISHED, createCallContext, type CallContext, type Invoker } from "./invoke.js";
 import type { Logger } from "./logger.js";
 import type { RequestDeadline } from "./request-deadline.js";
+import type { RequestMemory } from "./request-memory.js";
 import { kUndecodedRequest } from "./undecoded.js";
 
 /** The binary gRPC content types; `+json` goes to Connect. */
@@ -72,6 +75,8 @@ export interface GrpcUnaryOptions {
   readonly undecoded: ReadonlyMap<string, number>;
   /** Takes the undecoded methods' calls alone (GRPC_UNARY_FAST_PATH off). */
   readonly onlyUndecoded: boolean;
+  /** The process's count of request messages' memory, held from decoding to the stream's close. */
+  readonly requestMemory: RequestMemory;
 }
 
 type UnarySpec = Extract<MethodImplSpec, { kind: "unary" }>;
@@ -327,7 +332,7 @@ export function createGrpcUnary(
     /** The request message, unless its decoded size is out of proportion to its bytes. */
     const decode = (data: Uint8Array): Message => {
       const binaryOptions = invoker.binaryOptions(spec.method);
-      refuseOutOfProportion(spec.method.input, data, binaryOptions);
+      options.requestMemory.holdUntilClosed(refuseOutOfProportion(spec.method.input, data, binaryOptions), stream);
       try {
         return fromBinary(spec.method.input, data, binaryOptions);
       } catch (e) {

@@ -92,10 +92,18 @@ export function countPossibleMessages(json: Uint8Array): PossibleMessages {
  * heap than decodedSizeLimit allows; undefined when they would not.
  */
 export function tooManyJsonValues(json: Uint8Array): PossibleMessages | undefined {
+  const possible = possibleMessagesHeap(json);
+  return possible !== undefined && possible.heap > decodedSizeLimit(json.length) ? possible.count : undefined;
+}
+
+/**
+ * The possible messages of a JSON body and the heap they alone would take; undefined for a body
+ * too short to take much (FEWEST_BYTES_TO_PASS), which is not counted.
+ */
+export function possibleMessagesHeap(json: Uint8Array): { count: PossibleMessages; heap: number } | undefined {
   if (json.length < FEWEST_BYTES_TO_PASS) return undefined;
   const count = countPossibleMessages(json);
-  const heap = count.messages * MESSAGE_HEAP_BYTES + count.members * MEMBER_HEAP_BYTES;
-  return heap > decodedSizeLimit(json.length) ? count : undefined;
+  return { count, heap: count.messages * MESSAGE_HEAP_BYTES + count.members * MEMBER_HEAP_BYTES };
 }
 
 /** The refusal's words, for the REST edge and the gRPC listener's JSON protocols alike. */
