@@ -15,7 +15,7 @@ import { createEdgeHttpServer, type EdgeHttpServer } from "./edge/http-server.js
 import { createLocalTransport } from "./edge/local-transport.js";
 import { createUpstreamTransport } from "./edge/upstream-transport.js";
 import { ANY_WORKLOAD, authInterceptor, type AuthPolicy, OPEN, policyMap } from "./platform/auth.js";
-import { RequestMemory } from "./platform/request-memory.js";
+import { OPEN_SERVICE_MAX_REQUEST_BYTES, RequestMemory } from "./platform/request-memory.js";
 import { startGrpcListener } from "./platform/grpc-listener.js";
 import { createCors, type StreamCors } from "./platform/cors.js";
 import { startDemoRunner } from "./sessions/runner/demo-runner.js";
@@ -69,6 +69,8 @@ export interface RunningServer {
   /** The internal services' gRPC listener (INTERNAL_GRPC_PORT). */
   readonly internalGrpcUrl: string;
   readonly restUrl: string | undefined;
+  /** The process's count of request messages' memory (platform/request-memory.ts). */
+  readonly requestMemory: RequestMemory;
   stop(): Promise<void>;
 }
 
@@ -142,7 +144,8 @@ export async function startServer(config: Config, logger: Logger, options: Start
     return (router: ConnectRouter) => {
       const only = onlyServices(router, names);
       for (const register of moduleRoutes) register(only);
-      router.service(Health, health);
+      // Open on every listener: requests of a service name, within a small limit.
+      router.service(Health, health, { readMaxBytes: OPEN_SERVICE_MAX_REQUEST_BYTES });
     };
   };
   const routes = routesOf(served);
@@ -283,7 +286,7 @@ export async function startServer(config: Config, logger: Logger, options: Start
       logger.info("stopped");
     })());
 
-  return { platform, database, readDatabase, grpcUrl, internalGrpcUrl, restUrl, stop };
+  return { platform, database, readDatabase, grpcUrl, internalGrpcUrl, restUrl, requestMemory, stop };
 }
 
 /**

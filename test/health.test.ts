@@ -79,14 +79,25 @@ describe("grpc.health.v1.Health", () => {
   it("answers NOT_FOUND with a bounded message for a huge unknown name, and the connection lives on", async () => {
     // Found by the RPC fuzzer: the name came back whole in grpc-message; hundreds of kB of
     // trailers ended the server's HTTP/2 session (every call on it), not just this call.
-    const err = await check("é".repeat(100_000)).then(
+    // 60,000 bytes: within the 64 KiB the open services take (OPEN_SERVICE_MAX_REQUEST_BYTES).
+    const err = await check("é".repeat(30_000)).then(
       () => undefined,
       (e: { code: number; details: string }) => e,
     );
     expect(err?.code).toBe(5); // NOT_FOUND
-    // 600 kB percent-encoded; grpc-js decodes what it receives.
+    // 180 kB percent-encoded; grpc-js decodes what it receives.
     expect(err!.details.length).toBeLessThanOrEqual(1024);
     expect(err!.details).toMatch(/^unknown service é+… \(message truncated\)$/);
+    expect((await check()).status).toBe(Status.SERVING);
+  });
+
+  it("takes requests of 64 KiB at most: open to anyone, it holds little for them", async () => {
+    const err = await check("é".repeat(40_000)).then(
+      () => undefined,
+      (e: { code: number; details: string }) => e,
+    );
+    expect(err?.code).toBe(8); // RESOURCE_EXHAUSTED
+    expect(decodeURIComponent(err!.details)).toBe("message size 80004 is larger than configured readMaxBytes 65536");
     expect((await check()).status).toBe(Status.SERVING);
   });
 

@@ -1,34 +1,45 @@
 // The process's count of request messages' memory (services/platform/request-memory.ts), on a
-// real server with REQUEST_MEMORY_BYTES set low: a large message held by one call (a stream whose
-// message has arrived whole and is decoded, but whose request has not ended) leaves no room for a
-// second, which is answered UNAVAILABLE with Retry-After over gRPC and 503 through the REST edge;
-// one that passes the whole bound is RESOURCE_EXHAUSTED (429); small calls go on being served; once
-// the holding call ends, the same message is taken. The gRPC fast path, Connect's handler
-// (gRPC-Web) and the REST edge hold in one count.
-import { connect, type ClientHttp2Session, type ClientHttp2Stream } from "node:http2";
+// real server with REQUEST_MEMORY_BYTES set low. A large PostMessage kept in flight (its session's
+// row locked by the test, so the call waits in the database with its message decoded) leaves no
+// room for a second: that one is answered UNAVAILABLE with Retry-After over gRPC and Connect, 503
+// through the REST edge, and is not decoded. Small calls go on being served; once the call in
+// flight ends, the same message is taken. The gRPC fast path, Connect's handler (gRPC-Web,
+// Connect) and the REST edge hold in one count. A message larger than the whole bound is
+// RESOURCE_EXHAUSTED (429); a client that resets its stream gives back what its call held; the
+// open services take small requests only.
+import { type ClientHttp2Session, connect, constants } from "node:http2";
 import { create, toBinary } from "@bufbuild/protobuf";
+import { type Client, ConnectError, createClient } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { status as grpcStatus, type ServiceError } from "@grpc/grpc-js";
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostMessageRequestSchema, SessionService } from "../gen/agentplane/sessions/v1alpha1/sessions_pb.js";
 import { decodedSize } from "../services/platform/decoded-size.js";
 import { MAX_TEXT_CHARS } from "../services/sessions/inputs.js";
 import { api, bearer, createTestOrg, createTestUser, type TestUser } from "./support/fixtures.js";
-import { grpcClient, type GrpcCaller } from "./support/grpc.js";
-import { envelope } from "./reliability/support/raw-h2.js";
+import { type GrpcCaller, grpcClient } from "./support/grpc.js";
+import { envelope, H2Client } from "./reliability/support/raw-h2.js";
 import { startTestServer, type TestServer } from "./support/server.js";
 import { createTestSession } from "./support/sessions.js";
 
 /** The bound the server runs with: one large message below fits, two do not. */
 const LIMIT = 2 << 20;
+/** A file of 600,000 characters: a valid PostMessage of about 1.2 MB decoded. */
+const FILES = [{ name: "notes.txt", data: "x".repeat(600_000) }];
 /** Text past what PostMessage takes (MAX_TEXT_CHARS): decoded and held, then refused by validation. */
 const LARGE_TEXT = "x".repeat(600_000);
+const busyMessage =
+  `request: the process holds as much of requests' messages as it takes at once (${LIMIT} bytes decoded, ` +
+  "REQUEST_MEMORY_BYTES); retry after 1 s";
 
 describe("request memory: one bound for the process", () => {
   let server: TestServer;
   let member: TestUser;
   let sessionId: string;
   let sessions: GrpcCaller;
-  let h2: ClientHttp2Session;
+  let connectClient: Client<typeof SessionService>;
+  let grpcWebClient: Client<typeof SessionService>;
 
   beforeAll(async () => {
     server = await startTestServer({ REQUEST_MEMORY_BYTES: String(LIMIT) });
@@ -36,65 +47,27 @@ describe("request memory: one bound for the process", () => {
     member = await createTestUser(server.platform.db, orgId, "member");
     sessionId = await createTestSession(server, member);
     sessions = grpcClient(SessionService, server.grpcUrl, bearer(member.key));
-    h2 = connect(server.grpcUrl);
-    h2.on("error", () => {});
+    connectClient = createClient(
+      SessionService,
+      createConnectTransport({ baseUrl: server.grpcUrl, httpVersion: "2", useBinaryFormat: false }),
+    );
+    grpcWebClient = createClient(SessionService, createGrpcWebTransport({ baseUrl: server.grpcUrl, httpVersion: "2" }));
   });
   afterAll(async () => {
     sessions?.close();
-    h2?.destroy();
     await server?.close();
   });
 
-  const large = (text = LARGE_TEXT) => create(PostMessageRequestSchema, { sessionId, text });
-  const estimateOf = (text: string) => {
-    const size = decodedSize(PostMessageRequestSchema, toBinary(PostMessageRequestSchema, large(text)), Infinity);
+  const estimateOf = (fields: { text: string; files?: typeof FILES }) => {
+    const bytes = toBinary(PostMessageRequestSchema, create(PostMessageRequestSchema, { sessionId, ...fields }));
+    const size = decodedSize(PostMessageRequestSchema, bytes, Number.MAX_SAFE_INTEGER);
     if (!size.within) throw new Error("unbounded estimate");
     return size.bytes;
   };
 
-  /**
-   * A PostMessage stream whose message has arrived whole but whose request has not ended: the
-   * listener decodes (and holds) it, and calls the method once the request ends (`end`).
-   */
-  const holding = async (contentType: "application/grpc" | "application/grpc-web+proto") => {
-    const stream: ClientHttp2Stream = h2.request({
-      ":method": "POST",
-      ":path": "/agentplane.sessions.v1alpha1.SessionService/PostMessage",
-      "content-type": contentType,
-      te: "trailers",
-      ...bearer(member.key),
-    });
-    stream.on("error", () => {});
-    // The call's grpc-status: in the trailers (gRPC, or a trailers-only answer's headers), or in
-    // the body's trailer frame (gRPC-Web).
-    const answered = new Promise<string | undefined>((resolve) => {
-      let headers: Record<string, unknown> = {};
-      let trailers: Record<string, unknown> = {};
-      const body: Buffer[] = [];
-      stream.on("response", (h) => (headers = h));
-      stream.on("trailers", (t) => (trailers = t));
-      stream.on("data", (chunk: Buffer) => body.push(chunk));
-      stream.on("close", () =>
-        resolve(
-          (trailers["grpc-status"] ??
-            headers["grpc-status"] ??
-            /grpc-status:\s*(\d+)/.exec(Buffer.concat(body).toString("latin1"))?.[1]) as string | undefined,
-        ),
-      );
-    });
-    stream.write(envelope(0, toBinary(PostMessageRequestSchema, large())));
-    // Until the server holds it: the next large message is then turned away.
-    await until(async () => (await postOverGrpc()).code === grpcStatus.UNAVAILABLE);
-    return {
-      end: async () => {
-        stream.end();
-        return answered;
-      },
-    };
-  };
-
+  /** PostMessage over gRPC (grpc-js, the fast path): its code, message and retry-after. */
   const postOverGrpc = (text = LARGE_TEXT) =>
-    sessions.call(SessionService.method.postMessage, large(text)).then(
+    sessions.call(SessionService.method.postMessage, { sessionId, text }).then(
       () => ({ code: grpcStatus.OK, details: "", retryAfter: undefined }),
       // grpc-js leaves %3A and %2C of grpc-message encoded (it undoes it with decodeURI).
       (e: ServiceError) => ({
@@ -103,52 +76,156 @@ describe("request memory: one bound for the process", () => {
         retryAfter: e.metadata?.get("retry-after")[0],
       }),
     );
-  const postOverRest = () =>
-    api(server.restUrl, member.key, `/api/v0/sessions/${sessionId}/messages`, {
-      method: "POST",
-      body: { text: LARGE_TEXT },
-    });
+  const postOverRest = (body: unknown) =>
+    api(server.restUrl, member.key, `/api/v0/sessions/${sessionId}/messages`, { method: "POST", body });
+  /** Until the server holds a message (the one the test keeps in flight: nothing else is sent meanwhile). */
+  const untilHeld = () => until(async () => server.requestMemory.inUse > 0);
   const tooLong = `text: must be at most ${MAX_TEXT_CHARS} characters, got ${LARGE_TEXT.length}`;
 
+  /**
+   * A valid large PostMessage sent by `send` and kept in flight: the session's row is locked until
+   * `finish`, so the call waits in the database with its message decoded and held. Resolves once
+   * the server holds it (a second large message is then turned away).
+   */
+  const inFlight = async (send: () => Promise<unknown>) => {
+    let unlock!: () => void;
+    const locked = new Promise<void>((resolve) => {
+      unlock = resolve;
+    });
+    let isLocked!: () => void;
+    const lockTaken = new Promise<void>((resolve) => {
+      isLocked = resolve;
+    });
+    const lock = server.platform.db.transaction().execute(async (trx) => {
+      await sql`select 1 from sessions where id = ${sessionId} for update`.execute(trx);
+      isLocked();
+      await locked;
+    });
+    await lockTaken;
+    const sent = send();
+    await untilHeld();
+    return {
+      finish: async () => {
+        unlock();
+        await lock;
+        return sent;
+      },
+    };
+  };
+
   it("takes a large message when nothing else is held: it reaches the method's validation", async () => {
-    expect(estimateOf(LARGE_TEXT)).toBeGreaterThan(1 << 20);
-    expect(2 * estimateOf(LARGE_TEXT)).toBeGreaterThan(LIMIT);
+    expect(estimateOf({ text: LARGE_TEXT })).toBeGreaterThan(1 << 20);
+    expect(estimateOf({ text: "hi", files: FILES })).toBeGreaterThan(1 << 20);
+    expect(estimateOf({ text: LARGE_TEXT }) + estimateOf({ text: "hi", files: FILES })).toBeGreaterThan(LIMIT);
     const answer = await postOverGrpc();
     expect(answer.code).toBe(grpcStatus.INVALID_ARGUMENT);
     expect(answer.details).toContain(tooLong);
-    const rest = await postOverRest();
+    const rest = await postOverRest({ text: LARGE_TEXT });
     expect(rest.status).toBe(400);
     expect(rest.json.detail).toContain(tooLong);
   });
 
-  for (const path of ["application/grpc", "application/grpc-web+proto"] as const) {
-    it(`a message held on the ${path === "application/grpc" ? "fast path" : "Connect path (gRPC-Web)"} leaves no room for another until its call ends`, async () => {
-      const held = await holding(path);
+  const senders = {
+    "gRPC, the fast path": () =>
+      sessions
+        .call(SessionService.method.postMessage, { sessionId, text: "hi", files: FILES })
+        .then((r) => r.messageId),
+    "gRPC-Web, Connect's handler": () =>
+      grpcWebClient
+        .postMessage({ sessionId, text: "hi", files: FILES }, { headers: bearer(member.key) })
+        .then((r) => r.messageId),
+    "the REST edge": () =>
+      postOverRest({ text: "hi", files: FILES }).then((r) => {
+        expect(r.status).toBe(200);
+        return r.json.messageId as string;
+      }),
+  };
+  for (const [via, send] of Object.entries(senders)) {
+    it(`a message in flight by ${via} leaves no room for another until its call ends`, async () => {
+      const call = await inFlight(send);
+      // Each way holds the estimate of the same binary message (the REST edge: the one it built).
+      expect(server.requestMemory.inUse).toBe(estimateOf({ text: "hi", files: FILES }));
       const refused = await postOverGrpc();
-      expect(refused.code).toBe(grpcStatus.UNAVAILABLE);
-      expect(refused.retryAfter).toBe("1");
-      expect(refused.details).toBe(
-        `request: the process holds as much of requests' messages as it takes at once (${LIMIT} bytes decoded, ` +
-          "REQUEST_MEMORY_BYTES); retry after 1 s",
-      );
-      const rest = await postOverRest();
+      expect(refused).toEqual({ code: grpcStatus.UNAVAILABLE, details: busyMessage, retryAfter: "1" });
+      const rest = await postOverRest({ text: LARGE_TEXT });
       expect(rest.status).toBe(503);
       expect(rest.headers.get("retry-after")).toBe("1");
-      expect(rest.json.detail).toBe(refused.details);
+      expect(rest.json.detail).toBe(busyMessage);
+      const overConnect = await connectClient
+        .postMessage({ sessionId, text: LARGE_TEXT }, { headers: bearer(member.key) })
+        .catch((e: unknown) => ConnectError.from(e));
+      expect(overConnect).toBeInstanceOf(ConnectError);
+      expect((overConnect as ConnectError).rawMessage).toBe(busyMessage);
+      expect((overConnect as ConnectError).metadata.get("retry-after")).toBe("1");
       // Small calls are neither held nor refused.
-      const small = await postOverGrpc("hello");
-      expect(small.code).toBe(grpcStatus.OK);
+      const small = sessions.call(SessionService.method.getSession, { sessionId });
+      expect((await small).sessionId).toBe(sessionId);
 
-      expect(await held.end()).toBe(String(grpcStatus.INVALID_ARGUMENT));
+      expect(await call.finish()).toMatch(/\S/);
+      await until(async () => server.requestMemory.inUse === 0);
       const again = await postOverGrpc();
       expect(again.code).toBe(grpcStatus.INVALID_ARGUMENT);
       expect(again.details).toContain(tooLong);
     });
   }
 
+  it("what a call held is given back when its client resets the stream", async () => {
+    const session: ClientHttp2Session = connect(server.grpcUrl);
+    session.on("error", () => {});
+    try {
+      // The message arrives whole, so the fast path decodes and holds it; the request never ends.
+      const stream = session.request({
+        ":method": "POST",
+        ":path": "/agentplane.sessions.v1alpha1.SessionService/PostMessage",
+        "content-type": "application/grpc",
+        te: "trailers",
+        ...bearer(member.key),
+      });
+      stream.on("error", () => {});
+      const closed = new Promise((resolve) => stream.on("close", resolve));
+      stream.write(
+        envelope(
+          0,
+          toBinary(PostMessageRequestSchema, create(PostMessageRequestSchema, { sessionId, text: LARGE_TEXT })),
+        ),
+      );
+      await untilHeld();
+      stream.close(constants.NGHTTP2_CANCEL);
+      await closed;
+      await until(async () => server.requestMemory.inUse === 0);
+      const again = await postOverGrpc();
+      expect(again.code).toBe(grpcStatus.INVALID_ARGUMENT);
+    } finally {
+      session.destroy();
+    }
+  });
+
+  it("the open services (health, reflection) take small requests only: nobody without a credential holds memory", async () => {
+    // HealthCheckRequest.service (field 1) of 100,000 characters.
+    const message = Buffer.concat([Buffer.from([0x0a, 0xa0, 0x8d, 0x06]), Buffer.alloc(100_000, 0x61)]);
+    const client = new H2Client(server.grpcUrl);
+    try {
+      const health = await client.request(
+        {
+          path: "/grpc.health.v1.Health/Check",
+          headers: { "content-type": "application/grpc", te: "trailers" },
+          body: [envelope(0, message)],
+        },
+        10_000,
+      );
+      const fields = { ...health.headers, ...health.trailers };
+      expect(fields["grpc-status"]).toBe(String(grpcStatus.RESOURCE_EXHAUSTED));
+      expect(decodeURIComponent(String(fields["grpc-message"]))).toBe(
+        "message size 100004 is larger than configured readMaxBytes 65536",
+      );
+    } finally {
+      client.close();
+    }
+  });
+
   it("a message larger than the whole bound is RESOURCE_EXHAUSTED (429), busy or not", async () => {
     const text = "x".repeat(1_100_000);
-    const estimate = estimateOf(text);
+    const estimate = estimateOf({ text });
     expect(estimate).toBeGreaterThan(LIMIT);
     const answer = await postOverGrpc(text);
     expect(answer.code).toBe(grpcStatus.RESOURCE_EXHAUSTED);
@@ -156,19 +233,16 @@ describe("request memory: one bound for the process", () => {
       `request: the message would take about ${estimate} bytes once decoded, more than this process holds for the ` +
         `requests it serves at once (${LIMIT}, REQUEST_MEMORY_BYTES): send a smaller message`,
     );
-    const rest = await api(server.restUrl, member.key, `/api/v0/sessions/${sessionId}/messages`, {
-      method: "POST",
-      body: { text },
-    });
+    const rest = await postOverRest({ text });
     expect(rest.status).toBe(429);
-    expect(rest.json.detail).toContain("more than this process holds for the requests it serves at once");
+    expect(rest.json.detail).toBe(answer.details);
   });
 });
 
 async function until(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 100; i++) {
+  for (let i = 0; i < 200; i++) {
     if (await check()) return;
     await new Promise((r) => setTimeout(r, 20));
   }
-  throw new Error("the server never held the message");
+  throw new Error("the server never came to the state the test waits for");
 }

@@ -97,6 +97,7 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
     let rpc: string | undefined;
     let deadline: NodeJS.Timeout | undefined;
     let release: Release | undefined;
+    let running: Promise<unknown> | undefined;
     try {
       const match = table.matcher.lookup(method, path);
       if (match === undefined) {
@@ -114,13 +115,24 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
         input = buildRequestMessage(route, table.fields, match.parts, query, undefined);
         Object.assign(input, { contentType: req.headers["content-type"] ?? "", data });
       } else {
-        const body = route.body.kind === "none" ? undefined : await readBody(req, maxBodyBytes, timeoutMs);
+        // The parsed body is held in the process's count while it is parsed and built...
+        const body =
+          route.body.kind === "none"
+            ? undefined
+            : await readBody(req, maxBodyBytes, timeoutMs, (estimate) => {
+                // At most the whole bound: whether the message is too large for it is the
+                // binary estimate's to say, below, in the words Envoy's way gets from the service.
+                release = requestMemory.hold(Math.min(estimate, requestMemory.limit));
+              });
         input = buildRequestMessage(route, table.fields, match.parts, query, body);
-        // Refused, or held, as the service's gRPC listener refuses or holds the binary message
-        // Envoy's transcoder makes of the same body, so that both edges answer such bodies alike.
-        // The message is built already, within what the JSON count allowed (body.ts).
-        if (body !== undefined)
-          release = requestMemory.hold(refuseOutOfProportion(route.method.input, toBinary(route.method.input, input)));
+        // ...then the message, refused or held as the service's gRPC listener refuses or holds the
+        // binary message Envoy's transcoder makes of the same body, so that both edges answer
+        // such bodies alike. It is built already, within what the JSON count allowed (body.ts).
+        if (body !== undefined) {
+          const estimate = refuseOutOfProportion(route.method.input, toBinary(route.method.input, input));
+          release?.();
+          release = requestMemory.hold(estimate);
+        }
       }
       // The deadline (Envoy's route timeout) runs from the complete request. The transport only
       // hands it to the handler, which may not watch it (an in-process call, a query waiting on
@@ -150,10 +162,12 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
         return;
       }
       const unary = route.call.method;
-      const result = await untilAborted(
-        withUpstreamRetries(() => transport.unary(unary, abort.signal, callTimeoutMs, headers, input), abort.signal),
+      const call = withUpstreamRetries(
+        () => transport.unary(unary, abort.signal, callTimeoutMs, headers, input),
         abort.signal,
       );
+      running = call;
+      const result = await untilAborted(call, abort.signal);
       if (abort.signal.aborted) throw abort.signal.reason;
       if (unreadBody(req)) res.setHeader("connection", "close");
       writeSuccess(res, route, result, requestId, logger, req.headers["accept-encoding"]);
@@ -185,7 +199,12 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
         if (!res.headersSent) writeError(res, { ...parts, metadata: undefined }, requestId, format);
       }
     } finally {
-      release?.();
+      // What the message holds is given back once the call is over too: an in-process call may go
+      // on with it after the client has gone.
+      if (release !== undefined) {
+        if (running === undefined) release();
+        else running.then(release, release);
+      }
       clearTimeout(deadline);
       res.off("close", onClose);
     }
@@ -197,8 +216,13 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
  * trickled a byte at a time, is answered 408 at the deadline instead of holding the connection
  * for as long as the client likes (Envoy's request_timeout).
  */
-async function readBody(req: IncomingMessage, maxBodyBytes: number, timeoutMs: number | undefined): Promise<unknown> {
-  return withinDeadline(req, timeoutMs, (signal) => readJsonBody(req, maxBodyBytes, signal));
+async function readBody(
+  req: IncomingMessage,
+  maxBodyBytes: number,
+  timeoutMs: number | undefined,
+  admit: (estimate: number) => void,
+): Promise<unknown> {
+  return withinDeadline(req, timeoutMs, (signal) => readJsonBody(req, maxBodyBytes, signal, admit));
 }
 
 async function withinDeadline<T>(

@@ -121,11 +121,11 @@ describe("guardRequestBody", () => {
     const passed = await read("application/grpc", body, [1000], [], (bytes) => held.push(bytes));
     expect(Buffer.compare(passed as Buffer, body)).toBe(0);
     expect(held).toEqual([estimate.within && estimate.bytes, expect.any(Number)]);
-    // A JSON message is held by its possible messages' heap and its characters (json-objects.ts).
+    // A JSON message is held by its possible messages' heap and its characters, two bytes each.
     const json = Buffer.from(JSON.stringify({ sessionId: "s", text: "x".repeat(2 << 20) }));
     held.length = 0;
     await read("application/json", json, [], [], (bytes) => held.push(bytes));
-    expect(held).toEqual([possibleMessagesHeap(json)!.heap + json.length]);
+    expect(held).toEqual([possibleMessagesHeap(json)!.heap + 2 * json.length]);
 
     const busy = new ConnectError("busy", Code.Unavailable);
     const refusedBody = await read("application/grpc", body, [], [], () => {

@@ -47,14 +47,15 @@ export function refuseOutOfProportion(
 /**
  * Refuses, INVALID_ARGUMENT, a JSON message whose values are too many for its bytes
  * (json-objects.ts), before it is parsed. Returns the estimate of a message it admits: its
- * possible messages' heap and its characters (0 for a short one, which is not counted).
+ * possible messages' heap and its characters at two bytes each, as decoded-size.ts counts a
+ * string's (0 for a short one, which is not counted).
  */
 export function refuseTooManyJsonValues(json: Uint8Array): number {
   const possible = possibleMessagesHeap(json);
   if (possible === undefined) return 0;
   if (possible.heap > decodedSizeLimit(json.length))
     throw new ConnectError(tooManyJsonValuesMessage(possible.count, json.length), Code.InvalidArgument);
-  return possible.heap + json.length;
+  return possible.heap + 2 * json.length;
 }
 
 /**

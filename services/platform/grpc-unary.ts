@@ -306,13 +306,19 @@ export function createGrpcUnary(
       if (buffered > 0) return fail(new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument));
       if (message === undefined && pending === undefined)
         return fail(new ConnectError("protocol error: missing input message for unary method", Code.Unimplemented));
+      const run = (decoded: Message) => {
+        const call = invoker.unary(spec, context, decoded);
+        // The message stays held while the implementation runs, should the client go first.
+        options.requestMemory.whileRunning(stream, call);
+        return call;
+      };
       const invoked =
         pending === undefined
-          ? invoker.unary(spec, context, message!)
+          ? run(message!)
           : requestBytes(pending).then((bytes) => {
               // A client gone while the message was decompressed: no call to make.
               if (context.signal.aborted) throw context.signal.reason;
-              if (!undecoded) return invoker.unary(spec, context, decode(bytes));
+              if (!undecoded) return run(decode(bytes));
               context.values.set(kUndecodedRequest, bytes);
               return invoker.unary(spec, context, create(spec.method.input));
             });

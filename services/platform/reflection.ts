@@ -28,6 +28,7 @@ import {
   ServerReflectionResponseSchema as ResponseV1alphaSchema,
 } from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { type DescribedApi, describeApi } from "./reflection-descriptors.js";
+import { OPEN_SERVICE_MAX_REQUEST_BYTES } from "./request-memory.js";
 
 /** Both versions of the service: a listener serves the two. */
 export const REFLECTION_SERVICES: readonly DescService[] = [ServerReflection, ServerReflectionV1alpha];
@@ -110,8 +111,9 @@ function respond(api: DescribedApi, request: ServerReflectionRequest): ServerRef
 export function reflectionRoutes(services: readonly DescService[]): (router: ConnectRouter) => void {
   const reflection = createReflection(services);
   return (router) => {
-    router.service(ServerReflection, reflection.v1);
-    router.service(ServerReflectionV1alpha, reflection.v1alpha);
+    // Open on the public listener: requests of a few names, within a small limit.
+    router.service(ServerReflection, reflection.v1, { readMaxBytes: OPEN_SERVICE_MAX_REQUEST_BYTES });
+    router.service(ServerReflectionV1alpha, reflection.v1alpha, { readMaxBytes: OPEN_SERVICE_MAX_REQUEST_BYTES });
   };
 }
 

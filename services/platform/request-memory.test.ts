@@ -1,6 +1,8 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { COUNTED_FROM_BYTES, defaultRequestMemoryBytes, RequestMemory } from "./request-memory.js";
+import { EventEmitter } from "node:events";
+import type { ServerHttp2Stream } from "node:http2";
 import { getHeapStatistics } from "node:v8";
 
 const MiB = 1 << 20;
@@ -51,6 +53,30 @@ describe("RequestMemory", () => {
     );
     expect(memory.inUse).toBe(0);
     memory.hold(4 * MiB);
+  });
+
+  it("holds a stream's messages one at a time, until it closes and the calls it runs have settled", async () => {
+    // A stand-in for the HTTP/2 stream: what the count uses of one is its `closed` and 'close'.
+    const stream = Object.assign(new EventEmitter(), { closed: false }) as unknown as ServerHttp2Stream;
+    const memory = new RequestMemory(10 * MiB);
+    memory.holdUntilClosed(3 * MiB, stream);
+    memory.holdUntilClosed(2 * MiB, stream); // the next message of a request stream: in place of the first
+    expect(memory.inUse).toBe(2 * MiB);
+    let settle!: () => void;
+    memory.whileRunning(
+      stream,
+      new Promise<void>((resolve) => {
+        settle = resolve;
+      }),
+    );
+    Object.assign(stream, { closed: true });
+    stream.emit("close");
+    expect(memory.inUse).toBe(2 * MiB); // the client has gone; the implementation still runs
+    settle();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(memory.inUse).toBe(0);
+    memory.holdUntilClosed(2 * MiB, stream); // nothing left to wait for: given back at once
+    expect(memory.inUse).toBe(0);
   });
 
   it("defaults to a quarter of V8's heap limit", () => {

@@ -10,8 +10,10 @@
 // however long it waits. Messages estimated under COUNTED_FROM_BYTES, all ordinary calls, are
 // neither held nor refused: a busy process still answers them.
 //
-// The gRPC listeners' two paths (grpc-unary.ts, connect-body-guard.ts) and the REST edge (for the
-// message it builds) hold here, one count for the process. OTLP exports keep their own budget
+// The gRPC listeners' two paths (grpc-unary.ts, connect-body-guard.ts) and the REST edge (a JSON
+// body before it is parsed, then the message it builds) hold here, one count for the process. The
+// services open to anyone (health, reflection) take requests under OPEN_SERVICE_MAX_REQUEST_BYTES,
+// so no caller without a credential holds any of it. OTLP exports keep their own budget
 // (analytics/otlp/decode-budget.ts): their bytes are decoded on the mapping threads.
 import type { ServerHttp2Stream } from "node:http2";
 import { getHeapStatistics } from "node:v8";
@@ -23,6 +25,13 @@ export const COUNTED_FROM_BYTES = 1 << 20;
 /** Retry-After, in seconds, of a message turned away for now: calls holding memory last milliseconds to seconds. */
 export const REQUEST_MEMORY_RETRY_AFTER_SECONDS = 1;
 
+/**
+ * The request message limit of the services every listener serves open, without a credential
+ * (health, server reflection): their requests are a few names, and a small limit keeps anyone from
+ * holding memory through them (no message of theirs reaches COUNTED_FROM_BYTES).
+ */
+export const OPEN_SERVICE_MAX_REQUEST_BYTES = 64 * 1024;
+
 /** REQUEST_MEMORY_BYTES' default: a quarter of the heap V8 may grow to in this process. */
 export function defaultRequestMemoryBytes(): number {
   return Math.floor(getHeapStatistics().heap_size_limit / 4);
@@ -33,8 +42,15 @@ export type Release = () => void;
 
 const NOTHING_HELD: Release = () => {};
 
+/** What a stream's call holds, and what it waits for before giving it back: the close, calls running. */
+interface StreamHold {
+  release: Release;
+  waits: number;
+}
+
 export class RequestMemory {
   private held = 0;
+  private readonly streams = new WeakMap<ServerHttp2Stream, StreamHold>();
 
   constructor(
     /** Estimated heap bytes held at once, at most. */
@@ -70,12 +86,45 @@ export class RequestMemory {
     };
   }
 
-  /** Holds `bytes` (as `hold`) until `stream`, a call's HTTP/2 stream, closes: answered, reset or gone. */
+  /**
+   * Holds `bytes` (as `hold`) for the message a call on `stream` has just read, in place of any
+   * it read before (a request stream's messages one at a time: the method has taken the last),
+   * until the stream closes (answered, reset, gone) and every call `whileRunning` named has
+   * settled.
+   */
   holdUntilClosed(bytes: number, stream: ServerHttp2Stream): void {
+    const held = this.streams.get(stream);
+    held?.release();
     const release = this.hold(bytes);
     if (release === NOTHING_HELD) return;
-    if (stream.closed) release();
-    else stream.once("close", release);
+    if (held !== undefined && held.waits > 0) {
+      held.release = release;
+      return;
+    }
+    // Everything it would wait for is over already.
+    if (held !== undefined || stream.closed) {
+      release();
+      return;
+    }
+    const hold: StreamHold = { release, waits: 1 };
+    this.streams.set(stream, hold);
+    stream.once("close", () => {
+      if (--hold.waits === 0) hold.release();
+    });
+  }
+
+  /**
+   * What `stream`'s call holds is kept until `running` settles too: its implementation may go on
+   * using the message after the client has gone.
+   */
+  whileRunning(stream: ServerHttp2Stream, running: Promise<unknown>): void {
+    const held = this.streams.get(stream);
+    if (held === undefined) return;
+    held.waits++;
+    const settled = () => {
+      if (--held.waits === 0) held.release();
+    };
+    running.then(settled, settled);
   }
 
   /** Estimated bytes held now (tests, the log). */
