@@ -9,8 +9,8 @@
 // open services take small requests only.
 import { type ClientHttp2Session, connect, constants } from "node:http2";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { type Client, ConnectError, createClient } from "@connectrpc/connect";
-import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import { type Client, Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { status as grpcStatus, type ServiceError } from "@grpc/grpc-js";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -104,6 +104,13 @@ describe("request memory: one bound for the process", () => {
     await lockTaken;
     const sent = send();
     await untilHeld();
+    // And past the point where a call whose client left would stop: waiting for the row.
+    await until(async () => {
+      const waiting = await sql<{ n: number }>`
+        select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock'`.execute(server.platform.db);
+      return waiting.rows[0]!.n > 0;
+    });
     return {
       finish: async () => {
         unlock();
@@ -236,7 +243,42 @@ describe("request memory: one bound for the process", () => {
     const rest = await postOverRest({ text });
     expect(rest.status).toBe(429);
     expect(rest.json.detail).toBe(answer.details);
+    // The same while the count is full: it would never fit, so no Retry-After to wait for.
+    const call = await inFlight(senders["gRPC, the fast path"]);
+    expect((await postOverGrpc(text)).code).toBe(grpcStatus.RESOURCE_EXHAUSTED);
+    const busyRest = await postOverRest({ text });
+    expect(busyRest.status).toBe(429);
+    expect(busyRest.json.detail).toBe(answer.details);
+    await call.finish();
   });
+
+  const leaving = {
+    "gRPC, the fast path": createGrpcTransport,
+    "gRPC-Web, Connect's handler": createGrpcWebTransport,
+  };
+  for (const [via, transport] of Object.entries(leaving)) {
+    it(`a call by ${via} keeps its message held while it runs, though its client has gone`, async () => {
+      const client = createClient(SessionService, transport({ baseUrl: server.grpcUrl, httpVersion: "2" }));
+      const leave = new AbortController();
+      let sent!: Promise<unknown>;
+      const call = await inFlight(() => {
+        sent = client
+          .postMessage({ sessionId, text: "hi", files: FILES }, { headers: bearer(member.key), signal: leave.signal })
+          .catch((e: unknown) => ConnectError.from(e));
+        return sent;
+      });
+      const held = estimateOf({ text: "hi", files: FILES });
+      expect(server.requestMemory.inUse).toBe(held);
+      leave.abort();
+      expect(((await sent) as ConnectError).code).toBe(Code.Canceled);
+      // The implementation still waits for the lock with the message: it is still held.
+      await new Promise((r) => setTimeout(r, 200));
+      expect(server.requestMemory.inUse).toBe(held);
+      expect((await postOverGrpc()).code).toBe(grpcStatus.UNAVAILABLE);
+      await call.finish();
+      await until(async () => server.requestMemory.inUse === 0);
+    });
+  }
 });
 
 async function until(check: () => Promise<boolean>): Promise<void> {

@@ -26,15 +26,8 @@ export function isJsonMediaType(contentType: string | undefined): boolean {
  * Reads and parses the body of a route that has a body rule. Returns undefined when the request
  * has no body (the message is then built from the path and query alone). When `signal` aborts
  * before the body is complete, rejects with its reason (the edge's 408 at the request deadline).
- * `admit` is told what the parsed body may take in memory (decode-errors.ts) before it is parsed,
- * and may throw to refuse it (the process's count: request-memory.ts).
  */
-export async function readJsonBody(
-  req: IncomingMessage,
-  maxBytes: number,
-  signal?: AbortSignal,
-  admit?: (estimate: number) => void,
-): Promise<unknown> {
+export async function readJsonBody(req: IncomingMessage, maxBytes: number, signal?: AbortSignal): Promise<unknown> {
   if (!announcesBody(req)) return undefined;
   const contentType = req.headers["content-type"];
   if (!isJsonMediaType(contentType)) {
@@ -57,8 +50,7 @@ export async function readJsonBody(
   const raw = await readLimited(req, maxBytes, signal);
   if (raw.length === 0) return undefined;
   // Before JSON.parse builds them: values too many for their bytes (json-objects.ts).
-  const estimate = refuseTooManyJsonValues(raw);
-  admit?.(estimate);
+  refuseTooManyJsonValues(raw);
   let text: string;
   try {
     text = utf8.decode(raw);

@@ -115,24 +115,14 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
         input = buildRequestMessage(route, table.fields, match.parts, query, undefined);
         Object.assign(input, { contentType: req.headers["content-type"] ?? "", data });
       } else {
-        // The parsed body is held in the process's count while it is parsed and built...
-        const body =
-          route.body.kind === "none"
-            ? undefined
-            : await readBody(req, maxBodyBytes, timeoutMs, (estimate) => {
-                // At most the whole bound: whether the message is too large for it is the
-                // binary estimate's to say, below, in the words Envoy's way gets from the service.
-                release = requestMemory.hold(Math.min(estimate, requestMemory.limit));
-              });
+        const body = route.body.kind === "none" ? undefined : await readBody(req, maxBodyBytes, timeoutMs);
         input = buildRequestMessage(route, table.fields, match.parts, query, body);
-        // ...then the message, refused or held as the service's gRPC listener refuses or holds the
-        // binary message Envoy's transcoder makes of the same body, so that both edges answer
-        // such bodies alike. It is built already, within what the JSON count allowed (body.ts).
-        if (body !== undefined) {
-          const estimate = refuseOutOfProportion(route.method.input, toBinary(route.method.input, input));
-          release?.();
-          release = requestMemory.hold(estimate);
-        }
+        // Refused, or held, as the service's gRPC listener refuses or holds the binary message
+        // Envoy's transcoder makes of the same body, so that both edges answer such bodies alike.
+        // From the body's parse to here nothing else runs (only microtasks between), so no other
+        // request's parsed body is alive beside this one: the count starts here, with the message.
+        if (body !== undefined)
+          release = requestMemory.hold(refuseOutOfProportion(route.method.input, toBinary(route.method.input, input)));
       }
       // The deadline (Envoy's route timeout) runs from the complete request. The transport only
       // hands it to the handler, which may not watch it (an in-process call, a query waiting on
@@ -216,13 +206,8 @@ export function createRestEdge(opts: RestEdgeOptions): RestEdgeHandler {
  * trickled a byte at a time, is answered 408 at the deadline instead of holding the connection
  * for as long as the client likes (Envoy's request_timeout).
  */
-async function readBody(
-  req: IncomingMessage,
-  maxBodyBytes: number,
-  timeoutMs: number | undefined,
-  admit: (estimate: number) => void,
-): Promise<unknown> {
-  return withinDeadline(req, timeoutMs, (signal) => readJsonBody(req, maxBodyBytes, signal, admit));
+async function readBody(req: IncomingMessage, maxBodyBytes: number, timeoutMs: number | undefined): Promise<unknown> {
+  return withinDeadline(req, timeoutMs, (signal) => readJsonBody(req, maxBodyBytes, signal));
 }
 
 async function withinDeadline<T>(

@@ -134,10 +134,14 @@ export async function startGrpcListener(options: GrpcListenerOptions): Promise<G
       universalRequestFromNodeRequest(req, res, undefined, early.contextValues(req)),
       guarded.get(uHandler)!,
       acceptCompression,
-      // Held until the answer is written or the client has gone.
+      // Held until the stream has closed and the call is over (below).
       (estimate) => requestMemory.holdUntilClosed(estimate, res.stream),
     );
-    uHandler(uReq)
+    const handled = uHandler(uReq);
+    // What the call's messages hold is kept until its handler is done, should the client go first
+    // (not until its answer is written: writing to a stream the client reset may never end).
+    requestMemory.whileRunning(res.stream, handled);
+    handled
       .then(clientDecodeErrors)
       .then((uRes) => universalResponseToNodeResponse(uRes, res))
       .catch((reason: unknown) => {

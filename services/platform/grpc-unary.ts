@@ -246,6 +246,8 @@ export function createGrpcUnary(
     let received = 0;
     /** A second message came after a compressed first one, whose errors are being looked for. */
     let refusing = false;
+    /** The message is held in the process's count (request-memory.ts). */
+    let held = false;
     const onData = (chunk: Buffer) => {
       if (answered) return;
       chunks.push(chunk);
@@ -309,7 +311,7 @@ export function createGrpcUnary(
       const run = (decoded: Message) => {
         const call = invoker.unary(spec, context, decoded);
         // The message stays held while the implementation runs, should the client go first.
-        options.requestMemory.whileRunning(stream, call);
+        if (held) options.requestMemory.whileRunning(stream, call);
         return call;
       };
       const invoked =
@@ -338,7 +340,10 @@ export function createGrpcUnary(
     /** The request message, unless its decoded size is out of proportion to its bytes. */
     const decode = (data: Uint8Array): Message => {
       const binaryOptions = invoker.binaryOptions(spec.method);
-      options.requestMemory.holdUntilClosed(refuseOutOfProportion(spec.method.input, data, binaryOptions), stream);
+      held = options.requestMemory.holdUntilClosed(
+        refuseOutOfProportion(spec.method.input, data, binaryOptions),
+        stream,
+      );
       try {
         return fromBinary(spec.method.input, data, binaryOptions);
       } catch (e) {

@@ -10,8 +10,8 @@
 // however long it waits. Messages estimated under COUNTED_FROM_BYTES, all ordinary calls, are
 // neither held nor refused: a busy process still answers them.
 //
-// The gRPC listeners' two paths (grpc-unary.ts, connect-body-guard.ts) and the REST edge (a JSON
-// body before it is parsed, then the message it builds) hold here, one count for the process. The
+// The gRPC listeners' two paths (grpc-unary.ts, connect-body-guard.ts) and the REST edge (the
+// message it builds from a JSON body) hold here, one count for the process. The
 // services open to anyone (health, reflection) take requests under OPEN_SERVICE_MAX_REQUEST_BYTES,
 // so no caller without a credential holds any of it. OTLP exports keep their own budget
 // (analytics/otlp/decode-budget.ts): their bytes are decoded on the mapping threads.
@@ -90,41 +90,49 @@ export class RequestMemory {
    * Holds `bytes` (as `hold`) for the message a call on `stream` has just read, in place of any
    * it read before (a request stream's messages one at a time: the method has taken the last),
    * until the stream closes (answered, reset, gone) and every call `whileRunning` named has
-   * settled.
+   * settled. False when nothing is held (a small message, or nothing left to wait for).
    */
-  holdUntilClosed(bytes: number, stream: ServerHttp2Stream): void {
-    const held = this.streams.get(stream);
-    held?.release();
+  holdUntilClosed(bytes: number, stream: ServerHttp2Stream): boolean {
+    const existing = this.streams.get(stream);
+    // Small messages on a stream holding nothing, the usual call: no bookkeeping at all.
+    if (existing === undefined && bytes < COUNTED_FROM_BYTES) return false;
+    const hold = existing ?? this.track(stream);
+    hold.release();
     const release = this.hold(bytes);
-    if (release === NOTHING_HELD) return;
-    if (held !== undefined && held.waits > 0) {
-      held.release = release;
-      return;
-    }
-    // Everything it would wait for is over already.
-    if (held !== undefined || stream.closed) {
+    if (release === NOTHING_HELD) return false;
+    if (hold.waits === 0) {
+      // Everything it would wait for is over already.
       release();
-      return;
+      return false;
     }
-    const hold: StreamHold = { release, waits: 1 };
-    this.streams.set(stream, hold);
-    stream.once("close", () => {
-      if (--hold.waits === 0) hold.release();
-    });
+    hold.release = release;
+    return true;
   }
 
   /**
-   * What `stream`'s call holds is kept until `running` settles too: its implementation may go on
-   * using the message after the client has gone.
+   * What `stream`'s call holds, now or once its message is read, is kept until `running` settles
+   * too: its implementation may go on using the message after the client has gone.
    */
   whileRunning(stream: ServerHttp2Stream, running: Promise<unknown>): void {
-    const held = this.streams.get(stream);
-    if (held === undefined) return;
-    held.waits++;
-    const settled = () => {
-      if (--held.waits === 0) held.release();
-    };
+    const hold = this.streams.get(stream) ?? this.track(stream);
+    hold.waits++;
+    const settled = () => this.settled(hold);
     running.then(settled, settled);
+  }
+
+  /** A stream's record, waiting for its close unless it has closed already. */
+  private track(stream: ServerHttp2Stream): StreamHold {
+    const hold: StreamHold = { release: NOTHING_HELD, waits: 0 };
+    this.streams.set(stream, hold);
+    if (!stream.closed) {
+      hold.waits++;
+      stream.once("close", () => this.settled(hold));
+    }
+    return hold;
+  }
+
+  private settled(hold: StreamHold): void {
+    if (--hold.waits === 0) hold.release();
   }
 
   /** Estimated bytes held now (tests, the log). */
