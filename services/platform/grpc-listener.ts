@@ -130,18 +130,22 @@ export async function startGrpcListener(options: GrpcListenerOptions): Promise<G
       res.end();
       return;
     }
+    let handled: Promise<unknown> | undefined;
     const uReq = guardRequestBody(
       universalRequestFromNodeRequest(req, res, undefined, early.contextValues(req)),
       guarded.get(uHandler)!,
       acceptCompression,
-      // Held until the stream has closed and the call is over (below).
-      (estimate) => requestMemory.holdUntilClosed(estimate, res.stream),
+      // Held until the stream has closed and the handler is done, should the client go first (not
+      // until its answer is written: writing to a stream the client reset may never end). The
+      // handler reads the body, so it has started by then.
+      (estimate) => {
+        if (requestMemory.holdUntilClosed(estimate, res.stream) && handled !== undefined)
+          requestMemory.whileRunning(res.stream, handled);
+      },
     );
-    const handled = uHandler(uReq);
-    // What the call's messages hold is kept until its handler is done, should the client go first
-    // (not until its answer is written: writing to a stream the client reset may never end).
-    requestMemory.whileRunning(res.stream, handled);
-    handled
+    const response = uHandler(uReq);
+    handled = response;
+    response
       .then(clientDecodeErrors)
       .then((uRes) => universalResponseToNodeResponse(uRes, res))
       .catch((reason: unknown) => {

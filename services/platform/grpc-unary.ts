@@ -29,8 +29,9 @@
 // message that would take more than DECODE_FACTOR times its bytes (and a megabyte) once decoded
 // is refused, INVALID_ARGUMENT naming the field, and never built. Connect's handler has no such
 // check (it decodes with no hook before), which is why this path takes compressed calls too. The
-// estimate is then held in the process's count (request-memory.ts) until the stream closes: a
-// message that does not fit beside those held is refused, UNAVAILABLE, and not built either.
+// estimate is then held in the process's count (request-memory.ts) until the stream has closed and
+// the implementation has returned: a message that does not fit beside those held is refused,
+// UNAVAILABLE, and not built either.
 //
 // Undecoded methods (undecoded.ts) are the exception: this path serves their binary gRPC calls
 // with the fast path turned off too (`onlyUndecoded`), because Connect's handler would decode
@@ -75,7 +76,7 @@ export interface GrpcUnaryOptions {
   readonly undecoded: ReadonlyMap<string, number>;
   /** Takes the undecoded methods' calls alone (GRPC_UNARY_FAST_PATH off). */
   readonly onlyUndecoded: boolean;
-  /** The process's count of request messages' memory, held from decoding to the stream's close. */
+  /** The process's count of request messages' memory, held from decoding to the end of the call. */
   readonly requestMemory: RequestMemory;
 }
 

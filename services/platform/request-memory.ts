@@ -110,11 +110,12 @@ export class RequestMemory {
   }
 
   /**
-   * What `stream`'s call holds, now or once its message is read, is kept until `running` settles
-   * too: its implementation may go on using the message after the client has gone.
+   * What `stream`'s call holds (holdUntilClosed said it holds something) is kept until `running`
+   * settles too: its implementation may go on using the message after the client has gone.
    */
   whileRunning(stream: ServerHttp2Stream, running: Promise<unknown>): void {
-    const hold = this.streams.get(stream) ?? this.track(stream);
+    const hold = this.streams.get(stream);
+    if (hold === undefined || hold.waits === 0) return;
     hold.waits++;
     const settled = () => this.settled(hold);
     running.then(settled, settled);
